@@ -1,0 +1,45 @@
+/**
+ * The `benchtruth` command line: one program, one subcommand per job. Usage mistakes print one
+ * line and exit 2; nothing the user typed ever produces a stack trace.
+ */
+import { Command, CommanderError } from 'commander';
+import { CliError } from '../../contracts/cli-error.ts';
+import { UnitError } from '../../contracts/units.ts';
+import { registerServeCommand } from '../../server/cli/serve-command.ts';
+import { registerBenchCommand } from './bench-command.ts';
+import { registerDemoCommand } from './demo-command.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('benchtruth')
+    .description('a truthful fake vLLM/JetStream server, a benchmark client, and the contract between them')
+    .version('0.1.0')
+    .exitOverride()
+    .showSuggestionAfterError(false)
+    .configureOutput({ outputError: () => undefined });
+  registerServeCommand(program);
+  registerBenchCommand(program);
+  registerDemoCommand(program);
+  for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => undefined });
+  return program;
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv as string[], { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      process.stderr.write(`benchtruth: ${error.message.replace(/^error: /, '')}\n`);
+      return 2;
+    }
+    if (error instanceof CliError || error instanceof UnitError) {
+      process.stderr.write(`benchtruth: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`benchtruth: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

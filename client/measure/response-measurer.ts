@@ -1,0 +1,208 @@
+/**
+ * Turns one response, fed as timestamped reads, into a RequestRecord. Pure state machine: the
+ * sender feeds it from a socket, the in-memory pipeline tests feed it from a virtual clock,
+ * and both get the same record for the same reads.
+ */
+import { requestMetrics } from '../../contracts/metrics.ts';
+import { countTokens } from '../../contracts/tokenizer.ts';
+import { SseDecoder, type SseEvent } from '../decode/sse-decoder.ts';
+import type { Failure, FailureKind, RequestRecord, TokensPerEventSource, Usage } from '../record/request-record.ts';
+import { interpretVllmPayload, type VllmPayload } from './vllm-payload.ts';
+
+export interface RequestIdentity {
+  index: number;
+  requestId: string;
+  stage: number;
+  warmup: boolean;
+  scheduledMs: number;
+  startMs: number;
+  /** The prompt length the client knows (used when the server reports no usage). */
+  promptTokens: number;
+}
+
+export interface MeasureOptions {
+  stream: boolean;
+  /** Count tokens per event with the built-in tokenizer when the server gives no counts. */
+  tokenizerFallback: boolean;
+}
+
+const ERROR_BODY_LIMIT = 4096;
+const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
+
+function toUsage(raw: VllmPayload['usage']): Usage | null {
+  if (raw === null) return null;
+  const { prompt_tokens: p, completion_tokens: c, total_tokens: t } = raw;
+  if (typeof p !== 'number' || typeof c !== 'number') return null;
+  return { promptTokens: p, completionTokens: c, totalTokens: typeof t === 'number' ? t : p + c };
+}
+
+export class ResponseMeasurer {
+  readonly #identity: RequestIdentity;
+  readonly #options: MeasureOptions;
+  readonly #decoder: SseDecoder;
+  #status: number | null = null;
+  #firstByteMs: number | null = null;
+  #lastDataMs: number | null = null;
+  #failure: Failure | null = null;
+  #done = false;
+  #usage: Usage | null = null;
+  #finishReason: string | null = null;
+  #runningCompletion = 0;
+  #source: TokensPerEventSource = 'continuous_usage';
+  readonly #eventTimes: number[] = [];
+  readonly #eventTokens: number[] = [];
+  /** Texts of events whose counts wait for the tokenizer (index-aligned with the events). */
+  readonly #pendingTexts = new Map<number, string>();
+  #bodyChunks: Buffer[] = [];
+  #bodyBytes = 0;
+
+  constructor(identity: RequestIdentity, options: MeasureOptions) {
+    this.#identity = identity;
+    this.#options = options;
+    this.#decoder = new SseDecoder({ onEvent: (event) => this.#onEvent(event) });
+  }
+
+  response(status: number): void {
+    this.#status = status;
+  }
+
+  data(chunk: Uint8Array, atMs: number): void {
+    if (this.#firstByteMs === null) this.#firstByteMs = atMs;
+    this.#lastDataMs = atMs;
+    const status = this.#status ?? 0;
+    if (status < 200 || status >= 300 || !this.#options.stream) {
+      if (this.#bodyBytes < (this.#options.stream ? ERROR_BODY_LIMIT : Infinity)) {
+        this.#bodyChunks.push(Buffer.from(chunk));
+        this.#bodyBytes += chunk.byteLength;
+      }
+      return;
+    }
+    this.#decoder.feed(chunk, atMs);
+  }
+
+  /** The response ended normally (all bytes read). */
+  end(atMs: number): RequestRecord {
+    const status = this.#status ?? 0;
+    if (status < 200 || status >= 300) return this.#finish(atMs, this.#httpFailure(status));
+    if (!this.#options.stream) return this.#finishBody(atMs);
+    const pending = this.#decoder.end();
+    if (this.#failure === null && !this.#done) {
+      const detail = pending.pendingEvent || pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : '';
+      this.#fail('truncated', `stream ended without data: [DONE]${detail}`);
+    }
+    return this.#finish(atMs, this.#failure);
+  }
+
+  /** The request failed in transport (refused, reset, timed out). */
+  error(kind: FailureKind, message: string, atMs: number): RequestRecord {
+    if (this.#status !== null && kind === 'connect_error') kind = 'disconnected';
+    if (this.#failure === null || kind === 'timeout') this.#failure = { kind, message };
+    return this.#finish(atMs, this.#failure);
+  }
+
+  #onEvent(event: SseEvent): void {
+    if (this.#done) return;
+    if (event.data === '[DONE]') {
+      this.#done = true;
+      return;
+    }
+    const payload = interpretVllmPayload(event.data);
+    if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${event.data.slice(0, 200)}`);
+    if (payload.error !== null) return this.#fail('stream_error', payload.error);
+    if (payload.finishReason !== null) this.#finishReason = payload.finishReason;
+    const usage = toUsage(payload.usage);
+    if (!payload.tokenBearing) {
+      if (usage !== null) {
+        this.#usage = usage;
+        this.#runningCompletion = usage.completionTokens;
+      }
+      return;
+    }
+    let tokens = 1;
+    let source: TokensPerEventSource = 'one_per_event';
+    if (usage !== null) {
+      this.#usage = usage;
+      const delta = usage.completionTokens - this.#runningCompletion;
+      this.#runningCompletion = usage.completionTokens;
+      if (delta > 0) {
+        tokens = delta;
+        source = 'continuous_usage';
+      }
+    }
+    if (source !== 'continuous_usage' && this.#options.tokenizerFallback) {
+      this.#pendingTexts.set(this.#eventTimes.length, payload.text);
+      source = 'tokenizer';
+    }
+    if (SOURCE_RANK[source] > SOURCE_RANK[this.#source]) this.#source = source;
+    this.#eventTimes.push(event.atMs);
+    this.#eventTokens.push(tokens);
+  }
+
+  #fail(kind: FailureKind, message: string): void {
+    if (this.#failure === null) this.#failure = { kind, message };
+  }
+
+  #httpFailure(status: number): Failure {
+    const body = Buffer.concat(this.#bodyChunks).toString('utf8');
+    let message = body.slice(0, 500);
+    try {
+      const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; detail?: unknown; message?: unknown };
+      const inner = typeof parsed.error === 'object' && parsed.error !== null ? parsed.error.message : parsed.error;
+      const candidate = inner ?? parsed.message ?? parsed.detail;
+      if (candidate !== undefined) message = typeof candidate === 'string' ? candidate : JSON.stringify(candidate);
+    } catch {
+      // Keep the raw body text as the message.
+    }
+    return { kind: `http_${status}`, message };
+  }
+
+  #finishBody(atMs: number): RequestRecord {
+    const text = Buffer.concat(this.#bodyChunks).toString('utf8');
+    const payload = interpretVllmPayload(text);
+    if (payload === null) return this.#finish(atMs, { kind: 'malformed', message: `response body is not a JSON object: ${text.slice(0, 200)}` });
+    if (payload.error !== null) return this.#finish(atMs, { kind: 'stream_error', message: payload.error });
+    this.#usage = toUsage(payload.usage);
+    this.#finishReason = payload.finishReason;
+    if (payload.tokenBearing) {
+      const tokens = this.#usage?.completionTokens ?? (this.#options.tokenizerFallback ? countTokens(payload.text) : 1);
+      this.#source = this.#usage !== null ? 'dialect' : this.#options.tokenizerFallback ? 'tokenizer' : 'one_per_event';
+      this.#eventTimes.push(this.#lastDataMs ?? atMs);
+      this.#eventTokens.push(Math.max(tokens, 1));
+    }
+    return this.#finish(atMs, null);
+  }
+
+  #finish(endMs: number, failure: Failure | null): RequestRecord {
+    for (const [index, text] of this.#pendingTexts) this.#eventTokens[index] = Math.max(countTokens(text), 1);
+    const events = this.#eventTimes.map((atMs, i) => ({ atMs, tokens: this.#eventTokens[i] as number }));
+    const eventSum = this.#eventTokens.reduce((a, b) => a + b, 0);
+    const usage = this.#usage;
+    const outputTokens = usage?.completionTokens ?? eventSum;
+    const id = this.#identity;
+    const record: RequestRecord = {
+      index: id.index,
+      requestId: id.requestId,
+      stage: id.stage,
+      warmup: id.warmup,
+      scheduledMs: id.scheduledMs,
+      startMs: id.startMs,
+      firstByteMs: this.#firstByteMs,
+      endMs,
+      status: this.#status,
+      failure,
+      events,
+      tokensPerEventSource: events.length === 0 ? 'one_per_event' : this.#source,
+      outputTokens,
+      outputTokensSource: usage !== null ? 'usage' : 'events',
+      tokenCountMismatch: usage !== null && events.length > 0 && usage.completionTokens !== eventSum,
+      promptTokens: usage?.promptTokens ?? id.promptTokens,
+      promptTokensSource: usage !== null ? 'usage' : 'client',
+      usage,
+      finishReason: this.#finishReason,
+      metrics: null,
+    };
+    if (failure === null) record.metrics = requestMetrics({ startMs: id.startMs, endMs, events, outputTokens });
+    this.#bodyChunks = [];
+    return record;
+  }
+}

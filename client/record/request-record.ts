@@ -1,0 +1,58 @@
+/**
+ * One request as the client saw it (inference-perf keeps the same separation of scheduled,
+ * start and end). Times are milliseconds on the contract clock.
+ */
+import type { RequestMetrics, TokenEventTiming } from '../../contracts/metrics.ts';
+
+export type FailureKind =
+  | `http_${number}`
+  | 'stream_error'
+  | 'disconnected'
+  | 'truncated'
+  | 'malformed'
+  | 'timeout'
+  | 'connect_error';
+
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+/** Where a count came from, so reports can say how much to trust it. */
+export type TokensPerEventSource = 'continuous_usage' | 'dialect' | 'tokenizer' | 'one_per_event';
+export type OutputTokensSource = 'usage' | 'events';
+export type PromptTokensSource = 'usage' | 'client';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export interface RequestRecord {
+  index: number;
+  /** The x-request-id the client sent; the server's truth is filed under it. */
+  requestId: string;
+  stage: number;
+  warmup: boolean;
+  scheduledMs: number;
+  startMs: number;
+  /** Arrival of the first response body byte (null when none arrived). */
+  firstByteMs: number | null;
+  endMs: number;
+  status: number | null;
+  failure: Failure | null;
+  /** Token-bearing events: arrival time and tokens carried. */
+  events: TokenEventTiming[];
+  tokensPerEventSource: TokensPerEventSource;
+  outputTokens: number;
+  outputTokensSource: OutputTokensSource;
+  /** Client count and usage count disagreed (both known and different). */
+  tokenCountMismatch: boolean;
+  promptTokens: number;
+  promptTokensSource: PromptTokensSource;
+  usage: Usage | null;
+  finishReason: string | null;
+  /** Computed once when the request ends; null for failures. */
+  metrics: RequestMetrics | null;
+}

@@ -1,0 +1,42 @@
+/**
+ * The CLI layer's one error type: a mistake in flags or config. Commands throw it; the entry
+ * point prints its message as one line and exits with code 2, never a stack trace.
+ */
+export class CliError extends Error {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** Parses a flag value, turning any parse failure into a CliError that names the flag. */
+export function flagValue<T>(flag: string, raw: string, parse: (raw: string) => T): T {
+  try {
+    return parse(raw);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CliError(`${flag}: ${reason}`);
+  }
+}
+
+export function positiveNumber(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new Error(`expected a number > 0, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function wholeNumber(min: number): (raw: string) => number {
+  return (raw: string) => {
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isInteger(value) || value < min) throw new Error(`expected a whole number >= ${min}, got ${JSON.stringify(raw)}`);
+    return value;
+  };
+}
+
+export function fraction(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) throw new Error(`expected a number in [0, 1], got ${JSON.stringify(raw)}`);
+  return value;
+}

@@ -1,0 +1,117 @@
+/**
+ * The truth record (DESIGN §3): what the server planned for one request and what really left
+ * the process, byte range by byte range. Times are milliseconds relative to the request's
+ * arrival at the server; `arrivalEpochMs` anchors them on the shared wall clock.
+ */
+
+export type Dialect = 'vllm' | 'jetstream';
+
+export type EventKind = 'role' | 'content' | 'reasoning' | 'finish' | 'usage' | 'error' | 'done' | 'comment';
+
+export interface PlannedToken {
+  id: number;
+  text: string;
+  /** When the engine made this token available, relative to arrival. */
+  dueMs: number;
+}
+
+export interface TruthEvent {
+  kind: EventKind;
+  /** Index of the first token this event carries (meaningful when tokenCount > 0). */
+  tokenStart: number;
+  tokenCount: number;
+  /** Byte range of the event in the response body. */
+  offset: number;
+  length: number;
+  /**
+   * Body offset of the byte whose arrival makes the event exist for a conforming reader
+   * (for SSE, the first byte of the blank line's terminator); its write's time is the
+   * truth time of every token the event carries.
+   */
+  completesAt: number;
+  dueMs: number;
+}
+
+export interface TruthWrite {
+  offset: number;
+  length: number;
+  dueMs: number;
+  /** When the bytes were handed to the socket; null if the request ended before this write. */
+  actualMs: number | null;
+}
+
+export type EndReason = 'completed' | 'client_aborted' | 'fault';
+
+export interface TruthFault {
+  kind: string;
+  /** Free-form parameters of the fault (status, after-k tokens, stall ms …). */
+  params: Record<string, number | string | boolean>;
+}
+
+export interface TruthRecord {
+  id: string;
+  dialect: Dialect;
+  endpoint: string;
+  model: string;
+  stream: boolean;
+  arrivalEpochMs: number;
+  status: number;
+  /** When the status line and headers were handed to the socket. */
+  headersMs: number | null;
+  promptTokens: number;
+  finishReason: string | null;
+  tokens: PlannedToken[];
+  events: TruthEvent[];
+  writes: TruthWrite[];
+  fault: TruthFault | null;
+  /** The whole planned response body; writes are ranges of it. */
+  body: Uint8Array;
+  end: { atMs: number; how: EndReason } | null;
+}
+
+/** The JSON form served at /_truth/requests/:id and written to the truth log. */
+export interface TruthRecordJson extends Omit<TruthRecord, 'body' | 'events' | 'writes'> {
+  bodyBase64: string;
+  events: Array<TruthEvent & { bytes: string }>;
+  writes: Array<TruthWrite & { actualEpochMs: number | null; lateMs: number | null; base64: string }>;
+}
+
+export function truthToJson(record: TruthRecord): TruthRecordJson {
+  const body = Buffer.from(record.body.buffer, record.body.byteOffset, record.body.byteLength);
+  const { body: _body, events, writes, ...rest } = record;
+  return {
+    ...rest,
+    bodyBase64: body.toString('base64'),
+    events: events.map((e) => ({ ...e, bytes: body.toString('utf8', e.offset, e.offset + e.length) })),
+    writes: writes.map((w) => ({
+      ...w,
+      actualEpochMs: w.actualMs === null ? null : record.arrivalEpochMs + w.actualMs,
+      lateMs: w.actualMs === null ? null : w.actualMs - w.dueMs,
+      base64: body.toString('base64', w.offset, w.offset + w.length),
+    })),
+  };
+}
+
+export function truthFromJson(json: TruthRecordJson): TruthRecord {
+  const { bodyBase64, events, writes, ...rest } = json;
+  return {
+    ...rest,
+    body: new Uint8Array(Buffer.from(bodyBase64, 'base64')),
+    events: events.map(({ bytes: _bytes, ...e }) => e),
+    writes: writes.map(({ actualEpochMs: _a, lateMs: _l, base64: _b, ...w }) => w),
+  };
+}
+
+/** Index of the write that holds body byte `offset` (writes are contiguous and ordered). */
+export function writeIndexHolding(writes: readonly TruthWrite[], offset: number): number {
+  let lo = 0;
+  let hi = writes.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const w = writes[mid] as TruthWrite;
+    if (offset < w.offset) hi = mid - 1;
+    else if (offset >= w.offset + w.length) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}

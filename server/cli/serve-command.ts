@@ -1,0 +1,79 @@
+/** `benchtruth serve`: flags (llm-d-inference-sim's spellings where they exist) → a listening server. */
+import type { Command } from 'commander';
+import { flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
+import { parseDurationMs } from '../../contracts/units.ts';
+import { buildServer } from '../app.ts';
+import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from '../options.ts';
+
+interface ServeFlags {
+  host: string;
+  port: string;
+  model: string;
+  seed: string;
+  timeToFirstToken: string;
+  interTokenLatency: string;
+  multibyteRate: string;
+  created?: string;
+  maxModelLen: string;
+  truthLog?: string;
+  log?: boolean;
+}
+
+export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions> {
+  return {
+    host: flags.host,
+    port: flagValue('--port', flags.port, wholeNumber(0)),
+    model: flags.model,
+    seed: flagValue('--seed', flags.seed, wholeNumber(0)),
+    ttftMs: flagValue('--time-to-first-token', flags.timeToFirstToken, (raw) => parseDurationMs(raw, 'ms')),
+    itlMs: flagValue('--inter-token-latency', flags.interTokenLatency, (raw) => parseDurationMs(raw, 'ms')),
+    multibyteRate: flagValue('--multibyte-rate', flags.multibyteRate, fraction),
+    created: flags.created === undefined ? null : flagValue('--created', flags.created, wholeNumber(0)),
+    maxModelLen: flagValue('--max-model-len', flags.maxModelLen, wholeNumber(1)),
+    truthLog: flags.truthLog ?? null,
+    logger: flags.log === true,
+  };
+}
+
+export function registerServeCommand(program: Command): void {
+  const d = DEFAULT_SERVER_OPTIONS;
+  program
+    .command('serve')
+    .description('run the deterministic fake vLLM server')
+    .option('--host <host>', 'address to listen on', d.host)
+    .option('--port <port>', 'port to listen on (0 = any free port)', String(d.port))
+    .option('--model <name>', 'served model name', d.model)
+    .option('--seed <n>', 'seed of every random choice', String(d.seed))
+    .option('--time-to-first-token <duration>', 'time to first token (bare number = ms)', `${d.ttftMs}ms`)
+    .option('--inter-token-latency <duration>', 'time between tokens (bare number = ms)', `${d.itlMs}ms`)
+    .option('--multibyte-rate <p>', 'share of generated tokens that are multi-byte UTF-8', String(d.multibyteRate))
+    .option('--created <epoch-seconds>', 'fixed `created` value for reproducible bytes')
+    .option('--max-model-len <n>', 'context length for validation', String(d.maxModelLen))
+    .option('--truth-log <file>', 'append each finished request’s truth record as a JSON line')
+    .option('--log', 'log every request (fastify logger)')
+    .action(async (flags: ServeFlags) => {
+      const server = buildServer(serveOptionsFromFlags(flags));
+      let port: number;
+      try {
+        port = await server.listen();
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        process.stderr.write(`benchtruth serve: cannot listen: ${message}\n`);
+        process.exit(2);
+      }
+      let closing = false;
+      const shutdown = (signal: string): void => {
+        if (closing) return;
+        closing = true;
+        process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
+        // In-flight streams finish on their own schedule; a stuck one must not hold the process.
+        setTimeout(() => process.exit(0), 10_000).unref();
+        void server.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', () => shutdown('SIGINT'));
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      // Announce only once the signal handlers are in place: a supervisor may act on this line.
+      const { options } = server.context;
+      process.stdout.write(`benchtruth serving ${options.model} on http://${options.host}:${port} (seed ${options.seed})\n`);
+    });
+}

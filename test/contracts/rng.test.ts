@@ -1,0 +1,69 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { hex32, requestRng, Rng } from '../../contracts/rng.ts';
+
+const SEED = 77;
+const draw = (rng: Rng, n: number): number[] => Array.from({ length: n }, () => rng.u32());
+
+describe('the one PRNG', () => {
+  it('same seed, same stream', () => {
+    fc.assert(
+      fc.property(fc.integer(), (seed) => {
+        expect(draw(new Rng(seed), 20)).toEqual(draw(new Rng(seed), 20));
+      }),
+      { seed: SEED },
+    );
+  });
+
+  it('a request’s stream depends only on (seed, key), not on what was drawn or derived before', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.string(), fc.nat({ max: 50 }), (seed, key, noise) => {
+        const parent = new Rng(seed);
+        draw(parent, noise);
+        parent.derive('other');
+        expect(draw(requestRng(seed, key), 10)).toEqual(draw(requestRng(seed, key), 10));
+      }),
+      { seed: SEED },
+    );
+  });
+
+  it('different keys give different streams', () => {
+    expect(draw(requestRng(1, 'a'), 4)).not.toEqual(draw(requestRng(1, 'b'), 4));
+    expect(draw(requestRng(1, 'a'), 4)).not.toEqual(draw(requestRng(2, 'a'), 4));
+  });
+
+  it('int stays in range and float in [0, 1)', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.integer({ min: -1000, max: 1000 }), fc.nat({ max: 5000 }), (seed, lo, span) => {
+        const rng = new Rng(seed);
+        for (let i = 0; i < 20; i++) {
+          const x = rng.int(lo, lo + span);
+          expect(x).toBeGreaterThanOrEqual(lo);
+          expect(x).toBeLessThanOrEqual(lo + span);
+          const f = rng.float();
+          expect(f).toBeGreaterThanOrEqual(0);
+          expect(f).toBeLessThan(1);
+        }
+      }),
+      { seed: SEED },
+    );
+  });
+
+  it('is roughly uniform: mean chi-square over 20 fixed seeds stays near its expectation of 9', () => {
+    const chis: number[] = [];
+    for (let s = 0; s < 20; s++) {
+      const rng = new Rng(s * 7919 + 12345);
+      const bins = new Array<number>(10).fill(0);
+      for (let i = 0; i < 50_000; i++) bins[Math.floor(rng.float() * 10)]! += 1;
+      chis.push(bins.reduce((acc, b) => acc + (b - 5000) ** 2 / 5000, 0));
+    }
+    const meanChi = chis.reduce((a, b) => a + b, 0) / chis.length;
+    // chi-square with 9 degrees of freedom has sd 4.24; the mean of 20 is within 4 sd of 9.
+    expect(meanChi).toBeLessThan(9 + (4 * 4.24) / Math.sqrt(20));
+    expect(meanChi).toBeGreaterThan(9 - (4 * 4.24) / Math.sqrt(20));
+  });
+
+  it('hex32 is 32 lowercase hex characters', () => {
+    expect(hex32(new Rng(3))).toMatch(/^[0-9a-f]{32}$/);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * contracts/stats.ts against numpy (DESIGN §5). The fixture is produced by
+ * `python3 test/fixtures/stats/generate.py`; see its "produced_by" field.
+ *
+ * Percentiles must agree with numpy bit for bit. Mean and sd are allowed a relative error of
+ * 1e-12 only because numpy sums pairwise while the contract sums left to right.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  distribution,
+  mean,
+  percentile,
+  percentileOfSorted,
+  populationSd,
+  sortedAscending,
+} from '../../contracts/stats.ts';
+
+interface NumpyCase {
+  name: string;
+  values: number[];
+  percentiles: Record<string, number>;
+  mean: number;
+  sd: number;
+  min: number;
+  max: number;
+}
+
+interface NumpyFixture {
+  produced_by: string;
+  empty_sample: { note: string; expected: Record<string, null> };
+  cases: NumpyCase[];
+}
+
+const fixturePath = fileURLToPath(new URL('../fixtures/stats/numpy-cases.json', import.meta.url));
+const fixture = JSON.parse(readFileSync(fixturePath, 'utf8')) as NumpyFixture;
+const cases = fixture.cases;
+
+/** One row per (case, p), so a failure names the exact case and percentile. */
+const percentileRows: Array<{ name: string; values: number[]; p: number; key: string; expected: number }> =
+  cases.flatMap((c) =>
+    Object.entries(c.percentiles).map(([key, expected]) => ({
+      name: c.name,
+      values: c.values,
+      p: Number(key),
+      key,
+      expected,
+    })),
+  );
+
+/** |actual − expected| ≤ 1e-12 · |expected|, with exact equality required when expected is 0. */
+function expectRelativelyClose(actual: number | null, expected: number): void {
+  expect(actual).not.toBeNull();
+  const a = actual as number;
+  if (a === expected) return;
+  const error = Math.abs(a - expected);
+  const bound = 1e-12 * Math.abs(expected);
+  expect(error, `got ${a}, numpy ${expected}, |error| ${error} > bound ${bound}`).toBeLessThanOrEqual(bound);
+}
+
+describe('numpy fixture', () => {
+  it('is the generated file with enough cases', () => {
+    expect(fixture.produced_by).toContain('python3 test/fixtures/stats/generate.py');
+    expect(fixture.produced_by).toContain('method="linear"');
+    expect(fixture.produced_by).toContain('ddof=0');
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+    for (const c of cases) {
+      for (const p of [0, 10, 50, 90, 99, 100]) {
+        expect(Object.keys(c.percentiles).map(Number), c.name).toContain(p);
+      }
+    }
+  });
+});
+
+describe('percentile agrees with numpy.percentile(method="linear") exactly', () => {
+  it.each(percentileRows)('$name p=$key', ({ values, p, expected }) => {
+    expect(percentile(values, p)).toBe(expected);
+    expect(percentileOfSorted(sortedAscending(values), p)).toBe(expected);
+  });
+});
+
+describe.each(cases)('case $name', (c) => {
+  it('mean matches numpy.mean (rel 1e-12)', () => {
+    expectRelativelyClose(mean(c.values), c.mean);
+  });
+
+  it('populationSd matches numpy.std(ddof=0) (rel 1e-12)', () => {
+    expectRelativelyClose(populationSd(c.values), c.sd);
+  });
+
+  it('distribution matches numpy', () => {
+    const d = distribution(c.values);
+    expect(d.min).toBe(c.min);
+    expect(d.max).toBe(c.max);
+    expect(d.p10).toBe(c.percentiles['10.0']);
+    expect(d.p50).toBe(c.percentiles['50.0']);
+    expect(d.p90).toBe(c.percentiles['90.0']);
+    expect(d.p99).toBe(c.percentiles['99.0']);
+    expectRelativelyClose(d.mean, c.mean);
+    expectRelativelyClose(d.sd, c.sd);
+  });
+
+  it('does not mutate its input', () => {
+    const input = c.values.slice();
+    const snapshot = input.slice();
+    percentile(input, 50);
+    mean(input);
+    populationSd(input);
+    distribution(input);
+    expect(input).toEqual(snapshot);
+  });
+});
+
+describe('empty sample', () => {
+  it('gives null for every field of distribution', () => {
+    expect(distribution([])).toEqual(fixture.empty_sample.expected);
+    expect(distribution([])).toEqual({
+      mean: null, min: null, max: null, sd: null, p10: null, p50: null, p90: null, p99: null,
+    });
+  });
+
+  it('gives null from percentile, mean and populationSd', () => {
+    expect(percentile([], 50)).toBeNull();
+    expect(percentileOfSorted(new Float64Array(0), 0)).toBeNull();
+    expect(mean([])).toBeNull();
+    expect(populationSd([])).toBeNull();
+  });
+});
+
+describe('percentile rank validation', () => {
+  it.each([-1, -1e-9, 100.0000001, 101, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
+    'p=%s throws RangeError',
+    (p) => {
+      expect(() => percentile([1, 2, 3], p)).toThrow(RangeError);
+      expect(() => percentileOfSorted([1, 2, 3], p)).toThrow(RangeError);
+    },
+  );
+
+  it.each([0, 100])('p=%s is accepted', (p) => {
+    expect(percentile([3, 1, 2], p)).toBe(p === 0 ? 1 : 3);
+  });
+});
+
+describe('ordering', () => {
+  it('sorts numerically, not as strings', () => {
+    expect(Array.from(sortedAscending([10, 9, 100, -1, 2]))).toEqual([-1, 2, 9, 10, 100]);
+    expect(percentile([10, 9, 100], 50)).toBe(10);
+  });
+});
+
+describe('properties (fast-check, fixed seed)', () => {
+  // Finite values on the scales the benchmark meets (latencies in seconds up to token counts).
+  // Unbounded doubles are excluded on purpose: when hi − lo overflows to Infinity, numpy's
+  // lerp (and so ours) leaves [min, max]; that is numpy's behaviour, not a contract case.
+  const value = fc.oneof(
+    fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+    fc.double({ min: 0, max: 1e-6, noNaN: true }),
+    fc.integer({ min: -1000, max: 1000 }),
+  );
+  const sample = fc.array(value, { minLength: 1, maxLength: 60 });
+  const rank = fc.double({ min: 0, max: 100, noNaN: true });
+
+  it('percentiles are monotone in p and lie within [min, max]', () => {
+    fc.assert(
+      fc.property(sample, fc.array(rank, { minLength: 2, maxLength: 8 }), (values, ranks) => {
+        const sorted = sortedAscending(values);
+        const lo = sorted[0] as number;
+        const hi = sorted[sorted.length - 1] as number;
+        const ps = [...ranks, 0, 100].sort((a, b) => a - b);
+        let previous = Number.NEGATIVE_INFINITY;
+        for (const p of ps) {
+          const q = percentile(values, p) as number;
+          expect(q).toBeGreaterThanOrEqual(lo);
+          expect(q).toBeLessThanOrEqual(hi);
+          expect(q).toBeGreaterThanOrEqual(previous);
+          previous = q;
+        }
+        // `===`, not Object.is: for a sample of zeros the sign of a zero result follows numpy's
+        // lerp arithmetic (e.g. -0 + 0 = +0), which is not part of the contract.
+        expect(percentile(values, 0) === lo).toBe(true);
+        expect(percentile(values, 100) === hi).toBe(true);
+      }),
+      { seed: 42, verbose: true, numRuns: 500 },
+    );
+  });
+
+  it('percentile of a permuted sample is identical', () => {
+    fc.assert(
+      fc.property(
+        sample.chain((values) =>
+          fc.tuple(fc.constant(values), fc.shuffledSubarray(values, { minLength: values.length, maxLength: values.length })),
+        ),
+        rank,
+        ([values, permuted], p) => {
+          expect(percentile(permuted, p)).toBe(percentile(values, p));
+        },
+      ),
+      { seed: 42, verbose: true, numRuns: 500 },
+    );
+  });
+});

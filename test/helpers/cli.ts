@@ -1,0 +1,53 @@
+/** Runs the real `benchtruth` entry point as a child process, bounded in time. */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../client/cli/bin.mjs', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: readonly string[], timeoutMs = 60_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`benchtruth ${args.join(' ')} did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `benchtruth serve` on an ephemeral port and resolves once it prints its address. */
+export function startServeProcess(args: readonly string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args]);
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start: ${out}`));
+    }, 20_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] as string });
+      }
+    });
+    child.on('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited early: ${out}`));
+    });
+  });
+}
