@@ -7,7 +7,7 @@ import { requestMetrics } from '../../contracts/metrics.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import { SseDecoder, type SseEvent } from '../decode/sse-decoder.ts';
 import type { Failure, FailureKind, RequestRecord, TokensPerEventSource, Usage } from '../record/request-record.ts';
-import { interpretVllmPayload, type VllmPayload } from './vllm-payload.ts';
+import type { ApiAdapter, Payload } from '../apis/api-adapter.ts';
 
 export interface RequestIdentity {
   index: number;
@@ -21,6 +21,7 @@ export interface RequestIdentity {
 }
 
 export interface MeasureOptions {
+  api: Pick<ApiAdapter, 'framing' | 'needsTerminator' | 'interpret'>;
   stream: boolean;
   /** Count tokens per event with the built-in tokenizer when the server gives no counts. */
   tokenizerFallback: boolean;
@@ -29,7 +30,7 @@ export interface MeasureOptions {
 const ERROR_BODY_LIMIT = 4096;
 const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
 
-function toUsage(raw: VllmPayload['usage']): Usage | null {
+function toUsage(raw: Payload['usage']): Usage | null {
   if (raw === null) return null;
   const { prompt_tokens: p, completion_tokens: c, total_tokens: t } = raw;
   if (typeof p !== 'number' || typeof c !== 'number') return null;
@@ -86,7 +87,7 @@ export class ResponseMeasurer {
     if (status < 200 || status >= 300) return this.#finish(atMs, this.#httpFailure(status));
     if (!this.#options.stream) return this.#finishBody(atMs);
     const pending = this.#decoder.end();
-    if (this.#failure === null && !this.#done) {
+    if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) {
       const detail = pending.pendingEvent || pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : '';
       this.#fail('truncated', `stream ended without data: [DONE]${detail}`);
     }
@@ -102,12 +103,12 @@ export class ResponseMeasurer {
 
   #onEvent(event: SseEvent): void {
     if (this.#done) return;
-    if (event.data === '[DONE]') {
+    const payload = this.#options.api.interpret(event.data);
+    if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${event.data.slice(0, 200)}`);
+    if (payload.done) {
       this.#done = true;
       return;
     }
-    const payload = interpretVllmPayload(event.data);
-    if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${event.data.slice(0, 200)}`);
     if (payload.error !== null) return this.#fail('stream_error', payload.error);
     if (payload.finishReason !== null) this.#finishReason = payload.finishReason;
     const usage = toUsage(payload.usage);
@@ -120,6 +121,10 @@ export class ResponseMeasurer {
     }
     let tokens = 1;
     let source: TokensPerEventSource = 'one_per_event';
+    if (payload.dialectTokens !== null && payload.dialectTokens > 0) {
+      tokens = payload.dialectTokens;
+      source = 'dialect';
+    }
     if (usage !== null) {
       this.#usage = usage;
       const delta = usage.completionTokens - this.#runningCompletion;
@@ -129,7 +134,7 @@ export class ResponseMeasurer {
         source = 'continuous_usage';
       }
     }
-    if (source !== 'continuous_usage' && this.#options.tokenizerFallback) {
+    if (source === 'one_per_event' && this.#options.tokenizerFallback) {
       this.#pendingTexts.set(this.#eventTimes.length, payload.text);
       source = 'tokenizer';
     }
@@ -158,8 +163,8 @@ export class ResponseMeasurer {
 
   #finishBody(atMs: number): RequestRecord {
     const text = Buffer.concat(this.#bodyChunks).toString('utf8');
-    const payload = interpretVllmPayload(text);
-    if (payload === null) return this.#finish(atMs, { kind: 'malformed', message: `response body is not a JSON object: ${text.slice(0, 200)}` });
+    const payload = this.#options.api.interpret(text);
+    if (payload === null || payload.done) return this.#finish(atMs, { kind: 'malformed', message: `response body is not a JSON object: ${text.slice(0, 200)}` });
     if (payload.error !== null) return this.#finish(atMs, { kind: 'stream_error', message: payload.error });
     this.#usage = toUsage(payload.usage);
     this.#finishReason = payload.finishReason;

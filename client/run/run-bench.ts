@@ -14,7 +14,7 @@ import { lifecycleReport, type LifecycleReport } from '../report/lifecycle-repor
 import { requestLine } from '../report/request-line.ts';
 import { sendAndMeasure, RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import type { BenchOptions } from './bench-options.ts';
-import { completionBody } from './request-body.ts';
+import { API_ADAPTERS } from '../apis/index.ts';
 
 export class BenchError extends Error {
   constructor(message: string) {
@@ -76,7 +76,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const rng = new Rng(options.seed);
     const promptRng = rng.derive('prompts');
     const prompts = schedule.map(() => syntheticPrompt(promptRng, options.promptTokens));
-    const path = `${base.pathname.replace(/\/$/, '')}/v1/completions`;
+    const api = API_ADAPTERS[options.api];
+    const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
 
     let jsonl: WriteStream | null = null;
     if (options.outputDir !== null) {
@@ -110,7 +111,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         {
           origin: base.origin,
           path,
-          body: completionBody(options, model, prompts[item.index] as string),
+          body: api.body({ model, prompt: prompts[item.index] as string, maxTokens: options.maxTokens, stream: options.stream, usage: options.usage }),
           headers: { 'content-type': 'application/json', 'x-request-id': `bench-${options.seed}-${item.index}` },
         },
         {
@@ -121,7 +122,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
           scheduledMs: originMs + item.offsetMs,
           promptTokens: options.promptTokens,
         },
-        { stream: options.stream, tokenizerFallback: options.tokenizerFallback, timeoutMs: options.timeoutMs },
+        { api, stream: options.stream, tokenizerFallback: options.tokenizerFallback, timeoutMs: options.timeoutMs },
         (h) => {
           if (h === null) {
             if (handle !== null) inFlight.delete(handle);

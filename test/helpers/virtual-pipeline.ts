@@ -4,6 +4,7 @@
  * fed to the client's measurer at their arrival times. No socket, no timer.
  */
 import type { TruthRecord } from '../../contracts/truth.ts';
+import { completionsApi } from '../../client/apis/completions.ts';
 import { ResponseMeasurer } from '../../client/measure/response-measurer.ts';
 import type { RequestRecord } from '../../client/record/request-record.ts';
 
@@ -28,7 +29,7 @@ export function executeVirtually(record: TruthRecord, execution: VirtualExecutio
 export function readVirtually(executed: TruthRecord, stream: boolean, execution: VirtualExecution = {}): RequestRecord {
   const measurer = new ResponseMeasurer(
     { index: 0, requestId: executed.id, stage: 0, warmup: false, scheduledMs: 0, startMs: 0, promptTokens: executed.promptTokens },
-    { stream, tokenizerFallback: true },
+    { api: completionsApi, stream, tokenizerFallback: true },
   );
   measurer.response(executed.status);
   executed.writes.forEach((w, i) => {

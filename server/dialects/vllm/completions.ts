@@ -21,24 +21,35 @@ export function usageJson(promptTokens: number, completionTokens: number): strin
   return `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + completionTokens},"completion_tokens":${completionTokens}}`;
 }
 
-export function completionStreamEvents(ctx: CompletionContext, tokens: readonly PlannedToken[]): PayloadEvent[] {
+/**
+ * `groups` gives how many tokens each content event carries (the wire policy's token grouping:
+ * vLLM's own is one token per event; several share an event under lag or speculative decoding).
+ */
+export function completionStreamEvents(ctx: CompletionContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
   const head = `{"id":${JSON.stringify(ctx.id)},"object":"text_completion","created":${ctx.created},"model":${JSON.stringify(ctx.model)},"choices":`;
   const continuous = ctx.streamOptions?.includeUsage === true && ctx.streamOptions.continuousUsageStats;
   const events: PayloadEvent[] = [];
-  const last = tokens.length - 1;
-  for (let i = 0; i <= last; i++) {
-    const token = tokens[i] as PlannedToken;
-    const finish = i === last ? JSON.stringify(ctx.finishReason) : 'null';
-    const usage = continuous ? usageJson(ctx.promptTokens, i + 1) : 'null';
+  let start = 0;
+  let group = 0;
+  while (start < tokens.length) {
+    const size = Math.max(1, Math.min(groups?.[group] ?? 1, tokens.length - start));
+    const end = start + size;
+    const isLast = end === tokens.length;
+    let text = '';
+    for (let i = start; i < end; i++) text += (tokens[i] as PlannedToken).text;
+    const finish = isLast ? JSON.stringify(ctx.finishReason) : 'null';
+    const usage = continuous ? usageJson(ctx.promptTokens, end) : 'null';
     events.push({
-      kind: i === last ? 'finish' : 'content',
-      tokenStart: i,
-      tokenCount: 1,
-      data: `${head}[{"index":0,"text":${JSON.stringify(token.text)},"logprobs":null,"finish_reason":${finish},"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":${usage}}`,
-      dueMs: token.dueMs,
+      kind: isLast ? 'finish' : 'content',
+      tokenStart: start,
+      tokenCount: size,
+      data: `${head}[{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish},"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":${usage}}`,
+      dueMs: (tokens[end - 1] as PlannedToken).dueMs,
     });
+    start = end;
+    group++;
   }
-  const endMs = tokens[last]?.dueMs ?? 0;
+  const endMs = tokens[tokens.length - 1]?.dueMs ?? 0;
   if (ctx.streamOptions?.includeUsage === true) {
     events.push({ kind: 'usage', tokenStart: 0, tokenCount: 0, data: `${head}[],"usage":${usageJson(ctx.promptTokens, tokens.length)}}`, dueMs: endMs });
   }

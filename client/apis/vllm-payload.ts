@@ -1,17 +1,10 @@
 /**
- * What one vLLM SSE data payload means to the measurement: whether it carries output tokens,
- * its usage, finish reason or error. Pure; the caller decides what to do with it.
+ * What one vLLM payload (an SSE event's data or a whole non-streamed body) means to the
+ * measurement: whether it carries output tokens, its usage, finish reason or error. Pure.
  */
+import type { Payload } from './api-adapter.ts';
 
-export interface VllmPayload {
-  /** Carries ≥ 1 output token (non-empty text, content, reasoning or tool-call delta). */
-  tokenBearing: boolean;
-  /** The generated text the payload carries (for tokenizer fallback). */
-  text: string;
-  usage: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
-  finishReason: string | null;
-  error: string | null;
-}
+const DONE: Payload = Object.freeze({ tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: null, done: true });
 
 type Json = Record<string, unknown>;
 
@@ -27,7 +20,8 @@ function deltaText(delta: Json): string {
 }
 
 /** Returns null when the payload is not a JSON object (a malformed stream). */
-export function interpretVllmPayload(data: string): VllmPayload | null {
+export function interpretVllmPayload(data: string): Payload | null {
+  if (data === '[DONE]') return DONE;
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
@@ -38,7 +32,7 @@ export function interpretVllmPayload(data: string): VllmPayload | null {
   if (parsed.error !== undefined && parsed.error !== null) {
     const error = parsed.error;
     const message = isObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error);
-    return { tokenBearing: false, text: '', usage: null, finishReason: null, error: message };
+    return { tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: message, done: false };
   }
   let text = '';
   let tokenBearing = false;
@@ -58,6 +52,6 @@ export function interpretVllmPayload(data: string): VllmPayload | null {
     }
   }
   if (text !== '') tokenBearing = true;
-  const usage = isObject(parsed.usage) ? (parsed.usage as VllmPayload['usage']) : null;
-  return { tokenBearing, text, usage, finishReason, error: null };
+  const usage = isObject(parsed.usage) ? (parsed.usage as Payload['usage']) : null;
+  return { tokenBearing, text, dialectTokens: null, usage, finishReason, error: null, done: false };
 }

@@ -1,0 +1,43 @@
+/**
+ * An API the client can drive: where requests go, what their bodies look like, and how a
+ * response's payloads are framed and interpreted. One adapter per API keeps the sender, the
+ * measurer and the load generator free of per-API branches.
+ */
+import type { UsageRequest } from '../run/bench-options.ts';
+
+export type ApiName = 'completions';
+
+/** What one payload (an SSE event's data, or a whole non-streamed body) means to the measurement. */
+export interface Payload {
+  /** Carries ≥ 1 output token (non-empty text, content, reasoning or tool-call delta, token ids). */
+  tokenBearing: boolean;
+  /** The generated text the payload carries (for tokenizer fallback). */
+  text: string;
+  /** Tokens the payload carries when the dialect says so itself (JetStream token ids); else null. */
+  dialectTokens: number | null;
+  usage: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
+  finishReason: string | null;
+  error: string | null;
+  /** The stream's terminator (`data: [DONE]`). */
+  done: boolean;
+}
+
+export interface RequestInput {
+  model: string;
+  prompt: string;
+  maxTokens: number;
+  stream: boolean;
+  usage: UsageRequest;
+}
+
+export interface ApiAdapter {
+  name: ApiName;
+  path: string;
+  /** How a streamed body is cut into payloads. */
+  framing: 'sse' | 'json-objects';
+  /** Whether a streamed response must end with an explicit terminator payload. */
+  needsTerminator: boolean;
+  body(input: RequestInput): string;
+  /** Null when the payload is not what the API promises (a malformed stream). */
+  interpret(payload: string): Payload | null;
+}
