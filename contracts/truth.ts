@@ -38,6 +38,13 @@ export interface TruthWrite {
   dueMs: number;
   /** When the bytes were handed to the socket; null if the request ended before this write. */
   actualMs: number | null;
+  /**
+   * The event whose readiness releases this write (the one holding its last byte) and the wire
+   * policy's delay after it: dueMs = max(previous write's dueMs, events[anchorEvent].dueMs +
+   * afterMs, headersDueMs). Lets an engine that learns due times late recompute dueMs.
+   */
+  anchorEvent?: number;
+  afterMs?: number;
 }
 
 export type EndReason = 'completed' | 'client_aborted' | 'fault';
@@ -58,6 +65,10 @@ export interface TruthRecord {
   status: number;
   /** When the status line and headers were handed to the socket. */
   headersMs: number | null;
+  /** When the headers were planned to leave (a slow-headers fault delays them); absent = at once. */
+  headersDueMs?: number;
+  /** The wire policy the response was cut with, as a canonical `x-benchtruth-wire` spec string. */
+  wire?: string;
   promptTokens: number;
   finishReason: string | null;
   tokens: PlannedToken[];

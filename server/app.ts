@@ -5,12 +5,18 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { realClock, type Clock } from '../contracts/clock.ts';
 import { hex32, Rng } from '../contracts/rng.ts';
+import { createEngine } from './engine/create-engine.ts';
+import { engineRoutes } from './metrics/engine-routes.ts';
+import { MetricsHub } from './metrics/metrics-hub.ts';
+import { metricsRoutes } from './metrics/metrics-route.ts';
+import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
+import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
 import { RequestIdentities } from './routes/request-identity.ts';
+import { truthFeedRoutes } from './routes/truth-feed.ts';
 import { truthRoutes } from './routes/truth-routes.ts';
-import { vllmCompletionsRoutes } from './routes/vllm-completions.ts';
 import { installVllmErrorHandlers } from './routes/vllm-errors.ts';
-import { vllmModelsRoutes } from './routes/vllm-models.ts';
+import { vllmRoutes } from './routes/vllm-routes.ts';
 import type { ServerContext } from './server-context.ts';
 import { EmissionScheduler } from './transport/emission-scheduler.ts';
 import { TruthStore } from './truth/truth-store.ts';
@@ -25,24 +31,30 @@ declare module 'fastify' {
 export interface BenchtruthServer {
   app: FastifyInstance;
   context: ServerContext;
+  /** JetStream's surfaces: HTTP routes, and the gRPC and metrics ports once listening. */
+  jetstream: JetstreamSurfaces;
   /** Starts listening; resolves to the bound port. */
   listen(port?: number): Promise<number>;
   close(): Promise<void>;
 }
 
-const BODY_LIMIT_BYTES = 16 * 1024 * 1024;
-
 export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock = realClock): BenchtruthServer {
   const options = resolveServerOptions(partial);
   const truth = new TruthStore({ capacity: options.truthCapacity, logPath: options.truthLog ?? undefined });
+  const scheduler = new EmissionScheduler(clock);
+  const engine = createEngine(options, clock, truth, scheduler);
+  const metrics = new MetricsHub(engine, options);
+  metrics.add(vllmMetrics);
   const context: ServerContext = {
     options,
     clock,
-    scheduler: new EmissionScheduler(clock),
+    scheduler,
     truth,
     identities: new RequestIdentities(options.seed),
+    engine,
+    metrics,
   };
-  const app = Fastify({ logger: options.logger, bodyLimit: BODY_LIMIT_BYTES, forceCloseConnections: 'idle' });
+  const app = Fastify({ logger: options.logger, bodyLimit: options.maxBodySizeBytes, forceCloseConnections: 'idle' });
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request) => {
     request.arrivalMono = clock.now();
@@ -68,21 +80,32 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   });
   installVllmErrorHandlers(app);
   app.get('/health', async (_request, reply) => reply.code(200).send(''));
-  vllmModelsRoutes(app, context);
-  vllmCompletionsRoutes(app, context);
+  vllmRoutes(app, context);
   truthRoutes(app, context);
+  metricsRoutes(app, metrics);
+  engineRoutes(app, context);
+  truthFeedRoutes(app, context);
+  const jetstream = attachJetstream(app, context);
+  // One scrape sees everything: jetstream_* joins /metrics, vllm:* joins JetStream's port.
+  metrics.addText(() => jetstream.runtime.metrics.text());
+  jetstream.alsoServe(() => metrics.registry.metrics());
 
   return {
     app,
     context,
+    jetstream,
     async listen(port = options.port): Promise<number> {
       await app.listen({ host: options.host, port });
+      await jetstream.listen();
       const address = app.server.address();
       return typeof address === 'object' && address !== null ? address.port : port;
     },
     async close(): Promise<void> {
+      await jetstream.close();
       await app.close();
       context.scheduler.clear();
+      metrics.close();
+      engine.close();
       await truth.close();
     },
   };

@@ -1,6 +1,8 @@
 /** Every server setting in one place, with the defaults a bare `benchtruth serve` runs with. */
+import { DEFAULT_VLLM_OPTIONS, type VllmOptions } from './dialects/vllm/vllm-options.ts';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from './engine/engine-options.ts';
 
-export interface ServerOptions {
+export interface ServerOptions extends EngineOptions, VllmOptions {
   host: string;
   port: number;
   /** The served model name. */
@@ -19,9 +21,24 @@ export interface ServerOptions {
   /** How many truth records stay queryable in memory. */
   truthCapacity: number;
   logger: boolean;
+  /** JetStream: which dialect's conventions `serve` follows (both are always routed on HTTP). */
+  dialect: 'vllm' | 'jetstream';
+  /** JetStream gRPC (Orchestrator) port; null = no gRPC server, 0 = any free port. */
+  grpcPort: number | null;
+  /** A separate Prometheus port answering on every path (JetStream's prometheus_port); null = none. */
+  metricsPort: number | null;
+  /** JetStream decode slots (max concurrent decodes) and the most requests in flight before refusal. */
+  jetstreamSlots: number;
+  jetstreamQueueLimit: number;
+  /** Server-wide wire policy as an `x-benchtruth-wire` spec string; null = vLLM's own (server/wire/). */
+  wire: string | null;
+  /** Wire spec per served model name, layered on `wire`; a request's header layers on top. */
+  wireModels: Record<string, string>;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
+  ...DEFAULT_ENGINE_OPTIONS,
+  ...DEFAULT_VLLM_OPTIONS,
   host: '127.0.0.1',
   port: 8000,
   model: 'benchtruth/fake-model',
@@ -35,6 +52,13 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   truthLog: null,
   truthCapacity: 100_000,
   logger: false,
+  dialect: 'vllm',
+  grpcPort: null,
+  metricsPort: null,
+  jetstreamSlots: 96,
+  jetstreamQueueLimit: 1024,
+  wire: null,
+  wireModels: {},
 });
 
 export function resolveServerOptions(partial: Partial<ServerOptions> = {}): ServerOptions {

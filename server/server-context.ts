@@ -1,5 +1,7 @@
 /** What every route shares: options, the clock, the scheduler, the truth store, request ids. */
 import type { Clock } from '../contracts/clock.ts';
+import type { Engine } from './engine/engine.ts';
+import type { MetricsHub } from './metrics/metrics-hub.ts';
 import type { ServerOptions } from './options.ts';
 import type { RequestIdentities } from './routes/request-identity.ts';
 import type { EmissionScheduler } from './transport/emission-scheduler.ts';
@@ -11,4 +13,8 @@ export interface ServerContext {
   scheduler: EmissionScheduler;
   truth: TruthStore;
   identities: RequestIdentities;
+  /** The scheduler that decides when tokens exist (--scheduler isolated|batching). */
+  engine: Engine;
+  /** The Prometheus registry behind /metrics; dialects add their metric sets here. */
+  metrics: MetricsHub;
 }

@@ -5,7 +5,7 @@
  */
 import type { UsageRequest } from '../run/bench-options.ts';
 
-export type ApiName = 'completions';
+export type ApiName = 'completions' | 'chat' | 'jetstream-proxy' | 'jetstream-http' | 'jetstream-grpc';
 
 /** What one payload (an SSE event's data, or a whole non-streamed body) means to the measurement. */
 export interface Payload {
@@ -37,6 +37,8 @@ export interface ApiAdapter {
   framing: 'sse' | 'json-objects';
   /** Whether a streamed response must end with an explicit terminator payload. */
   needsTerminator: boolean;
+  /** The API streams whatever the request says (JetStream's /v1/generate and gRPC Decode). */
+  alwaysStreams?: boolean;
   body(input: RequestInput): string;
   /** Null when the payload is not what the API promises (a malformed stream). */
   interpret(payload: string): Payload | null;

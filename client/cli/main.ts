@@ -8,6 +8,7 @@ import { UnitError } from '../../contracts/units.ts';
 import { registerServeCommand } from '../../server/cli/serve-command.ts';
 import { registerBenchCommand } from './bench-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
+import { registerMergeCommand } from './merge-command.ts';
 
 export function buildProgram(): Command {
   const program = new Command('benchtruth')
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerBenchCommand(program);
   registerDemoCommand(program);
+  registerMergeCommand(program);
   for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => undefined });
   return program;
 }

@@ -5,7 +5,8 @@
  */
 import { requestMetrics } from '../../contracts/metrics.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
-import { SseDecoder, type SseEvent } from '../decode/sse-decoder.ts';
+import { JsonObjectDecoder } from '../decode/json-object-decoder.ts';
+import { SseDecoder } from '../decode/sse-decoder.ts';
 import type { Failure, FailureKind, RequestRecord, TokensPerEventSource, Usage } from '../record/request-record.ts';
 import type { ApiAdapter, Payload } from '../apis/api-adapter.ts';
 
@@ -21,7 +22,7 @@ export interface RequestIdentity {
 }
 
 export interface MeasureOptions {
-  api: Pick<ApiAdapter, 'framing' | 'needsTerminator' | 'interpret'>;
+  api: Pick<ApiAdapter, 'framing' | 'needsTerminator' | 'interpret' | 'alwaysStreams'>;
   stream: boolean;
   /** Count tokens per event with the built-in tokenizer when the server gives no counts. */
   tokenizerFallback: boolean;
@@ -40,7 +41,9 @@ function toUsage(raw: Payload['usage']): Usage | null {
 export class ResponseMeasurer {
   readonly #identity: RequestIdentity;
   readonly #options: MeasureOptions;
-  readonly #decoder: SseDecoder;
+  readonly #decoder: SseDecoder | JsonObjectDecoder;
+  /** The body is a stream of payloads (requested, or the API always streams). */
+  readonly #stream: boolean;
   #status: number | null = null;
   #firstByteMs: number | null = null;
   #lastDataMs: number | null = null;
@@ -60,7 +63,11 @@ export class ResponseMeasurer {
   constructor(identity: RequestIdentity, options: MeasureOptions) {
     this.#identity = identity;
     this.#options = options;
-    this.#decoder = new SseDecoder({ onEvent: (event) => this.#onEvent(event) });
+    this.#stream = options.stream || options.api.alwaysStreams === true;
+    this.#decoder =
+      options.api.framing === 'json-objects'
+        ? new JsonObjectDecoder({ onObject: (object) => this.#onEvent(object.text, object.atMs) })
+        : new SseDecoder({ onEvent: (event) => this.#onEvent(event.data, event.atMs) });
   }
 
   response(status: number): void {
@@ -71,8 +78,8 @@ export class ResponseMeasurer {
     if (this.#firstByteMs === null) this.#firstByteMs = atMs;
     this.#lastDataMs = atMs;
     const status = this.#status ?? 0;
-    if (status < 200 || status >= 300 || !this.#options.stream) {
-      if (this.#bodyBytes < (this.#options.stream ? ERROR_BODY_LIMIT : Infinity)) {
+    if (status < 200 || status >= 300 || !this.#stream) {
+      if (this.#bodyBytes < (this.#stream ? ERROR_BODY_LIMIT : Infinity)) {
         this.#bodyChunks.push(Buffer.from(chunk));
         this.#bodyBytes += chunk.byteLength;
       }
@@ -85,8 +92,14 @@ export class ResponseMeasurer {
   end(atMs: number): RequestRecord {
     const status = this.#status ?? 0;
     if (status < 200 || status >= 300) return this.#finish(atMs, this.#httpFailure(status));
-    if (!this.#options.stream) return this.#finishBody(atMs);
+    if (!this.#stream) return this.#finishBody(atMs);
     const pending = this.#decoder.end();
+    if ('strayBytes' in pending) {
+      if (pending.strayBytes > 0) this.#fail('malformed', `${pending.strayBytes} bytes between JSON objects are not JSON`);
+      if (pending.pendingBytes > 0) this.#fail('truncated', `stream ended inside a JSON object (${pending.pendingBytes} bytes)`);
+      if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) this.#fail('truncated', 'stream ended without its end-of-stream object');
+      return this.#finish(atMs, this.#failure);
+    }
     if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) {
       const detail = pending.pendingEvent || pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : '';
       this.#fail('truncated', `stream ended without data: [DONE]${detail}`);
@@ -101,10 +114,10 @@ export class ResponseMeasurer {
     return this.#finish(atMs, this.#failure);
   }
 
-  #onEvent(event: SseEvent): void {
+  #onEvent(data: string, atMs: number): void {
     if (this.#done) return;
-    const payload = this.#options.api.interpret(event.data);
-    if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${event.data.slice(0, 200)}`);
+    const payload = this.#options.api.interpret(data);
+    if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${data.slice(0, 200)}`);
     if (payload.done) {
       this.#done = true;
       return;
@@ -139,7 +152,7 @@ export class ResponseMeasurer {
       source = 'tokenizer';
     }
     if (SOURCE_RANK[source] > SOURCE_RANK[this.#source]) this.#source = source;
-    this.#eventTimes.push(event.atMs);
+    this.#eventTimes.push(atMs);
     this.#eventTokens.push(tokens);
   }
 

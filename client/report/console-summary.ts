@@ -1,18 +1,35 @@
-/** The human-readable summary printed at the end of a run. */
+/** The human-readable summary printed at the end of a run: per-stage lines, then the overall table. */
 import type { LifecycleReport, ReportDistribution } from './lifecycle-report.ts';
 
 const ms = (x: number | null): string => (x === null ? '—' : (x * 1000).toFixed(2));
-const num = (x: number | null, digits = 2): string => (x === null ? '—' : x.toFixed(digits));
+const num = (x: number | null | undefined, digits = 2): string => (x === null || x === undefined ? '—' : x.toFixed(digits));
 
 function row(name: string, d: ReportDistribution): string {
   return `  ${name.padEnd(24)} ${ms(d.mean).padStart(10)} ${ms(d.p50).padStart(10)} ${ms(d.p90).padStart(10)} ${ms(d.p99).padStart(10)} ${ms(d.max).padStart(10)}`;
 }
 
-export function consoleSummary(report: LifecycleReport): string {
+function intended(report: LifecycleReport): string {
+  const l = report.load_summary;
+  if (l.concurrency !== undefined && l.concurrency !== null) return `concurrency ${l.concurrency}`;
+  return `intended ${num(l.intended_rate)} req/s`;
+}
+
+export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<number, LifecycleReport> = new Map()): string {
   const s = report.successes;
-  const lines = [
+  const lines: string[] = [];
+  if (stages.size > 1) {
+    lines.push('stages:');
+    for (const [stage, r] of stages) {
+      lines.push(
+        `  stage ${stage}: ${r.load_summary.load_type ?? ''} ${intended(r)}, achieved ${num(r.load_summary.achieved_rate)} req/s, ` +
+          `schedule delay p99 ${ms(r.load_summary.schedule_delay.p99)} ms; ${r.successes.count} ok, ${r.failures.count} failed; ` +
+          `TTFT p50 ${ms(r.successes.latency.time_to_first_token.p50)} ms; ${num(r.successes.throughput.output_tokens_per_sec, 1)} output tok/s`,
+      );
+    }
+  }
+  lines.push(
     `requests: ${report.load_summary.count}  successes: ${s.count}  failures: ${report.failures.count}`,
-    `rate: intended ${num(report.load_summary.intended_rate)} req/s, achieved ${num(report.load_summary.achieved_rate)} req/s; schedule delay p99 ${ms(report.load_summary.schedule_delay.p99)} ms`,
+    `rate: ${intended(report)}, achieved ${num(report.load_summary.achieved_rate)} req/s; schedule delay p99 ${ms(report.load_summary.schedule_delay.p99)} ms`,
     `throughput: ${num(s.throughput.requests_per_sec)} req/s, ${num(s.throughput.output_tokens_per_sec, 1)} output tok/s, ${num(s.throughput.total_tokens_per_sec, 1)} total tok/s`,
     `  ${'latency (ms)'.padEnd(24)} ${'mean'.padStart(10)} ${'p50'.padStart(10)} ${'p90'.padStart(10)} ${'p99'.padStart(10)} ${'max'.padStart(10)}`,
     row('time to first token', s.latency.time_to_first_token),
@@ -20,7 +37,11 @@ export function consoleSummary(report: LifecycleReport): string {
     row('time per output token', s.latency.time_per_output_token),
     row('normalized TPOT', s.latency.normalized_time_per_output_token),
     row('request latency', s.latency.request_latency),
-  ];
+  );
+  const g = report.goodput;
+  if (g !== undefined) {
+    lines.push(`goodput: ${g.good_requests}/${s.count} met every SLO (${num(g.good_fraction === null ? null : g.good_fraction * 100, 1)}%), ${num(g.requests_per_sec)} req/s, ${num(g.output_tokens_per_sec, 1)} output tok/s`);
+  }
   for (const [kind, entry] of Object.entries(report.failures.by_kind)) {
     lines.push(`failures ${kind}: ${entry.count} (e.g. ${entry.sample_messages[0] ?? ''})`);
   }

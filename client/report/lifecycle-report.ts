@@ -1,11 +1,14 @@
 /**
- * inference-perf's lifecycle report (summary_lifecycle_metrics.json), pure from records.
- * Times in seconds, lengths in tokens; every distribution is {mean, min, max, p10, p50, p90,
- * p99}; empty samples are null, never 0 or NaN.
+ * inference-perf's lifecycle report (summary_lifecycle_metrics.json and
+ * stage_N_lifecycle_metrics.json), pure from a stage's raw samples. Times in seconds, lengths in
+ * tokens; every distribution is {mean, min, max, p10, p50, p90, p99}; empty samples are null,
+ * never 0 or NaN.
  */
 import { throughput } from '../../contracts/metrics.ts';
-import { distribution } from '../../contracts/stats.ts';
+import { distribution, type Distribution } from '../../contracts/stats.ts';
 import type { RequestRecord } from '../record/request-record.ts';
+import { StageSamples, type FailureKindSummary } from '../record/stage-samples.ts';
+import { goodput, type Goodput, type Slo } from './goodput.ts';
 
 export interface ReportDistribution {
   mean: number | null;
@@ -17,14 +20,19 @@ export interface ReportDistribution {
   p99: number | null;
 }
 
+export interface LoadSummary {
+  count: number;
+  schedule_delay: ReportDistribution;
+  send_duration: number | null;
+  intended_rate: number | null;
+  achieved_rate: number | null;
+  /** Closed-loop stages: the number of requests held in flight. */
+  concurrency?: number | null;
+  load_type?: string;
+}
+
 export interface LifecycleReport {
-  load_summary: {
-    count: number;
-    schedule_delay: ReportDistribution;
-    send_duration: number | null;
-    intended_rate: number | null;
-    achieved_rate: number | null;
-  };
+  load_summary: LoadSummary;
   successes: {
     count: number;
     latency: {
@@ -46,111 +54,95 @@ export interface LifecycleReport {
     tokens_per_event: ReportDistribution;
     token_count_source: Record<string, number>;
     token_count_mismatches: number;
+    /** How pooled ITL / inter-chunk latency were computed: every raw gap, or the ±0.5 % sketch of a very large run. */
+    pooled_latency_samples: 'exact' | 'sketch';
   };
+  goodput?: Goodput;
   failures: {
     count: number;
-    by_kind: Record<string, { count: number; sample_messages: string[] }>;
+    by_kind: Record<string, FailureKindSummary>;
     request_latency: ReportDistribution;
     prompt_len: ReportDistribution;
   };
 }
 
-function summarize(values: ArrayLike<number>, scale = 1): ReportDistribution {
-  const d = distribution(values);
+const SECONDS = 1 / 1000;
+
+function summarize(values: ArrayLike<number> | Distribution, scale = 1): ReportDistribution {
+  const d = 'p99' in values ? values : distribution(values);
   const s = (x: number | null): number | null => (x === null ? null : x * scale);
   return { mean: s(d.mean), min: s(d.min), max: s(d.max), p10: s(d.p10), p50: s(d.p50), p90: s(d.p90), p99: s(d.p99) };
 }
 
-const SECONDS = 1 / 1000;
-const SAMPLE_MESSAGES = 3;
+/** The defined (non-NaN) values of a column. */
+function defined(values: Float64Array): Float64Array {
+  let n = 0;
+  for (const v of values) if (!Number.isNaN(v)) n++;
+  if (n === values.length) return values;
+  const out = new Float64Array(n);
+  let i = 0;
+  for (const v of values) if (!Number.isNaN(v)) out[i++] = v;
+  return out;
+}
+
+function expandCounts(counts: ReadonlyMap<number, number>): Float64Array {
+  let total = 0;
+  for (const c of counts.values()) total += c;
+  const out = new Float64Array(total);
+  let i = 0;
+  for (const [value, count] of counts) out.fill(value, i, (i += count));
+  return out;
+}
+
+function sum(values: Float64Array): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}
 
 export interface ReportContext {
   /** The schedule's intended rate (requests/s), when the load shape has one. */
   intendedRate: number | null;
+  concurrency?: number | null;
+  loadType?: string;
+  slo?: Slo | null;
 }
 
-export function lifecycleReport(all: readonly RequestRecord[], context: ReportContext): LifecycleReport {
-  const measured = all.filter((r) => !r.warmup);
-  const successes = measured.filter((r) => r.failure === null);
-  const failures = measured.filter((r) => r.failure !== null);
-
-  const latency: number[] = [];
-  const ntpot: number[] = [];
-  const tpot: number[] = [];
-  const ttft: number[] = [];
-  const itl: number[] = [];
-  const interChunk: number[] = [];
-  const tokensPerEvent: number[] = [];
-  const sources: Record<string, number> = {};
-  let mismatches = 0;
-  let inputTokens = 0;
-  let outputTokens = 0;
-  for (const r of successes) {
-    const m = r.metrics;
-    if (m === null) continue;
-    latency.push(m.latencyMs);
-    if (m.ntpotMs !== null) ntpot.push(m.ntpotMs);
-    if (m.tpotMs !== null) tpot.push(m.tpotMs);
-    if (m.ttftMs !== null) ttft.push(m.ttftMs);
-    for (const gap of m.itlMs) itl.push(gap);
-    for (const gap of m.interChunkMs) interChunk.push(gap);
-    for (const e of r.events) tokensPerEvent.push(e.tokens);
-    sources[r.tokensPerEventSource] = (sources[r.tokensPerEventSource] ?? 0) + 1;
-    if (r.tokenCountMismatch) mismatches++;
-    inputTokens += r.promptTokens;
-    outputTokens += r.outputTokens;
-  }
-
-  let windowStart = Infinity;
-  let windowEnd = -Infinity;
-  for (const r of measured) {
-    windowStart = Math.min(windowStart, r.startMs);
-    windowEnd = Math.max(windowEnd, r.endMs);
-  }
+export function lifecycleReportFromSamples(samples: StageSamples, context: ReportContext): LifecycleReport {
+  const s = samples.success;
+  const w = samples.window;
+  const windowStart = w.firstStartEpochMs ?? Infinity;
+  const windowEnd = w.lastEndEpochMs ?? -Infinity;
+  const lastStart = w.lastStartEpochMs ?? -Infinity;
+  const firstScheduled = w.firstScheduledEpochMs ?? Infinity;
+  const measuredCount = samples.measuredCount;
+  const inputTokens = sum(s.promptTokens.view());
+  const outputTokens = sum(s.outputTokens.view());
   const rates =
-    measured.length > 0
-      ? throughput(windowStart, windowEnd, successes.length, inputTokens, outputTokens)
+    measuredCount > 0
+      ? throughput(windowStart, windowEnd, samples.successCount, inputTokens, outputTokens)
       : { inputTokensPerSec: null, outputTokensPerSec: null, totalTokensPerSec: null, requestsPerSec: null };
+  const sendSeconds = measuredCount > 0 ? (lastStart - firstScheduled) * SECONDS : null;
 
-  let firstScheduled = Infinity;
-  let lastStart = -Infinity;
-  for (const r of measured) {
-    firstScheduled = Math.min(firstScheduled, r.scheduledMs);
-    lastStart = Math.max(lastStart, r.startMs);
-  }
-  const sendSeconds = measured.length > 0 ? (lastStart - firstScheduled) * SECONDS : null;
-
-  const byKind: LifecycleReport['failures']['by_kind'] = {};
-  for (const r of failures) {
-    const failure = r.failure;
-    if (failure === null) continue;
-    const entry = (byKind[failure.kind] ??= { count: 0, sample_messages: [] });
-    entry.count++;
-    if (entry.sample_messages.length < SAMPLE_MESSAGES && !entry.sample_messages.includes(failure.message)) {
-      entry.sample_messages.push(failure.message);
-    }
-  }
-
-  return {
+  const report: LifecycleReport = {
     load_summary: {
-      count: measured.length,
-      schedule_delay: summarize(
-        measured.map((r) => r.startMs - r.scheduledMs),
-        SECONDS,
-      ),
+      count: measuredCount,
+      schedule_delay: summarize(samples.scheduleDelayMs.view(), SECONDS),
       send_duration: sendSeconds,
       intended_rate: context.intendedRate,
-      achieved_rate: sendSeconds !== null && sendSeconds > 0 && measured.length > 1 ? (measured.length - 1) / sendSeconds : null,
+      achieved_rate: sendSeconds !== null && sendSeconds > 0 && measuredCount > 1 ? (measuredCount - 1) / sendSeconds : null,
+      ...(context.concurrency !== undefined ? { concurrency: context.concurrency } : {}),
+      ...(context.loadType !== undefined ? { load_type: context.loadType } : {}),
     },
     successes: {
-      count: successes.length,
+      count: samples.successCount,
       latency: {
-        request_latency: summarize(latency, SECONDS),
-        normalized_time_per_output_token: summarize(ntpot, SECONDS),
-        time_per_output_token: summarize(tpot, SECONDS),
-        time_to_first_token: summarize(ttft, SECONDS),
-        inter_token_latency: summarize(itl, SECONDS),
-        inter_chunk_latency: summarize(interChunk, SECONDS),
+        request_latency: summarize(s.latencyMs.view(), SECONDS),
+        normalized_time_per_output_token: summarize(defined(s.ntpotMs.view()), SECONDS),
+        time_per_output_token: summarize(defined(s.tpotMs.view()), SECONDS),
+        time_to_first_token: summarize(defined(s.ttftMs.view()), SECONDS),
+        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros), SECONDS),
+        inter_chunk_latency: summarize(samples.interChunkMs.distribution(), SECONDS),
       },
       throughput: {
         input_tokens_per_sec: rates.inputTokensPerSec,
@@ -158,20 +150,27 @@ export function lifecycleReport(all: readonly RequestRecord[], context: ReportCo
         total_tokens_per_sec: rates.totalTokensPerSec,
         requests_per_sec: rates.requestsPerSec,
       },
-      prompt_len: summarize(successes.map((r) => r.promptTokens)),
-      output_len: summarize(successes.map((r) => r.outputTokens)),
-      tokens_per_event: summarize(tokensPerEvent),
-      token_count_source: sources,
-      token_count_mismatches: mismatches,
+      prompt_len: summarize(s.promptTokens.view()),
+      output_len: summarize(s.outputTokens.view()),
+      tokens_per_event: summarize(expandCounts(samples.tokensPerEvent)),
+      token_count_source: { ...samples.tokenCountSources },
+      token_count_mismatches: samples.tokenCountMismatches,
+      pooled_latency_samples: samples.interChunkMs.isExact ? 'exact' : 'sketch',
     },
     failures: {
-      count: failures.length,
-      by_kind: byKind,
-      request_latency: summarize(
-        failures.map((r) => r.endMs - r.startMs),
-        SECONDS,
-      ),
-      prompt_len: summarize(failures.map((r) => r.promptTokens)),
+      count: samples.failureCount,
+      by_kind: structuredClone(samples.failuresByKind),
+      request_latency: summarize(samples.failure.latencyMs.view(), SECONDS),
+      prompt_len: summarize(samples.failure.promptTokens.view()),
     },
   };
+  if (context.slo) report.goodput = goodput(samples, context.slo, windowEnd - windowStart);
+  return report;
+}
+
+/** The report of a list of records (warm-up records are left out). */
+export function lifecycleReport(all: readonly RequestRecord[], context: ReportContext, epochOf: (readingMs: number) => number = (t) => t): LifecycleReport {
+  const samples = new StageSamples();
+  for (const record of all) if (!record.warmup) samples.add(record, epochOf);
+  return lifecycleReportFromSamples(samples, context);
 }

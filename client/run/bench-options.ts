@@ -1,10 +1,14 @@
 /** Every benchmark setting, with the defaults `benchtruth bench` runs with. */
+import type { ApiName } from '../apis/api-adapter.ts';
+import type { DataSpec } from '../data/data-spec.ts';
+import type { LoadSpec } from '../load/load-plan.ts';
+import type { Slo } from '../report/goodput.ts';
 
 export type UsageRequest = 'none' | 'include' | 'continuous';
 
 export interface BenchOptions {
   url: string;
-  api: 'completions';
+  api: ApiName;
   stream: boolean;
   /** Requests per second of the constant schedule. */
   rate: number;
@@ -23,6 +27,30 @@ export interface BenchOptions {
   /** What to ask for in `stream_options`. */
   usage: UsageRequest;
   tokenizerFallback: boolean;
+  /** Load shape; absent = constant `rate` for `durationSec` after `warmupSec`. */
+  load?: LoadSpec;
+  /** Dataset; absent = random prompts of `promptTokens`, `maxTokens` output tokens. */
+  data?: DataSpec;
+  /** Goodput objectives; absent = no goodput section. */
+  slo?: Slo | null;
+  /** LoRA traffic split: each request's model is drawn by weight (seeded per request). */
+  lora?: ReadonlyArray<{ name: string; weight: number }>;
+  /** Extra request headers (e.g. Authorization). */
+  headers?: Readonly<Record<string, string>>;
+  /** Also write per_request_lifecycle_metrics.json. */
+  perRequestReport?: boolean;
+  /** Progress display: a bar on a TTY, plain lines otherwise, or none. */
+  progress?: 'auto' | 'bar' | 'lines' | 'off';
+  /** Scrape Prometheus metrics during each stage (url null = the server's own /metrics). */
+  scrape?: { url: string | null; intervalMs: number } | null;
+  /** `lpg` also writes the latency profile generator's JSON (and scrapes /metrics each second unless `scrape` says otherwise). */
+  reportFormat?: 'inference-perf' | 'lpg';
+  /** Worker threads sharing the schedule (1 = in this thread). */
+  workers?: number;
+  /** This process runs shard `index` of `count` (one machine of several running one benchmark). */
+  shard?: { index: number; count: number };
+  /** Keep every full RequestRecord in the result (tests, the demo); off keeps only compact samples. */
+  keepRecords?: boolean;
 }
 
 export const DEFAULT_BENCH_OPTIONS: Readonly<Omit<BenchOptions, 'url'>> = Object.freeze({

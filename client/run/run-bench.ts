@@ -1,31 +1,40 @@
 /**
- * A benchmark run: the schedule drives sends through one timer, every outcome becomes a
- * record, records stream to requests.jsonl as they finish, and the report is built from them.
+ * A benchmark run: options → dataset and stage plans → sends (in this thread or over worker
+ * threads) → every finished request written to requests.jsonl and folded into compact
+ * per-stage samples → reports. Interrupting stops scheduling and still writes every report.
  */
-import { mkdirSync, createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
-import { Agent, request } from 'undici';
 import { realClock, type Clock } from '../../contracts/clock.ts';
-import { Rng } from '../../contracts/rng.ts';
-import { syntheticPrompt } from '../data/synthetic-prompts.ts';
-import { constantSchedule, type ScheduledSend } from '../load/constant-schedule.ts';
-import type { RequestRecord } from '../record/request-record.ts';
-import { lifecycleReport, type LifecycleReport } from '../report/lifecycle-report.ts';
-import { requestLine } from '../report/request-line.ts';
-import { sendAndMeasure, RequestTimeout, type InFlight } from '../send/http-sender.ts';
-import type { BenchOptions } from './bench-options.ts';
 import { API_ADAPTERS } from '../apis/index.ts';
+import { buildDataset, type DataSpec } from '../data/data-spec.ts';
+import type { Dataset } from '../data/dataset.ts';
+import { DatasetError } from '../data/file-datasets.ts';
+import { planStages, planTrace, sweepProbe, sweepRates, type LoadSpec, type StagePlan } from '../load/load-plan.ts';
+import type { RequestRecord } from '../record/request-record.ts';
+import { StageSamples } from '../record/stage-samples.ts';
+import type { LifecycleReport } from '../report/lifecycle-report.ts';
+import { LiveCounters, startProgress } from '../report/progress.ts';
+import { requestLine } from '../report/request-line.ts';
+import { openRunOutput, type RunOutput } from '../report/run-output.ts';
+import { buildRunReports, rawSamplesFile, type StageContext } from '../report/run-reports.ts';
+import { startStageScraper, type ServerMetricsReport } from '../scrape/stage-scraper.ts';
+import { lpgRate, writeLpgReport } from '../report/lpg-output.ts';
+import { runWorkers } from '../workers/worker-pool.ts';
+import { BenchError } from './bench-error.ts';
+import type { BenchOptions } from './bench-options.ts';
+import { httpRequestSender } from './http-request-sender.ts';
+import { runLocal } from './local-run.ts';
+import { senderFactoryFor } from './request-sender.ts';
+import type { StageShare } from './stage-runner.ts';
 
-export class BenchError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BenchError';
-  }
-}
+export { BenchError } from './bench-error.ts';
 
 export interface BenchResult {
+  /** Every record (only when `keepRecords` is not false). */
   records: RequestRecord[];
   report: LifecycleReport;
+  stageReports: Map<number, LifecycleReport>;
+  samples: Map<number, StageSamples>;
+  serverMetrics: ServerMetricsReport | null;
   model: string;
   originMs: number;
   originEpochMs: number;
@@ -39,25 +48,45 @@ export interface BenchDeps {
   onRecord?: (record: RequestRecord) => void;
 }
 
-const TIMEOUT_SWEEP_MS = 50;
+export function loadSpecOf(options: BenchOptions): LoadSpec {
+  return (
+    options.load ?? {
+      type: 'stages',
+      arrival: { kind: 'constant' },
+      stages: [{ kind: 'rate', rate: options.rate, durationSec: options.durationSec }],
+      warmupSec: options.warmupSec,
+    }
+  );
+}
 
-async function discoverModel(base: URL, dispatcher: Agent): Promise<string> {
-  let response;
+export function dataSpecOf(options: BenchOptions): DataSpec {
+  return options.data ?? { type: 'synthetic', input: { kind: 'fixed', value: options.promptTokens }, output: { kind: 'fixed', value: options.maxTokens } };
+}
+
+/** Stage plans known before the run (a sweep's come after its probe). */
+export function planLoad(load: LoadSpec, seed: number): StagePlan[] {
+  if (load.type === 'stages') return planStages(load.stages, load.arrival, load.warmupSec, seed);
+  if (load.type === 'trace') return [planTrace(load.offsetsMs, load.warmupSec)];
+  return [sweepProbe(load.sweep)];
+}
+
+export function stageContext(plan: StagePlan): StageContext {
+  return plan.kind === 'open'
+    ? { loadType: plan.loadType, intendedRate: plan.intendedRate, concurrency: null }
+    : { loadType: 'concurrency', intendedRate: null, concurrency: plan.concurrency };
+}
+
+function plannedTotal(plans: readonly StagePlan[]): number {
+  return plans.reduce((n, p) => n + (p.kind === 'open' ? p.sends.length : p.count), 0);
+}
+
+export function datasetFor(options: BenchOptions): Dataset {
   try {
-    response = await request(new URL('/v1/models', base), { dispatcher, headersTimeout: 10_000, bodyTimeout: 10_000 });
+    return buildDataset(dataSpecOf(options), options.seed);
   } catch (error) {
-    throw new BenchError(`cannot reach ${base.origin}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof DatasetError || error instanceof RangeError) throw new BenchError(error.message);
+    throw error;
   }
-  const text = await response.body.text();
-  if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; pass --model`);
-  try {
-    const parsed = JSON.parse(text) as { data?: Array<{ id?: unknown }> };
-    const id = parsed.data?.[0]?.id;
-    if (typeof id === 'string') return id;
-  } catch {
-    // Fall through to the error below.
-  }
-  throw new BenchError(`${base.origin}/v1/models lists no model; pass --model`);
 }
 
 export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Promise<BenchResult> {
@@ -69,119 +98,104 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     throw new BenchError(`--url must be an absolute http URL, got ${JSON.stringify(options.url)}`);
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new BenchError(`--url must be http or https, got ${base.protocol}`);
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, pipelining: 1 });
+  const api = API_ADAPTERS[options.api];
+  if (api === undefined) throw new BenchError(`unknown API ${JSON.stringify(options.api)}`);
+  const sender = senderFactoryFor(api.name, httpRequestSender)({ base, api, clock, options });
+  const controller = new AbortController();
+  const relayAbort = (): void => controller.abort();
+  if (deps.signal?.aborted) controller.abort();
+  deps.signal?.addEventListener('abort', relayAbort, { once: true });
+  let scraper: ReturnType<typeof startStageScraper> | null = null;
   try {
-    const model = options.model ?? (await discoverModel(base, dispatcher));
-    const schedule = constantSchedule(options.rate, options.durationSec, options.warmupSec);
-    const rng = new Rng(options.seed);
-    const promptRng = rng.derive('prompts');
-    const prompts = schedule.map(() => syntheticPrompt(promptRng, options.promptTokens));
-    const api = API_ADAPTERS[options.api];
-    const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
+    const model = options.model ?? (await sender.discoverModel());
+    const dataset = datasetFor(options);
+    const load = loadSpecOf(options);
+    const workers = options.workers ?? 1;
+    const shard = options.shard ?? { index: 0, count: 1 };
+    if (load.type === 'sweep' && (workers > 1 || shard.count > 1)) throw new BenchError('a sweep probes saturation in one process: use --workers 1 and no --shard');
+    let plans = planLoad(load, options.seed);
+    const contexts = new Map<number, StageContext>();
+    for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
 
-    let jsonl: WriteStream | null = null;
-    if (options.outputDir !== null) {
-      mkdirSync(options.outputDir, { recursive: true });
-      jsonl = createWriteStream(join(options.outputDir, 'requests.jsonl'));
-    }
-
+    const output: RunOutput | null = options.outputDir !== null ? openRunOutput(options.outputDir, options.perRequestReport === true) : null;
     const originMs = clock.now();
     const originEpochMs = clock.epochMs(originMs);
-    const records: RequestRecord[] = [];
-    const inFlight = new Set<InFlight>();
-    let interrupted = false;
-
-    const finished = (record: RequestRecord): void => {
-      records.push(record);
-      jsonl?.write(`${requestLine(record, originMs, originEpochMs)}\n`);
+    const counters = new LiveCounters();
+    const progress = startProgress(counters, load.type === 'sweep' ? null : plannedTotal(plans), options.progress ?? 'off');
+    // The generator's server_metrics come from scrapes during the run: lpg scrapes by default.
+    const scrape = (options.scrape ?? null) === null && options.reportFormat === 'lpg' ? { url: null, intervalMs: 1000 } : options.scrape;
+    if (scrape) scraper = startStageScraper(scrape.url ?? new URL('/metrics', base.origin).href, scrape.intervalMs);
+    const onStage = (stage: number, phase: 'start' | 'end'): void => {
+      if (stage >= 0) scraper?.mark(stage, phase);
+    };
+    const probeRecords: RequestRecord[] = [];
+    const onLocalRecord = (record: RequestRecord): void => {
+      if (record.stage < 0) probeRecords.push(record);
+      counters.finish(record.failure === null, record.metrics?.ttftMs ?? null);
+      output?.writeLine(requestLine(record, originMs, originEpochMs));
       deps.onRecord?.(record);
     };
 
-    const sweep = setInterval(() => {
-      const now = clock.now();
-      for (const handle of inFlight) if (now >= handle.deadlineMs) handle.abort(new RequestTimeout(options.timeoutMs));
-    }, TIMEOUT_SWEEP_MS);
-
-    const pending: Promise<void>[] = [];
-    const send = (item: ScheduledSend): void => {
-      let handle: InFlight | null = null;
-      const promise = sendAndMeasure(
-        dispatcher,
-        clock,
-        {
-          origin: base.origin,
-          path,
-          body: api.body({ model, prompt: prompts[item.index] as string, maxTokens: options.maxTokens, stream: options.stream, usage: options.usage }),
-          headers: { 'content-type': 'application/json', 'x-request-id': `bench-${options.seed}-${item.index}` },
-        },
-        {
-          index: item.index,
-          requestId: `bench-${options.seed}-${item.index}`,
-          stage: item.stage,
-          warmup: item.warmup,
-          scheduledMs: originMs + item.offsetMs,
-          promptTokens: options.promptTokens,
-        },
-        { api, stream: options.stream, tokenizerFallback: options.tokenizerFallback, timeoutMs: options.timeoutMs },
-        (h) => {
-          if (h === null) {
-            if (handle !== null) inFlight.delete(handle);
-          } else {
-            handle = h;
-            inFlight.add(h);
-          }
-        },
-      ).then(finished);
-      pending.push(promise);
-    };
-
-    await new Promise<void>((resolve) => {
-      let next = 0;
-      let timer: NodeJS.Timeout | null = null;
-      const stop = (): void => {
-        interrupted = true;
-        if (timer !== null) clearTimeout(timer);
-        resolve();
-      };
-      if (deps.signal?.aborted) return stop();
-      deps.signal?.addEventListener('abort', stop, { once: true });
-      const tick = (): void => {
-        const now = clock.now();
-        while (next < schedule.length && originMs + (schedule[next] as ScheduledSend).offsetMs <= now) {
-          send(schedule[next] as ScheduledSend);
-          next++;
+    let samples: Map<number, StageSamples>;
+    let records: RequestRecord[] = [];
+    let interrupted: boolean;
+    try {
+      if (workers > 1) {
+        const shares: StageShare[] = Array.from({ length: workers }, (_, w) => ({ worker: shard.index * workers + w, workers: shard.count * workers }));
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, signal: controller.signal, counters, onLine: (line) => output?.writeLine(line), onStage });
+        samples = result.samples;
+        interrupted = result.interrupted;
+      } else {
+        const share = { worker: shard.index, workers: shard.count };
+        const common = { options, dataset, model, sender, clock, share, signal: controller.signal, onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
+        const first = await runLocal({ ...common, plans });
+        samples = first.samples;
+        records = first.records;
+        interrupted = first.interrupted;
+        if (load.type === 'sweep' && !interrupted) {
+          const saturation = saturationRate(probeRecords);
+          if (saturation === null) throw new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
+          plans = planStages(
+            sweepRates(saturation, load.sweep).map((rate) => ({ kind: 'rate' as const, rate, durationSec: load.sweep.stageDurationSec })),
+            load.arrival,
+            0,
+            options.seed,
+          );
+          for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
+          const rest = await runLocal({ ...common, plans, firstLocal: first.nextLocal });
+          for (const [stage, s] of rest.samples) samples.set(stage, s);
+          records = [...records, ...rest.records];
+          interrupted = rest.interrupted;
         }
-        if (next >= schedule.length) {
-          deps.signal?.removeEventListener('abort', stop);
-          return resolve();
-        }
-        const wait = originMs + (schedule[next] as ScheduledSend).offsetMs - clock.now();
-        timer = setTimeout(tick, Math.max(0, wait));
-      };
-      tick();
-    });
-
-    if (interrupted) {
-      const grace = setTimeout(() => {
-        for (const handle of inFlight) handle.abort(new RequestTimeout(options.graceMs));
-      }, options.graceMs);
-      await Promise.all(pending);
-      clearTimeout(grace);
-    } else {
-      await Promise.all(pending);
+      }
+    } finally {
+      progress.stop();
     }
-    clearInterval(sweep);
-    records.sort((a, b) => a.index - b.index);
-    const report = lifecycleReport(records, { intendedRate: options.rate });
-    if (jsonl !== null) {
-      const stream = jsonl;
-      await new Promise<void>((resolve) => stream.end(resolve));
+    const serverMetrics = scraper !== null ? await scraper.stop() : null;
+    scraper = null;
+    const slo = options.slo ?? null;
+    const reports = buildRunReports(samples, contexts, slo);
+    if (output !== null) {
+      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(samples, contexts, slo), serverMetrics });
+      if (options.reportFormat === 'lpg') writeLpgReport(options.outputDir as string, { api: api.name, stream: options.stream, requestRate: lpgRate(load), model, startEpochMs: originEpochMs, stages: samples, serverMetrics: serverMetrics?.summary ?? null });
     }
-    if (options.outputDir !== null) {
-      writeFileSync(join(options.outputDir, 'summary_lifecycle_metrics.json'), `${JSON.stringify(report, null, 2)}\n`);
-    }
-    return { records, report, model, originMs, originEpochMs, interrupted };
+    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted };
   } finally {
-    await dispatcher.close();
+    deps.signal?.removeEventListener('abort', relayAbort);
+    if (scraper !== null) await scraper.stop();
+    await sender.close();
   }
+}
+
+/** The probe's completed requests per second over its window: the rate the server sustains. */
+function saturationRate(probe: readonly RequestRecord[]): number | null {
+  const ok = probe.filter((r) => r.failure === null);
+  if (ok.length < 2) return null;
+  let start = Infinity;
+  let end = -Infinity;
+  for (const r of probe) {
+    start = Math.min(start, r.startMs);
+    end = Math.max(end, r.endMs);
+  }
+  return end > start ? (ok.length * 1000) / (end - start) : null;
 }

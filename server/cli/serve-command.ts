@@ -3,9 +3,15 @@ import type { Command } from 'commander';
 import { flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
 import { parseDurationMs } from '../../contracts/units.ts';
 import { buildServer } from '../app.ts';
-import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from '../options.ts';
+import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from '../options.ts';
+import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
+import { registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
+import { applyServeConfig, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
+import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
+import { announceListening, joinClusterIfWorker } from '../cluster/cluster-worker.ts';
+import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
 
-interface ServeFlags {
+interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, EngineServeFlags {
   host: string;
   port: string;
   model: string;
@@ -32,12 +38,15 @@ export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions>
     maxModelLen: flagValue('--max-model-len', flags.maxModelLen, wholeNumber(1)),
     truthLog: flags.truthLog ?? null,
     logger: flags.log === true,
+    ...vllmOptionsFromFlags(flags),
+    ...jetstreamOptionsFromFlags(flags),
+    ...engineOptionsFromFlags(flags),
   };
 }
 
 export function registerServeCommand(program: Command): void {
   const d = DEFAULT_SERVER_OPTIONS;
-  program
+  const serve = program
     .command('serve')
     .description('run the deterministic fake vLLM server')
     .option('--host <host>', 'address to listen on', d.host)
@@ -50,9 +59,22 @@ export function registerServeCommand(program: Command): void {
     .option('--created <epoch-seconds>', 'fixed `created` value for reproducible bytes')
     .option('--max-model-len <n>', 'context length for validation', String(d.maxModelLen))
     .option('--truth-log <file>', 'append each finished request’s truth record as a JSON line')
-    .option('--log', 'log every request (fastify logger)')
-    .action(async (flags: ServeFlags) => {
-      const server = buildServer(serveOptionsFromFlags(flags));
+    .option('--log', 'log every request (fastify logger)');
+  registerVllmFlags(serve);
+  registerJetstreamFlags(serve);
+  registerEngineFlags(serve);
+  registerWireFlags(serve)
+    .action(async (flags: ServeFlags, command: Command) => {
+      applyServeConfig(flags as ServeFlags & Record<string, unknown>, command);
+      const scenario = applyScenarioFlags(flags as ServeFlags & Record<string, unknown>, command);
+      const serveOptions = { ...serveOptionsFromFlags(flags), ...wireOptionsFromFlags(flags, scenario) };
+      const resolved = resolveServerOptions(serveOptions);
+      if (isClusterPrimary(resolved)) {
+        await runClusterPrimary(resolved, (port) => `benchtruth serving ${resolved.model} on http://${resolved.host}:${port} (seed ${resolved.seed})`);
+        return;
+      }
+      const server = buildServer(serveOptions);
+      await joinClusterIfWorker(server);
       let port: number;
       try {
         port = await server.listen();
@@ -73,7 +95,11 @@ export function registerServeCommand(program: Command): void {
       process.once('SIGINT', () => shutdown('SIGINT'));
       process.once('SIGTERM', () => shutdown('SIGTERM'));
       // Announce only once the signal handlers are in place: a supervisor may act on this line.
+      if (announceListening(port)) return;
       const { options } = server.context;
-      process.stdout.write(`benchtruth serving ${options.model} on http://${options.host}:${port} (seed ${options.seed})\n`);
+      const replaying = scenario === null ? '' : `, scenario ${scenario.name}`;
+      process.stdout.write(`benchtruth serving ${options.model} on http://${options.host}:${port} (seed ${options.seed}${replaying})\n`);
+      const jetstream = jetstreamBanner(options.host, server.jetstream.grpcPort, server.jetstream.metricsPort);
+      if (jetstream !== null) process.stdout.write(`${jetstream}\n`);
     });
 }

@@ -1,19 +1,44 @@
 /**
  * The engine's plan for one request: which tokens, and when each is due. Pure: the same
- * (seed, request key, request) always gives the same plan.
+ * (seed, request key, request, load at arrival) always gives the same plan.
  */
 import { requestRng, type Rng } from '../../contracts/rng.ts';
 import type { PlannedToken } from '../../contracts/truth.ts';
 import { generateTokens, type TextOptions } from './text.ts';
-import { tokenDueTimes, type TimingModel } from './timing.ts';
+import { simpleTiming, tokenDueTimes, type TimingModel } from './timing.ts';
+
+/** The two-number model older callers pass; read as fixed TTFT and ITL. */
+export interface SimpleTiming {
+  ttftMs: number;
+  itlMs: number;
+}
+
+/**
+ * Spacing of the placeholder due times of a deferred plan (the batching scheduler decides the
+ * real ones later). Wide enough that any wire delay or stall planned after a token stays
+ * attributable to that token: a write's due = its anchor token's due + an offset below this.
+ */
+export const NOMINAL_TOKEN_SPACING_MS = 1e9;
+
+/** How the engine times a request's tokens (chosen by its scheduler at admission). */
+export type PlanTiming =
+  | { deferred: false; model: TimingModel; running: number }
+  /** The batching scheduler decides later: placeholder times (see token-availability.ts). */
+  | { deferred: true; model: TimingModel };
 
 export interface PlanInput {
   seed: number;
   /** The client's x-request-id when sent, else a per-server counter. */
   requestKey: string;
   maxTokens: number;
-  timing: TimingModel;
+  timing: TimingModel | SimpleTiming | PlanTiming;
   text: TextOptions;
+  /** Prompt length, for the prefill cost (default 0). */
+  promptTokens?: number;
+  /** Requests running at arrival, itself included, for the load factor (default 1). */
+  running?: number;
+  /** Token i gets the placeholder due (i + 1) × NOMINAL_TOKEN_SPACING_MS; see token-availability.ts. */
+  deferred?: boolean;
 }
 
 export interface TokenPlan {
@@ -23,12 +48,26 @@ export interface TokenPlan {
   rng: Rng;
 }
 
+function timingModel(timing: TimingModel | SimpleTiming | PlanTiming): TimingModel {
+  if ('deferred' in timing) return timing.model;
+  return 'ttft' in timing ? timing : simpleTiming(timing.ttftMs, timing.itlMs);
+}
+
 export function planTokens(input: PlanInput): TokenPlan {
   const rng = requestRng(input.seed, input.requestKey);
   const textRng = rng.derive('text');
   const timingRng = rng.derive('timing');
   const generated = generateTokens(textRng, input.maxTokens, input.text);
-  const due = tokenDueTimes(timingRng, generated.length, input.timing);
-  const tokens = generated.map((token, i): PlannedToken => ({ id: token.id, text: token.text, dueMs: due[i] as number }));
+  const timing = input.timing;
+  const deferred = input.deferred === true || ('deferred' in timing && timing.deferred);
+  const running = 'deferred' in timing && !timing.deferred ? timing.running : (input.running ?? 1);
+  const due = deferred
+    ? null
+    : tokenDueTimes(timingRng, generated.length, timingModel(timing), { promptTokens: input.promptTokens ?? 0, running });
+  const tokens = generated.map((token, i): PlannedToken => ({
+    id: token.id,
+    text: token.text,
+    dueMs: due === null ? (i + 1) * NOMINAL_TOKEN_SPACING_MS : (due[i] as number),
+  }));
   return { tokens, finishReason: 'length', rng };
 }

@@ -25,3 +25,6 @@ export const ASCII_VOCABULARY: readonly string[] = Object.freeze([...WORDS.map((
 export const VOCABULARY: readonly string[] = Object.freeze([...ASCII_VOCABULARY, ...MULTIBYTE]);
 
 export const FIRST_MULTIBYTE_ID = ASCII_VOCABULARY.length;
+
+/** The id of the end-of-sequence token (it has no text). */
+export const EOS_ID = VOCABULARY.length;

@@ -1,54 +1,66 @@
-/** `POST /v1/completions`: validate, plan, frame, cut into writes, play. */
+/** `POST /v1/completions`: validate, resolve the model, count prompt tokens, plan, play. */
 import type { FastifyInstance } from 'fastify';
-import { countTokens } from '../../contracts/tokenizer.ts';
-import { badRequest, modelNotFound } from '../dialects/vllm/errors.ts';
-import { parseCompletionRequest, type CompletionRequest } from '../dialects/vllm/completion-request.ts';
+import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
+import { badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion } from '../dialects/vllm/plan-completion.ts';
+import { checkSampling } from '../dialects/vllm/sampling-request.ts';
+import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { playResponse } from '../transport/response-executor.ts';
-import { sendVllmError } from './vllm-errors.ts';
+import { admit, createdAt, echoTokens, fail, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import type { VllmState } from './vllm-state.ts';
 
-function promptTokenCount(prompt: CompletionRequest['prompt']): number {
-  if (typeof prompt === 'string') return countTokens(prompt);
-  const first = prompt[0];
-  if (typeof first === 'string') return countTokens(first);
-  if (Array.isArray(first)) return first.length;
-  return prompt.length;
-}
-
-export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext): void {
+export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post('/v1/completions', async (request, reply) => {
-    const arrivalMono = request.arrivalMono;
-    const identity = ctx.identities.next(request.headers['x-request-id']);
-    reply.header('x-request-id', identity.id);
+    const { identity, arrivalMono } = startGeneration(ctx, request, reply);
     const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens);
-    if (!parsed.ok) return sendVllmError(reply, parsed.error);
+    if (!parsed.ok) return fail(reply, parsed.error);
     const req = parsed.value;
     const { options } = ctx;
-    if (req.model !== '' && req.model !== options.model) return sendVllmError(reply, modelNotFound(req.model));
-    if (Array.isArray(req.prompt) && req.prompt.length > 1 && typeof req.prompt[0] !== 'number') {
-      return sendVllmError(reply, badRequest('benchtruth serves one prompt per request; send batched prompts as separate requests.', 'prompt'));
-    }
-    const promptTokens = promptTokenCount(req.prompt);
-    if (promptTokens + req.maxTokens > options.maxModelLen) {
-      return sendVllmError(
-        reply,
-        badRequest(
-          `This model's maximum context length is ${options.maxModelLen} tokens. However, you requested ${promptTokens + req.maxTokens} tokens (${promptTokens} in the messages, ${req.maxTokens} in the completion). Please reduce the length of the messages or completion.`,
-        ),
-      );
-    }
+    const model = resolveModel(state, req.model);
+    if (model instanceof VllmError) return fail(reply, model);
 
-    const { record, headers } = planCompletion({
-      options,
-      request: req,
+    const { tokenizer } = state;
+    const prompts = promptList(req.prompt);
+    const texts = prompts.map((p) => (typeof p === 'string' ? p : null));
+    const counts = prompts.map((p) => (typeof p === 'string' ? tokenizer.count(p) : p.length));
+    if (counts.some((c) => c === 0)) return fail(reply, badRequest('The decoder prompt cannot be empty'));
+    const limited = Number.isFinite(req.maxTokens);
+    // 0.11 checks prompts in its renderer (max_model_len − max_tokens); 0.10.1 in _validate_input.
+    for (const count of counts) {
+      const tooLong = options.vllmVersion === '0.10.1'
+        ? contextLengthError(options.maxModelLen, count, limited ? req.maxTokens : 0)
+        : renderedPromptTooLong(options.maxModelLen, count, limited ? req.maxTokens : null);
+      if (tooLong !== null) return fail(reply, tooLong);
+    }
+    if (!limited && counts.some((c) => c >= options.maxModelLen)) return fail(reply, badRequest('max_tokens must be at least 1, got 0.'));
+    const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [] }, limited ? req.maxTokens : null);
+    if (sampling !== null) return fail(reply, sampling);
+    const wire = wirePolicyFor(ctx, model.name, request);
+    if (wire instanceof VllmError) return fail(reply, wire);
+
+    const longest = Math.max(...counts);
+    const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos);
+    let echoes: GeneratedToken[][] | undefined;
+    if (options.mode === 'echo') {
+      echoes = prompts.map((p, i) => echoTokens(tokenizer, texts[i] ?? tokenizer.decode(p as number[]) ?? ''));
+    }
+    const admission = admit(ctx, { identity, arrivalMono }, model, counts.reduce((a, b) => a + b, 0), output.maxTokens);
+    if (admission instanceof VllmError) return fail(reply, admission);
+    const planned = planCompletion({
+      wire,
+      options: admission.options,
+      request: { ...req, maxTokens: output.maxTokens },
       requestId: identity.id,
       requestKey: identity.key,
-      promptTokens,
-      created: options.created ?? Math.floor(Date.now() / 1000),
+      promptTokens: counts.reduce((a, b) => a + b, 0),
+      promptTokensOfPrompt: counts,
+      ...(req.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
+      servedModel: model.name,
+      naturalStop: output.naturalStop,
+      ...(echoes === undefined ? {} : { echoes }),
+      created: createdAt(ctx),
       arrivalEpochMs: ctx.clock.epochMs(arrivalMono),
     });
-    reply.hijack();
-    playResponse(reply.raw, { record, arrivalMono, headers, headersAtArrival: req.stream }, ctx);
+    play(ctx, reply, planned, arrivalMono, req.stream, admission);
   });
 }

@@ -1,21 +1,28 @@
 /** Sends a VllmError as vLLM does: JSON body, status = code, request id echoed. */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { VllmError } from '../dialects/vllm/errors.ts';
+import { jsonInvalid, validationError } from '../dialects/vllm/request-fields.ts';
 
 export function sendVllmError(reply: FastifyReply, error: VllmError): FastifyReply {
-  return reply.code(error.status).header('content-type', 'application/json').send(error.body());
+  return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json' }).send(Buffer.from(error.body()));
 }
 
-/** Fastify's own failures (bad JSON, oversized body, unknown route) in vLLM's shape. */
+/** Fastify's own failures (bad JSON, oversized body, unknown route) in vLLM's shape; never a 500 for client input. */
 export function installVllmErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof VllmError) return sendVllmError(reply, error);
     const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) reply.log.error(error);
-    const type = status === 413 ? 'RequestEntityTooLarge' : status === 500 ? 'InternalServerError' : 'BadRequestError';
-    return sendVllmError(reply, new VllmError(status, type, status === 500 ? 'Internal server error' : error.message));
+    if (status === 413) return sendVllmError(reply, new VllmError(413, 'RequestEntityTooLarge', error.message));
+    if (status === 400 && typeof error.message === 'string' && error.message.startsWith('JSON decode error')) {
+      const length = request.headers['content-length'];
+      const empty = length === undefined || length === '0';
+      return sendVllmError(reply, empty ? validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]) : jsonInvalid());
+    }
+    if (status === 500) return sendVllmError(reply, new VllmError(500, 'InternalServerError', 'Internal server error'));
+    return sendVllmError(reply, new VllmError(status, 'BadRequestError', error.message));
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).header('content-type', 'application/json').send(JSON.stringify({ detail: 'Not Found' })),
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).header('content-type', 'application/json').send(Buffer.from(JSON.stringify({ detail: 'Not Found' }))),
   );
 }

@@ -2,8 +2,18 @@
  * One scheduler for every open stream: a binary heap of due times and a single timer, never a
  * timer per stream. Node timers have millisecond granularity, so the timer is armed a little
  * early and the last stretch is covered by setImmediate turns, which keep serving I/O.
+ *
+ * Within that last stretch a turn that finds nothing due yet sleeps until the next due time
+ * (Atomics.wait: a futex with microsecond resolution) instead of spinning through empty event
+ * loop turns: spinning burns a core polling for I/O, sleeping costs one syscall. The sleep is
+ * shorter than the gap to the next write (≤ the 1.5 ms window), and every run of due work is
+ * followed by a setImmediate turn, so sockets are still served between writes.
+ *
+ * A task whose next due time is not known yet (the batching engine has not produced the token
+ * it waits for) returns Infinity and is parked outside the heap until `wake()`.
  */
-import type { Clock } from '../../contracts/clock.ts';
+import { realClock, type Clock } from '../../contracts/clock.ts';
+import { LatenessTally } from '../metrics/lateness-tally.ts';
 
 export interface ScheduledTask {
   /** Runs the task's due work; returns its next absolute due time, or null when it is done. */
@@ -11,6 +21,14 @@ export interface ScheduledTask {
 }
 
 const SPIN_WINDOW_MS = 1.5;
+/**
+ * Sleep right up to the due time, not short of it: the futex wake-up overshoots by some tens of
+ * microseconds, and the writes falling due within that overshoot then leave in the same turn —
+ * a deliberate, bounded coalescing that saves a wake-up and a loop turn per write.
+ */
+/** Shorter gaps are not worth a syscall. */
+const MIN_SLEEP_MS = 0.01;
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 export class EmissionScheduler {
   readonly #clock: Clock;
@@ -20,9 +38,16 @@ export class EmissionScheduler {
   #timerAt = Infinity;
   #immediate: NodeJS.Immediate | null = null;
   readonly #tick = (): void => this.#runDue();
+  readonly #parked = new WeakSet<ScheduledTask>();
+  /** Lateness (run time − due time) of every task run, for the benchmark and /_engine/emission. */
+  readonly lateness = new LatenessTally();
 
-  constructor(clock: Clock) {
+  readonly #sleeps: boolean;
+
+  /** `sleep` (default: only on the real clock) lets the last stretch block instead of spin. */
+  constructor(clock: Clock, options: { sleep?: boolean } = {}) {
     this.#clock = clock;
+    this.#sleeps = options.sleep ?? clock === realClock;
   }
 
   get pending(): number {
@@ -30,6 +55,18 @@ export class EmissionScheduler {
   }
 
   schedule(task: ScheduledTask, dueAt: number): void {
+    if (!(dueAt < Infinity)) {
+      this.#parked.add(task);
+      return;
+    }
+    this.#push(dueAt, task);
+    this.#arm();
+  }
+
+  /** Puts a parked task back in the heap at `dueAt`; a task that is not parked is left alone. */
+  wake(task: ScheduledTask, dueAt: number): void {
+    if (!this.#parked.has(task) || !(dueAt < Infinity)) return;
+    this.#parked.delete(task);
     this.#push(dueAt, task);
     this.#arm();
   }
@@ -39,10 +76,20 @@ export class EmissionScheduler {
     this.#timerAt = Infinity;
     this.#immediate = null;
     let now = this.#clock.now();
+    const head = this.#due[0];
+    if (this.#sleeps && head !== undefined && head > now + MIN_SLEEP_MS && head - now <= SPIN_WINDOW_MS) {
+      Atomics.wait(SLEEPER, 0, 0, head - now);
+      now = this.#clock.now();
+    }
+    const lateness = this.lateness;
     while (this.#due.length > 0 && (this.#due[0] as number) <= now) {
+      lateness.add(now - (this.#due[0] as number));
       const task = this.#pop();
       const next = task.run(now);
-      if (next !== null) this.#push(next, task);
+      if (next !== null) {
+        if (next < Infinity) this.#push(next, task);
+        else this.#parked.add(task);
+      }
       now = this.#clock.now();
     }
     this.#arm();

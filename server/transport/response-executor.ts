@@ -1,12 +1,16 @@
 /**
  * The only code that writes response bytes: it plays a planned response (headers, then each
- * planned write at its due time) onto a socket through the shared scheduler, and stamps the
- * moment each write is handed to the socket into the truth record.
+ * planned write at its due time, then the end — or a destroyed socket) onto a socket through
+ * the shared scheduler, and stamps the moment each write is handed to the socket into the
+ * truth record. Faults are data in the plan: a slow-headers fault is a late `headersDueMs`, a
+ * disconnect is `fault.params.atMs`, everything else is already in the planned bytes.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Clock } from '../../contracts/clock.ts';
-import type { TruthRecord } from '../../contracts/truth.ts';
+import type { EndReason, TruthRecord } from '../../contracts/truth.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
+import { endsAsFailure } from '../wire/stream-faults.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
 
 export interface PlannedResponse {
@@ -24,11 +28,24 @@ export interface ExecutorDeps {
   truth: TruthStore;
 }
 
+/** When a disconnect fault drops the connection (relative ms), or null when none is planned. */
+function plannedDisconnectMs(record: TruthRecord): number | null {
+  if (record.fault?.kind !== 'disconnect') return null;
+  const at = record.fault.params.atMs;
+  return typeof at === 'number' ? at : 0;
+}
+
+function isRealSocket(socket: unknown): socket is Socket {
+  return socket !== null && typeof socket === 'object' && typeof (socket as Socket).setNoDelay === 'function';
+}
+
 class ResponsePlayer implements ScheduledTask {
   readonly #res: ServerResponse;
   readonly #plan: PlannedResponse;
   readonly #deps: ExecutorDeps;
   readonly #body: Buffer;
+  readonly #headersDueMs: number;
+  readonly #disconnectMs: number | null;
   #next = 0;
   #finished = false;
 
@@ -38,25 +55,24 @@ class ResponsePlayer implements ScheduledTask {
     this.#deps = deps;
     const body = plan.record.body;
     this.#body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    this.#headersDueMs = plan.record.headersDueMs ?? 0;
+    this.#disconnectMs = plannedDisconnectMs(plan.record);
     res.once('close', () => {
       if (!this.#finished) this.#end(this.#deps.clock.now(), 'client_aborted');
     });
   }
 
   start(): void {
-    const { record, arrivalMono } = this.#plan;
-    const res = this.#res;
-    const socket = res.socket;
-    // Injected requests (tests) ride on a mock socket without TCP options.
-    if (socket !== null && typeof socket.setNoDelay === 'function') socket.setNoDelay(true);
-    if (this.#plan.headersAtArrival) this.#sendHeaders();
-    if (record.writes.length === 0) {
-      this.#sendHeaders();
-      res.end();
-      this.#end(this.#deps.clock.now(), 'completed');
+    const socket = this.#res.socket;
+    // Every write its own segment: a reader on 127.0.0.1 then sees the planned cuts.
+    if (isRealSocket(socket)) socket.setNoDelay(true);
+    if (this.#plan.headersAtArrival && this.#headersDueMs <= 0) this.#sendHeaders();
+    const next = this.#nextDueMs();
+    if (next === null) {
+      this.#complete(this.#deps.clock.now());
       return;
     }
-    this.#deps.scheduler.schedule(this, arrivalMono + (record.writes[0]?.dueMs ?? 0));
+    this.#deps.scheduler.schedule(this, this.#plan.arrivalMono + next);
   }
 
   run(now: number): number | null {
@@ -64,22 +80,65 @@ class ResponsePlayer implements ScheduledTask {
     const { record, arrivalMono } = this.#plan;
     const writes = record.writes;
     const res = this.#res;
-    if (record.headersMs === null) this.#sendHeaders();
+    if (record.headersMs === null && this.#plan.headersAtArrival && now - arrivalMono >= this.#headersDueMs) this.#sendHeaders();
     while (this.#next < writes.length) {
       const write = writes[this.#next];
       if (write === undefined || arrivalMono + write.dueMs > now) break;
+      this.#sendHeaders();
       const chunk = this.#body.subarray(write.offset, write.offset + write.length);
       write.actualMs = this.#deps.clock.now() - arrivalMono;
       this.#next++;
-      if (this.#next === writes.length) {
+      if (this.#next === writes.length && this.#disconnectMs === null) {
         res.end(chunk);
-        this.#end(write.actualMs + arrivalMono, 'completed');
+        this.#end(write.actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
         return null;
       }
       res.write(chunk);
+      // http corks the socket until the next tick; flush now so the write leaves when stamped.
+      const socket = res.socket;
+      if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
     }
-    const pending = writes[this.#next];
-    return pending === undefined ? null : arrivalMono + pending.dueMs;
+    const next = this.#nextDueMs();
+    if (next === null) {
+      this.#complete(this.#deps.clock.now());
+      return null;
+    }
+    if (this.#next === writes.length && this.#disconnectMs !== null && now - arrivalMono >= this.#disconnectMs) {
+      this.#disconnect(now);
+      return null;
+    }
+    return arrivalMono + next;
+  }
+
+  /** The next relative time something is due: headers, a write, or the disconnect; null = nothing left. */
+  #nextDueMs(): number | null {
+    const record = this.#plan.record;
+    const pending = record.writes[this.#next];
+    const headers = record.headersMs === null && this.#plan.headersAtArrival ? this.#headersDueMs : Infinity;
+    const step = pending !== undefined ? pending.dueMs : (this.#disconnectMs ?? null);
+    if (step === null) return headers === Infinity ? null : headers;
+    return Math.min(step, headers);
+  }
+
+  /** Nothing (more) to write and no disconnect planned: close the response normally. */
+  #complete(now: number): void {
+    this.#sendHeaders();
+    this.#res.end();
+    this.#end(now, endsAsFailure(this.#plan.record.fault) ? 'fault' : 'completed');
+  }
+
+  /** The disconnect fault: the connection drops without the response's end (no final chunk). */
+  #disconnect(now: number): void {
+    if (this.#plan.headersAtArrival) this.#sendHeaders();
+    this.#end(now, 'fault');
+    const socket = this.#res.socket;
+    if (!isRealSocket(socket)) {
+      this.#res.destroy();
+      return;
+    }
+    // Bytes still queued in the socket were "handed to it" and must reach the reader first.
+    if (socket.writableLength === 0) socket.destroy();
+    else socket.end(() => socket.destroy());
   }
 
   #sendHeaders(): void {
@@ -90,7 +149,7 @@ class ResponsePlayer implements ScheduledTask {
     record.headersMs = this.#deps.clock.now() - this.#plan.arrivalMono;
   }
 
-  #end(atMono: number, how: 'completed' | 'client_aborted'): void {
+  #end(atMono: number, how: EndReason): void {
     if (this.#finished) return;
     this.#finished = true;
     const record = this.#plan.record;
@@ -99,7 +158,13 @@ class ResponsePlayer implements ScheduledTask {
   }
 }
 
-export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): void {
+/**
+ * Returns the player so the batching engine can `scheduler.wake()` it when tokens it waits for
+ * become available (a write due at Infinity parks the player until then).
+ */
+export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask {
   deps.truth.begin(plan.record);
-  new ResponsePlayer(res, plan, deps).start();
+  const player = new ResponsePlayer(res, plan, deps);
+  player.start();
+  return player;
 }

@@ -1,6 +1,96 @@
-/** Cutting a framed body into socket writes. vLLM's own behaviour: one event per write. */
+/**
+ * Cutting a framed body into socket writes. vLLM's own behaviour is one event per write; a
+ * policy can group events, cut each into pieces at random or named places, or send one byte
+ * per write. Every write records the event that releases it (`anchorEvent`, the event holding
+ * its last byte) and its delay after that event (`afterMs`, the piece index × the gap), so its
+ * due time is derivable: max(previous write's due, anchor's due + afterMs, headers' due).
+ */
+import type { Rng } from '../../contracts/rng.ts';
 import type { TruthEvent, TruthWrite } from '../../contracts/truth.ts';
+import { cutPositions } from './cut-places.ts';
+import { gapMsOf, VLLM_WIRE_POLICY, type WritePolicy } from './wire-policy.ts';
 
 export function oneWritePerEvent(events: readonly TruthEvent[]): TruthWrite[] {
-  return events.map((e) => ({ offset: e.offset, length: e.length, dueMs: e.dueMs, actualMs: null }));
+  return events.map((e, i) => ({ offset: e.offset, length: e.length, dueMs: e.dueMs, actualMs: null, anchorEvent: i, afterMs: 0 }));
+}
+
+/** `count` distinct random positions strictly inside (start, end), or all of them if fewer exist. */
+function randomCuts(rng: Rng, start: number, end: number, count: number): number[] {
+  const inside = end - start - 1;
+  if (inside <= 0 || count <= 0) return [];
+  if (count >= inside) return Array.from({ length: inside }, (_, i) => start + 1 + i);
+  const picked = new Set<number>();
+  while (picked.size < count) picked.add(rng.int(start + 1, end - 1));
+  return [...picked];
+}
+
+/** Write boundaries (positions p: a write ends before byte p), sorted, without 0 and the end. */
+function boundaries(body: Buffer, events: readonly TruthEvent[], policy: Readonly<WritePolicy>, rng: Rng): number[] {
+  const total = body.length;
+  if (policy.bytes) return Array.from({ length: Math.max(0, total - 1) }, (_, i) => i + 1);
+  const set = new Set<number>();
+  events.forEach((event, i) => {
+    const end = event.offset + event.length;
+    if ((i + 1) % policy.eventsPerWrite === 0 && end < total) set.add(end);
+    for (const p of cutPositions(body, event, policy.places)) set.add(p);
+    for (const p of randomCuts(rng, event.offset, end, policy.randomCuts)) set.add(p);
+  });
+  return [...set].filter((p) => p > 0 && p < total).sort((a, b) => a - b);
+}
+
+/** The common case (no cuts): each write is N whole events, released by its last one. */
+function groupedWrites(events: readonly TruthEvent[], perWrite: number, headersDueMs: number): TruthWrite[] {
+  const writes: TruthWrite[] = [];
+  let previousDue = headersDueMs;
+  for (let first = 0; first < events.length; first += perWrite) {
+    let last = Math.min(first + perWrite, events.length) - 1;
+    // Empty events (an object stream's empty payload) hold no byte to anchor on.
+    while (last > first && (events[last] as TruthEvent).length === 0) last--;
+    const start = events[first] as TruthEvent;
+    const end = events[Math.min(first + perWrite, events.length) - 1] as TruthEvent;
+    const length = end.offset + end.length - start.offset;
+    if (length === 0) continue;
+    const dueMs = Math.max(previousDue, (events[last] as TruthEvent).dueMs);
+    writes.push({ offset: start.offset, length, dueMs, actualMs: null, anchorEvent: last, afterMs: 0 });
+    previousDue = dueMs;
+  }
+  return writes;
+}
+
+export function planWrites(
+  body: Buffer,
+  events: readonly TruthEvent[],
+  policy: Readonly<WritePolicy> = VLLM_WIRE_POLICY.writes,
+  rng: Rng | null = null,
+  headersDueMs = 0,
+): TruthWrite[] {
+  if (body.length === 0) return [];
+  if (!policy.bytes && policy.randomCuts === 0 && policy.places.length === 0) return groupedWrites(events, policy.eventsPerWrite, headersDueMs);
+  const needsRng = policy.randomCuts > 0;
+  if (needsRng && rng === null) throw new Error('planWrites: random cuts need a random stream');
+  const cuts = boundaries(body, events, policy, rng as Rng);
+  const gap = gapMsOf(policy);
+  const writes: TruthWrite[] = [];
+  let anchor = 0;
+  let piece = 0;
+  let previousDue = headersDueMs;
+  let from = 0;
+  for (const to of [...cuts, body.length]) {
+    const last = to - 1;
+    let moved = false;
+    while (anchor < events.length - 1 && last >= (events[anchor] as TruthEvent).offset + (events[anchor] as TruthEvent).length) {
+      anchor++;
+      moved = true;
+    }
+    if (moved) piece = 0;
+    const event = events[anchor] as TruthEvent;
+    // Pieces after the first of one event wait a gap each; the first piece of an event goes at its due.
+    const afterMs = piece * gap;
+    const dueMs = Math.max(previousDue, event.dueMs + afterMs);
+    writes.push({ offset: from, length: to - from, dueMs, actualMs: null, anchorEvent: anchor, afterMs });
+    previousDue = dueMs;
+    from = to;
+    piece = to < event.offset + event.length ? piece + 1 : 0;
+  }
+  return writes;
 }

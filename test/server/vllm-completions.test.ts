@@ -106,25 +106,25 @@ describe('POST /v1/completions, non-streaming', () => {
 
 describe('bad input gets vLLM’s error shape and a 4xx, never a 500', () => {
   it.each([
-    ['malformed JSON', '{"prompt": ', 400],
-    ['an empty body', '', 400],
-    ['a JSON array', '[1,2]', 400],
-    ['a string prompt of the wrong type', { prompt: 5 }, 400],
-    ['max_tokens = 0', { prompt: 'x', max_tokens: 0 }, 400],
-    ['max_tokens negative', { prompt: 'x', max_tokens: -3 }, 400],
-    ['max_tokens not an integer', { prompt: 'x', max_tokens: 2.5 }, 400],
-    ['max_tokens a string', { prompt: 'x', max_tokens: '5' }, 400],
-    ['stream not a boolean', { prompt: 'x', stream: 'yes' }, 400],
-    ['stream_options without stream', { prompt: 'x', stream_options: { include_usage: true } }, 400],
-    ['an unknown model', { prompt: 'x', model: 'gpt-9' }, 404],
-    ['a context over max_model_len', { prompt: 'x', max_tokens: 10_000_000 }, 400],
-  ])('%s → %s', async (_name, body, status) => {
+    ['malformed JSON', '{"prompt": ', 400, 'Bad Request'],
+    ['an empty body', '', 400, 'Bad Request'],
+    ['a JSON array', '[1,2]', 400, 'Bad Request'],
+    ['a prompt of the wrong type', { prompt: 5 }, 400, 'Bad Request'],
+    ['max_tokens = 0', { prompt: 'x', max_tokens: 0 }, 400, 'BadRequestError'],
+    ['max_tokens negative', { prompt: 'x', max_tokens: -3 }, 400, 'BadRequestError'],
+    ['max_tokens not an integer', { prompt: 'x', max_tokens: 2.5 }, 400, 'Bad Request'],
+    ['max_tokens a word', { prompt: 'x', max_tokens: 'five' }, 400, 'Bad Request'],
+    ['stream not a boolean', { prompt: 'x', stream: 'maybe' }, 400, 'Bad Request'],
+    ['stream_options without stream', { prompt: 'x', stream_options: { include_usage: true } }, 400, 'Bad Request'],
+    ['an unknown model', { prompt: 'x', model: 'gpt-9' }, 404, 'NotFoundError'],
+    ['a context over max_model_len', { prompt: 'x', max_tokens: 10_000_000 }, 400, 'BadRequestError'],
+  ])('%s → %s', async (_name, body, status, type) => {
     const response = await post(body);
     expect(response.statusCode).toBe(status);
     const parsed = JSON.parse(response.body) as { error: Record<string, unknown> };
     expect(Object.keys(parsed.error)).toEqual(['message', 'type', 'param', 'code']);
     expect(parsed.error.code).toBe(status);
-    expect(parsed.error.type).toBe(status === 404 ? 'NotFoundError' : 'BadRequestError');
+    expect(parsed.error.type).toBe(type);
     expect(response.headers['x-request-id']).toBeTruthy();
   });
 });

@@ -1,67 +1,112 @@
 /**
- * vLLM `/v1/completions` responses, byte for byte (DESIGN §6, 0.11 shape): compact JSON with
- * every field in vLLM's order, nulls included, one token per chunk, the finish reason on the
- * last token's chunk, an optional usage chunk, then `[DONE]`.
+ * vLLM `/v1/completions` responses, byte for byte, per dialect version. Streamed chunks are
+ * pydantic dumps with every field (nulls included, `usage: null`); the final usage chunk drops
+ * nulls; the non-streamed body is FastAPI's compact JSON of the whole response model.
  */
 import type { PlannedToken } from '../../../contracts/truth.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
-import type { StreamOptions } from './completion-request.ts';
+import type { PlannedChoice } from './choices.ts';
+import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dialect-version.ts';
+import type { StreamOptions } from './sampling-request.ts';
+import { mergeSteps, stepTokenIds, type StreamStep } from './stream-steps.ts';
+import { usageJson, usageJsonWithDetails } from './usage.ts';
+
+export { usageJson } from './usage.ts';
 
 export interface CompletionContext {
   /** The response id, e.g. `cmpl-<request id>`. */
   id: string;
   created: number;
   model: string;
+  /** All prompts' tokens together (usage). */
   promptTokens: number;
+  /** Why a single-choice plan ends (used by the one-choice helpers below). */
   finishReason: 'length' | 'stop';
   streamOptions: StreamOptions | null;
+  version?: VllmVersion;
+  /** Prompt tokens behind each choice index (continuous usage counts per prompt); default all. */
+  promptTokensOfChoice?: readonly number[];
+  /** `return_token_ids`: each choice's prompt token ids (0.11 shape only). */
+  promptTokenIdsOfChoice?: ReadonlyArray<readonly number[]>;
 }
 
-export function usageJson(promptTokens: number, completionTokens: number): string {
-  return `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + completionTokens},"completion_tokens":${completionTokens}}`;
+const q = JSON.stringify;
+
+function head(ctx: CompletionContext): string {
+  return `{"id":${q(ctx.id)},"object":"text_completion","created":${ctx.created},"model":${q(ctx.model)},"choices":`;
 }
 
-/**
- * `groups` gives how many tokens each content event carries (the wire policy's token grouping:
- * vLLM's own is one token per event; several share an event under lag or speculative decoding).
- */
-export function completionStreamEvents(ctx: CompletionContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
-  const head = `{"id":${JSON.stringify(ctx.id)},"object":"text_completion","created":${ctx.created},"model":${JSON.stringify(ctx.model)},"choices":`;
-  const continuous = ctx.streamOptions?.includeUsage === true && ctx.streamOptions.continuousUsageStats;
-  const events: PayloadEvent[] = [];
-  let start = 0;
-  let group = 0;
-  while (start < tokens.length) {
-    const size = Math.max(1, Math.min(groups?.[group] ?? 1, tokens.length - start));
-    const end = start + size;
-    const isLast = end === tokens.length;
-    let text = '';
-    for (let i = start; i < end; i++) text += (tokens[i] as PlannedToken).text;
-    const finish = isLast ? JSON.stringify(ctx.finishReason) : 'null';
-    const usage = continuous ? usageJson(ctx.promptTokens, end) : 'null';
-    events.push({
-      kind: isLast ? 'finish' : 'content',
-      tokenStart: start,
-      tokenCount: size,
-      data: `${head}[{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish},"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":${usage}}`,
-      dueMs: (tokens[end - 1] as PlannedToken).dueMs,
-    });
-    start = end;
-    group++;
+function streamChoice(ctx: CompletionContext, step: StreamStep): string {
+  const finish = step.finish ? q(step.choice.finishReason) : 'null';
+  const stopReason = step.finish && step.choice.stopReason !== null ? q(step.choice.stopReason) : 'null';
+  let ids = '';
+  if (hasTokenIdFields(ctx.version ?? DEFAULT_VLLM_VERSION)) {
+    const promptIds = ctx.promptTokenIdsOfChoice?.[step.choice.index];
+    // Prompt ids ride on a choice's first chunk only.
+    const first = step.completionTokens === step.tokenCount;
+    ids = promptIds === undefined
+      ? ',"prompt_token_ids":null,"token_ids":null'
+      : `,"prompt_token_ids":${first ? q(promptIds) : 'null'},"token_ids":${stepTokenIds(step)}`;
   }
-  const endMs = tokens[tokens.length - 1]?.dueMs ?? 0;
-  if (ctx.streamOptions?.includeUsage === true) {
-    events.push({ kind: 'usage', tokenStart: 0, tokenCount: 0, data: `${head}[],"usage":${usageJson(ctx.promptTokens, tokens.length)}}`, dueMs: endMs });
+  return `{"index":${step.choice.index},"text":${q(step.text)},"logprobs":null,"finish_reason":${finish},"stop_reason":${stopReason}${ids}}`;
+}
+
+/** The events of a streamed completion: one chunk per step, the usage chunk, `[DONE]`. */
+export function completionChunkEvents(ctx: CompletionContext, steps: readonly StreamStep[], totalCompletionTokens: number): PayloadEvent[] {
+  const prefix = head(ctx);
+  const includeUsage = ctx.streamOptions?.includeUsage === true;
+  const continuous = includeUsage && ctx.streamOptions?.continuousUsageStats === true;
+  const events: PayloadEvent[] = [];
+  for (const step of steps) {
+    const prompt = ctx.promptTokensOfChoice?.[step.choice.index] ?? ctx.promptTokens;
+    const usage = continuous ? usageJsonWithDetails(prompt, step.completionTokens) : 'null';
+    events.push({
+      kind: step.finish ? 'finish' : 'content',
+      tokenStart: step.tokenStart,
+      tokenCount: step.tokenCount,
+      data: `${prefix}[${streamChoice(ctx, step)}],"usage":${usage}}`,
+      dueMs: step.dueMs,
+    });
+  }
+  const endMs = steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
+  if (includeUsage) {
+    events.push({ kind: 'usage', tokenStart: 0, tokenCount: 0, data: `${prefix}[],"usage":${usageJson(ctx.promptTokens, totalCompletionTokens)}}`, dueMs: endMs });
   }
   events.push({ kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: endMs });
   return events;
 }
 
-export function completionResponseBody(ctx: CompletionContext, tokens: readonly PlannedToken[]): string {
-  const text = tokens.map((t) => t.text).join('');
+export function completionBody(ctx: CompletionContext, choices: readonly PlannedChoice[]): string {
+  const modern = hasTokenIdFields(ctx.version ?? DEFAULT_VLLM_VERSION);
+  const rendered = choices.map((choice) => {
+    const common = `{"index":${choice.index},"text":${q(choice.text)},"logprobs":null,"finish_reason":${q(choice.finishReason)},"stop_reason":${choice.stopReason === null ? 'null' : q(choice.stopReason)}`;
+    if (!modern) return `${common},"prompt_logprobs":null}`;
+    const promptIds = ctx.promptTokenIdsOfChoice?.[choice.index];
+    if (promptIds === undefined) return `${common},"token_ids":null,"prompt_logprobs":null,"prompt_token_ids":null}`;
+    return `${common},"token_ids":${q(choice.tokens.map((t) => t.id))},"prompt_logprobs":null,"prompt_token_ids":${q(promptIds)}}`;
+  });
+  const completionTokens = choices.reduce((sum, c) => sum + c.tokens.length, 0);
   return (
-    `{"id":${JSON.stringify(ctx.id)},"object":"text_completion","created":${ctx.created},"model":${JSON.stringify(ctx.model)},` +
-    `"choices":[{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${JSON.stringify(ctx.finishReason)},"stop_reason":null,"prompt_logprobs":null,"prompt_token_ids":null,"token_ids":null}],` +
-    `"service_tier":null,"system_fingerprint":null,"usage":{"prompt_tokens":${ctx.promptTokens},"total_tokens":${ctx.promptTokens + tokens.length},"completion_tokens":${tokens.length},"prompt_tokens_details":null},"kv_transfer_params":null}`
+    `${head(ctx)}[${rendered.join(',')}],"service_tier":null,"system_fingerprint":null,` +
+    `"usage":${usageJsonWithDetails(ctx.promptTokens, completionTokens)},"kv_transfer_params":null}`
   );
+}
+
+function singleChoice(ctx: CompletionContext, tokens: readonly PlannedToken[]): PlannedChoice {
+  const deltas = tokens.map((t) => t.text);
+  return { index: 0, tokens: [...tokens], deltas, text: deltas.join(''), finishReason: ctx.finishReason, stopReason: null };
+}
+
+/**
+ * One choice, no stop strings. `groups` gives how many tokens each content event carries (the
+ * wire policy's token grouping: vLLM's own is one token per event; several share an event
+ * under lag or speculative decoding).
+ */
+export function completionStreamEvents(ctx: CompletionContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
+  const { steps } = mergeSteps([singleChoice(ctx, tokens)], groups);
+  return completionChunkEvents(ctx, steps, tokens.length);
+}
+
+export function completionResponseBody(ctx: CompletionContext, tokens: readonly PlannedToken[]): string {
+  return completionBody(ctx, [singleChoice(ctx, tokens)]);
 }

@@ -3,22 +3,33 @@
  * 500. `VllmError` is the one error type of the vLLM dialect layer.
  */
 
-export type VllmErrorType = 'BadRequestError' | 'NotFoundError' | 'Unauthorized' | 'RequestEntityTooLarge' | 'TooManyRequests' | 'InternalServerError';
+export type VllmErrorType =
+  | 'BadRequestError'
+  | 'Bad Request'
+  | 'NotFoundError'
+  | 'InvalidUserInput'
+  | 'Unauthorized'
+  | 'RequestEntityTooLarge'
+  | 'TooManyRequests'
+  | 'InternalServerError';
 
 export class VllmError extends Error {
   readonly status: number;
   readonly type: VllmErrorType;
   readonly param: string | null;
+  /** Extra response headers (Retry-After on a 429). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(status: number, type: VllmErrorType, message: string, param: string | null = null) {
+  constructor(status: number, type: VllmErrorType, message: string, param: string | null = null, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'VllmError';
     this.status = status;
     this.type = type;
     this.param = param;
+    this.headers = headers;
   }
 
-  /** The body vLLM 0.10.2+ sends: compact JSON `{"error": {message, type, param, code}}`. */
+  /** The body vLLM sends: compact JSON `{"error": {message, type, param, code}}`. */
   body(): string {
     return JSON.stringify({ error: { message: this.message, type: this.type, param: this.param, code: this.status } });
   }
@@ -27,5 +38,45 @@ export class VllmError extends Error {
 export const badRequest = (message: string, param: string | null = null): VllmError =>
   new VllmError(400, 'BadRequestError', message, param);
 
+/** vLLM 0.11's `_check_model` answer (param stays null in that release). */
 export const modelNotFound = (model: string): VllmError =>
-  new VllmError(404, 'NotFoundError', `The model \`${model}\` does not exist.`, 'model');
+  new VllmError(404, 'NotFoundError', `The model \`${model}\` does not exist.`);
+
+/** vLLM 0.10/0.11 `_validate_input`: a prompt must leave room for at least one output token. */
+export function promptTooLong(maxModelLen: number, promptTokens: number): VllmError {
+  return badRequest(
+    `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. ` +
+      'Please reduce the length of the input messages.',
+  );
+}
+
+/** vLLM 0.10/0.11 `_validate_input`: prompt + requested output must fit --max-model-len. */
+export function maxTokensTooLarge(maxModelLen: number, promptTokens: number, maxTokens: number): VllmError {
+  return badRequest(
+    `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${maxModelLen} tokens ` +
+      `and your request has ${promptTokens} input tokens (${maxTokens} > ${maxModelLen} - ${promptTokens}).`,
+  );
+}
+
+/**
+ * vLLM 0.11's completion renderer: the prompt may use max_model_len − max_tokens tokens, and the
+ * message calls that number the context length (a known quirk, reproduced as is).
+ */
+export function renderedPromptTooLong(maxModelLen: number, promptTokens: number, maxTokens: number | null): VllmError | null {
+  const maxLength = maxModelLen - (maxTokens ?? 0);
+  if (promptTokens <= maxLength) return null;
+  return badRequest(
+    `This model's maximum context length is ${maxLength} tokens. However, your request has ${promptTokens} input tokens. ` +
+      'Please reduce the length of the input messages.',
+  );
+}
+
+/** Both checks of `_validate_input` in vLLM's order; null when the request fits. */
+export function contextLengthError(maxModelLen: number, promptTokens: number, maxTokens: number): VllmError | null {
+  if (promptTokens >= maxModelLen) return promptTooLong(maxModelLen, promptTokens);
+  if (promptTokens + maxTokens > maxModelLen) return maxTokensTooLarge(maxModelLen, promptTokens, maxTokens);
+  return null;
+}
+
+export const tooManyRequests = (retryAfterS: number): VllmError =>
+  new VllmError(429, 'TooManyRequests', 'The server is overloaded; retry later.', null, { 'retry-after': String(retryAfterS) });

@@ -4,12 +4,16 @@
  * memory with a virtual clock.
  */
 import type { TruthRecord } from '../../../contracts/truth.ts';
-import { planTokens } from '../../engine/plan.ts';
+import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
-import { frame } from '../../wire/framing.ts';
-import { oneWritePerEvent } from '../../wire/writes.ts';
+import { planWireResponse } from '../../wire/plan-wire-response.ts';
+import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
+import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
 import type { CompletionRequest } from './completion-request.ts';
-import { completionResponseBody, completionStreamEvents, type CompletionContext } from './completions.ts';
+import { completionBody, completionChunkEvents, type CompletionContext } from './completions.ts';
+import type { VllmVersion } from './dialect-version.ts';
+import { planChoices } from './plan-choices.ts';
+import { mergeSteps } from './stream-steps.ts';
 
 export interface PlannedCompletion {
   record: TruthRecord;
@@ -17,58 +21,93 @@ export interface PlannedCompletion {
 }
 
 export interface CompletionPlanInput {
-  options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'>;
+  options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { vllmVersion?: VllmVersion };
   request: CompletionRequest;
+  /** The `model` the response names (a LoRA adapter's name); default options.model. */
+  servedModel?: string;
+  /** Prompt tokens of each prompt of a batch (default: one prompt of promptTokens). */
+  promptTokensOfPrompt?: readonly number[];
+  /** `return_token_ids`: each prompt's token ids. */
+  promptTokenIdsOfPrompt?: ReadonlyArray<readonly number[]>;
+  /** Echo mode: each prompt's tokens, given back as the output. */
+  echoes?: ReadonlyArray<readonly GeneratedToken[]>;
+  /** request.maxTokens stands for the model's EOS (the request set no limit). */
+  naturalStop?: boolean;
   requestId: string;
   requestKey: string;
   promptTokens: number;
   created: number;
   arrivalEpochMs: number;
+  /** How the response is framed, cut and broken (server/wire/); default vLLM's own. */
+  wire?: Readonly<WirePolicy>;
 }
 
 export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
   const { options, request } = input;
-  const plan = planTokens({
-    seed: options.seed,
+  const n = request.n ?? 1;
+  const promptCounts = input.promptTokensOfPrompt ?? [input.promptTokens];
+  const { choices, rng } = planChoices({
+    options,
     requestKey: input.requestKey,
+    echoes: input.echoes ?? promptCounts.map(() => null),
+    n,
     maxTokens: request.maxTokens,
-    timing: { ttftMs: options.ttftMs, itlMs: options.itlMs },
-    text: { multibyteRate: options.multibyteRate },
+    naturalStop: input.naturalStop ?? false,
+    stop: { stop: request.stop ?? [], includeStopStrInOutput: request.includeStopStrInOutput ?? false },
+    promptTokens: input.promptTokens,
   });
+  const model = input.servedModel ?? options.model;
   const completion: CompletionContext = {
     id: `cmpl-${input.requestId}`,
     created: input.created,
-    model: options.model,
+    model,
     promptTokens: input.promptTokens,
-    finishReason: plan.finishReason,
+    finishReason: choices[0]?.finishReason ?? 'length',
     streamOptions: request.streamOptions,
+    version: options.vllmVersion,
+    promptTokensOfChoice: choices.map((c) => promptCounts[Math.floor(c.index / n)] ?? input.promptTokens),
+    ...(input.promptTokenIdsOfPrompt === undefined ? {} : { promptTokenIdsOfChoice: choices.map((c) => input.promptTokenIdsOfPrompt?.[Math.floor(c.index / n)] ?? []) }),
   };
-  const lastDue = plan.tokens[plan.tokens.length - 1]?.dueMs ?? 0;
-  const framed = request.stream
-    ? frame(completionStreamEvents(completion, plan.tokens), 'sse')
-    : frame(
-        [{ kind: 'content', tokenStart: 0, tokenCount: plan.tokens.length, data: completionResponseBody(completion, plan.tokens), dueMs: lastDue }],
-        'objects',
-      );
+  let merged = mergeSteps(choices);
+  const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
+  const framed = planWireResponse({
+    policy: input.wire ?? VLLM_WIRE_POLICY,
+    rng,
+    stream: request.stream,
+    framing: 'sse',
+    tokenCount: merged.tokens.length,
+    render: (groups) => {
+      if (!request.stream) {
+        return [{ kind: 'content', tokenStart: 0, tokenCount: merged.tokens.length, data: completionBody(completion, choices), dueMs: lastDue }];
+      }
+      merged = mergeSteps(choices, groups);
+      return completionChunkEvents(completion, merged.steps, merged.tokens.length);
+    },
+    shapes: VLLM_FAULT_SHAPES,
+  });
   const record: TruthRecord = {
     id: input.requestId,
     dialect: 'vllm',
     endpoint: '/v1/completions',
-    model: options.model,
+    model,
     stream: request.stream,
     arrivalEpochMs: input.arrivalEpochMs,
-    status: 200,
+    status: framed.status,
     headersMs: null,
+    headersDueMs: framed.headersDueMs,
+    wire: framed.wire,
     promptTokens: input.promptTokens,
-    finishReason: plan.finishReason,
-    tokens: plan.tokens,
+    finishReason: completion.finishReason,
+    tokens: merged.tokens,
     events: framed.events,
-    writes: oneWritePerEvent(framed.events),
-    fault: null,
+    writes: framed.writes,
+    fault: framed.fault,
     body: framed.body,
     end: null,
   };
-  const headers: Record<string, string | number> = request.stream
+  const headers: Record<string, string | number> = framed.errorHeaders !== null
+    ? { ...framed.errorHeaders, 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' }
+    : request.stream
     ? { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': input.requestId, server: 'uvicorn' }
     : { 'content-type': 'application/json', 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' };
   return { record, headers };

@@ -1,0 +1,212 @@
+/**
+ * `npm run bench:client`: what benchtruth's client can measure on one core, against benchtruth's
+ * server in another process (pinned to other cores with taskset when available).
+ *
+ * 1. Paced token events: streams 1 event per write every 10 ms at rising concurrency; for each
+ *    step the token-event rate the client measured and the error of every sampled event's time
+ *    against the server's truth (client time since start − truth time since arrival). The
+ *    figure is the highest rate whose error p99 ≤ 1 ms.
+ * 2. Memory retained per finished request (records dropped, compact samples kept).
+ * 3. Raw decode rate on coalesced streams: 25 events per write, no pacing; events per CPU-second
+ *    of this process.
+ * A benchmark, not a test: it prints figures and never fails on them. Flags: `--quick` (fewer
+ * steps), `--pin` (taskset the client to core 0 and the server to the other cores).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { realClock } from '../contracts/clock.ts';
+import { truthTiming } from '../contracts/metrics.ts';
+import { percentile } from '../contracts/stats.ts';
+import { truthFromJson, type TruthRecordJson } from '../contracts/truth.ts';
+import type { RequestRecord } from '../client/record/request-record.ts';
+import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../client/run/bench-options.ts';
+import { runBench } from '../client/run/run-bench.ts';
+
+const BIN = fileURLToPath(new URL('../client/cli/bin.mjs', import.meta.url));
+const quick = process.argv.includes('--quick');
+/** `--pin`: client on core 0, server on the others (skip on a busy shared machine: pinning then only adds contention). */
+const pinning = process.argv.includes('--pin');
+
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const TASKSET = hasTaskset();
+const CORES = availableParallelism();
+
+/** Pins every thread of `pid` to `cores` (e.g. "0" or "1-3"). */
+function pin(pid: number, cores: string): void {
+  if (TASKSET) execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
+}
+
+function startServe(args: string[]): Promise<{ url: string; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (match !== null) {
+        if (pinning && child.pid !== undefined && CORES > 1) pin(child.pid, CORES > 2 ? `1-${CORES - 1}` : '1');
+        resolve({ url: match[1] as string, child });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited (${code}): ${out}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const closedLoop = (concurrency: number, count: number): BenchOptions['load'] => ({
+  type: 'stages',
+  arrival: { kind: 'constant' },
+  stages: [{ kind: 'concurrency', concurrency, count }],
+  warmupSec: 0,
+});
+
+function base(url: string, extra: Partial<BenchOptions>): BenchOptions {
+  return { ...DEFAULT_BENCH_OPTIONS, url, stream: true, usage: 'continuous', promptTokens: 8, timeoutMs: 60_000, progress: 'off', ...extra };
+}
+
+async function truthOf(url: string, id: string): Promise<ReturnType<typeof truthFromJson>> {
+  const response = await request(`${url}/_truth/requests/${id}`);
+  return truthFromJson((await response.body.json()) as TruthRecordJson);
+}
+
+function eventsOf(records: readonly RequestRecord[]): { events: number; seconds: number } {
+  let events = 0;
+  let first = Infinity;
+  let last = -Infinity;
+  for (const r of records) {
+    events += r.events.length;
+    first = Math.min(first, r.startMs);
+    last = Math.max(last, r.endMs);
+  }
+  return { events, seconds: (last - first) / 1000 };
+}
+
+async function pacedEvents(): Promise<{ steps: string[]; best: number | null }> {
+  const itlMs = 10;
+  const tokens = 100;
+  const { url, child } = await startServe(['--seed', '1', '--time-to-first-token', '20ms', '--inter-token-latency', `${itlMs}ms`]);
+  const steps: string[] = [];
+  let best: number | null = null;
+  try {
+    const concurrencies = quick ? [50, 200] : [50, 100, 200, 300, 400, 500, 600, 800];
+    for (const [step, concurrency] of concurrencies.entries()) {
+      const result = await runBench(base(url, { load: closedLoop(concurrency, concurrency * 3), maxTokens: tokens, seed: 100 + step, keepRecords: true }));
+      const ok = result.records.filter((r) => r.failure === null);
+      const { events, seconds } = eventsOf(ok);
+      const rate = events / seconds;
+      const errors: number[] = [];
+      const sample = ok.filter((_, i) => i % Math.max(1, Math.floor(ok.length / 150)) === 0);
+      for (const record of sample) {
+        const truthRecord = await truthOf(url, record.requestId);
+        const truth = truthTiming(truthRecord);
+        record.events.forEach((e, i) => {
+          const t = truth.events[i];
+          // Both processes stamp on the machine's clock (performance.timeOrigin + now()).
+          if (t !== undefined) errors.push(realClock.epochMs(e.atMs) - (truthRecord.arrivalEpochMs + t.atMs));
+        });
+      }
+      const p50 = percentile(errors, 50) as number;
+      const p99 = percentile(errors, 99) as number;
+      const min = percentile(errors, 0) as number;
+      const line = `  ${String(concurrency).padStart(4)} streams: ${Math.round(rate).toLocaleString('en-US').padStart(7)} events/s measured, error vs truth min ${min.toFixed(3)} p50 ${p50.toFixed(3)} p99 ${p99.toFixed(3)} ms, failures ${result.records.length - ok.length}`;
+      steps.push(line);
+      process.stdout.write(`${line}\n`);
+      if (p99 <= 1 && ok.length === result.records.length) best = Math.max(best ?? 0, rate);
+    }
+  } finally {
+    await stop(child);
+  }
+  return { steps, best };
+}
+
+function retainedHeap(): number {
+  // Twice: array buffers whose wrappers die in one collection are released in the next.
+  (globalThis as { gc?: () => void }).gc?.();
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+async function memoryPerRequest(): Promise<string[]> {
+  if ((globalThis as { gc?: unknown }).gc === undefined) return ['  (run with node --expose-gc to measure retained memory)'];
+  const { url, child } = await startServe(['--seed', '2', '--time-to-first-token', '0ms', '--inter-token-latency', '0ms']);
+  const lines: string[] = [];
+  try {
+    // A short run first so that code, connections and caches are warm before measuring.
+    await runBench(base(url, { load: closedLoop(32, 200), maxTokens: 8, keepRecords: false }));
+    for (const tokens of quick ? [16] : [16, 64]) {
+      const requests = quick ? 2000 : 20_000;
+      const before = retainedHeap();
+      let result: Awaited<ReturnType<typeof runBench>> | null = await runBench(base(url, { load: closedLoop(64, requests), maxTokens: tokens, keepRecords: false, seed: tokens }));
+      const after = retainedHeap();
+      const samples = [...result.samples.values()].reduce((n, s) => n + s.retainedBytes, 0);
+      const exact = [...result.samples.values()].every((s) => s.interChunkMs.isExact);
+      result = null;
+      const released = after - retainedHeap();
+      const line =
+        `  ${tokens} tokens/request (${tokens - 1} gaps), ${requests.toLocaleString('en-US')} requests: heap growth ${((after - before) / requests).toFixed(0)} B/request, ` +
+        `freed with the result ${(released / requests).toFixed(0)} B/request; compact samples ${(samples / requests).toFixed(0)} B/request (${exact ? 'exact: 64 fixed + 8 per gap' : 'past 1 Mi gaps: 64 fixed + the ±0.5 % ITL sketch'})`;
+      lines.push(line);
+      process.stdout.write(`${line}\n`);
+    }
+  } finally {
+    await stop(child);
+  }
+  return lines;
+}
+
+async function coalescedDecode(): Promise<{ lines: string[]; best: Record<string, number> }> {
+  const { url, child } = await startServe(['--seed', '3', '--time-to-first-token', '0ms', '--inter-token-latency', '0ms', '--wire', 'writes=25']);
+  const lines: string[] = [];
+  const best: Record<string, number> = {};
+  try {
+    await runBench(base(url, { load: closedLoop(8, 20), maxTokens: 500, keepRecords: false }));
+    // `include` is the stream vLLM's own benchmark asks for (usage once, at the end; tokens per
+    // event then come from the tokenizer after each request); `continuous` adds usage to every chunk.
+    for (const usage of ['include', 'continuous'] as const) {
+      for (let round = 0; round < (quick ? 1 : 3); round++) {
+        const cpu = process.cpuUsage();
+        const started = performance.now();
+        const result = await runBench(base(url, { load: closedLoop(8, quick ? 100 : 400), maxTokens: 500, keepRecords: false, usage, seed: 50 + round }));
+        const used = process.cpuUsage(cpu);
+        const cpuSeconds = (used.user + used.system) / 1e6;
+        let events = 0;
+        for (const s of result.samples.values()) for (const count of s.tokensPerEvent.values()) events += count;
+        const rate = events / cpuSeconds;
+        best[usage] = Math.max(best[usage] ?? 0, rate);
+        const line = `  usage ${usage.padEnd(10)} round ${round + 1}: ${events.toLocaleString('en-US')} events in ${cpuSeconds.toFixed(2)} CPU-s (${((performance.now() - started) / 1000).toFixed(2)} s wall): ${Math.round(rate).toLocaleString('en-US')} events per CPU-second`;
+        lines.push(line);
+        process.stdout.write(`${line}\n`);
+      }
+    }
+  } finally {
+    await stop(child);
+  }
+  return { lines, best };
+}
+
+if (pinning && CORES > 1) pin(process.pid, '0');
+const pinned = pinning && TASKSET && CORES > 1;
+process.stdout.write(`benchtruth client benchmark — node ${process.version}, ${CORES} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${pinned ? 'client pinned to core 0, server to the others' : 'not pinned'}; the client is one thread\n\n`);
+process.stdout.write('1. paced token events (1 event per write, 10 ms apart, 100 tokens per stream):\n');
+const paced = await pacedEvents();
+process.stdout.write(`   highest rate with error p99 <= 1 ms: ${paced.best === null ? 'none' : `${Math.round(paced.best).toLocaleString('en-US')} events/s`} (target >= 40,000)\n\n`);
+process.stdout.write('2. memory retained per finished request (target <= 300 bytes):\n');
+await memoryPerRequest();
+process.stdout.write('\n3. raw decode on coalesced streams (25 events per write, no pacing, 500 tokens per stream, 8 streams):\n');
+const decode = await coalescedDecode();
+for (const [usage, rate] of Object.entries(decode.best)) process.stdout.write(`   best with usage ${usage}: ${Math.round(rate).toLocaleString('en-US')} events per CPU-second (target >= 225,000)\n`);

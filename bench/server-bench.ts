@@ -1,0 +1,213 @@
+/**
+ * `npm run bench:server`: how many token events the server delivers per CPU-second, how late
+ * its writes are, and what it costs in memory — against a naive node:http server with one
+ * timer per stream (bench/server-bench-baseline.ts). Server, baseline and load generator each
+ * run in their own process; server CPU is read from /proc, so a load generator that shares
+ * the machine does not inflate the server's figures. A benchmark: it prints, never fails.
+ *
+ * Flags: --quick (shorter windows, fewer loads), --only benchtruth|baseline,
+ * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase).
+ */
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+interface Load {
+  streams: number;
+  tokensPerSec: number;
+}
+
+interface Figures {
+  server: string;
+  load: Load;
+  offeredPerSec: number;
+  deliveredPerSec: number;
+  cpuSec: number;
+  cpuShare: number;
+  eventsPerCpuSec: number;
+  latenessP50Ms: number | null;
+  latenessP99Ms: number | null;
+  latenessMaxMs: number | null;
+  rssMb: number;
+  failed: number;
+  errors: Record<string, number>;
+}
+
+const QUICK = process.argv.includes('--quick');
+const ONLY = process.argv[process.argv.indexOf('--only') + 1];
+const RAMP_MS = 1000;
+const WARMUP_MS = QUICK ? 1500 : 3000;
+const MEASURE_MS = QUICK ? 3000 : 6000;
+const LOADS_ARG = process.argv.includes('--loads') ? process.argv[process.argv.indexOf('--loads') + 1] : undefined;
+const LOADS: Load[] = LOADS_ARG === 'none'
+  ? []
+  : LOADS_ARG !== undefined
+  ? LOADS_ARG.split(',').map((pair) => {
+      const [streams, rate] = pair.split('x').map(Number);
+      return { streams: streams ?? 100, tokensPerSec: rate ?? 20 };
+    })
+  : QUICK
+  ? [{ streams: 500, tokensPerSec: 40 }, { streams: 2000, tokensPerSec: 50 }]
+  : [{ streams: 100, tokensPerSec: 20 }, { streams: 500, tokensPerSec: 40 }, { streams: 1000, tokensPerSec: 50 }, { streams: 2000, tokensPerSec: 50 }];
+const IDLE_STREAMS = 2000;
+/** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
+const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
+const CLK_TCK = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function rssKb(pid: number): number {
+  const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? 0);
+}
+
+async function startServer(kind: string, options: Record<string, unknown>): Promise<{ child: ChildProcess; url: string }> {
+  const script = kind === 'baseline' ? here('./server-bench-baseline.ts') : here('./server-bench-target.ts');
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (piece: Buffer) => {
+      out += piece.toString();
+      const match = /PORT (\d+)/.exec(out);
+      if (match !== null) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`${kind} server exited (${code})`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+interface LoadCounts {
+  events: number;
+  withHeaders: number;
+  finished: number;
+  failed: number;
+  errors: Record<string, number>;
+}
+
+function startLoad(spec: { url: string; streams: number; maxTokens: number; rampMs: number }): { child: ChildProcess; count(): Promise<LoadCounts>; started: Promise<void> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', here('./server-bench-load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting: Array<(counts: LoadCounts) => void> = [];
+  let onStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => (onStarted = resolve));
+  child.on('message', (message: unknown) => {
+    if (message === 'started') onStarted();
+    else waiting.shift()?.(message as LoadCounts);
+  });
+  return {
+    child,
+    started,
+    count: () =>
+      new Promise<LoadCounts>((resolve) => {
+        waiting.push(resolve);
+        child.send('count');
+      }),
+  };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(3000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+async function measure(kind: string, load: Load): Promise<Figures> {
+  const itlMs = 1000 / load.tokensPerSec;
+  const totalMs = RAMP_MS + WARMUP_MS + MEASURE_MS + 2000;
+  const maxTokens = Math.ceil((totalMs / 1000) * load.tokensPerSec);
+  const { child: server, url } = await startServer(kind, { ttftMs: itlMs, itlMs, seed: 1, truthCapacity: 10_000 });
+  const pid = server.pid as number;
+  const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: RAMP_MS });
+  await generator.started;
+  await sleep(RAMP_MS + WARMUP_MS);
+  await fetch(`${url}/_engine/lateness`, { method: 'DELETE' });
+  const cpu0 = cpuTicks(pid);
+  const c0 = await generator.count();
+  let rss = rssKb(pid);
+  const sampler = setInterval(() => (rss = Math.max(rss, rssKb(pid))), 250);
+  await sleep(MEASURE_MS);
+  const cpu1 = cpuTicks(pid);
+  const c1 = await generator.count();
+  clearInterval(sampler);
+  const state = (await (await fetch(`${url}/_engine/state`)).json()) as { lateness: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null } };
+  await stop(generator.child);
+  await stop(server);
+  const seconds = MEASURE_MS / 1000;
+  const cpuSec = (cpu1 - cpu0) / CLK_TCK;
+  const delivered = c1.events - c0.events;
+  return {
+    server: kind,
+    load,
+    offeredPerSec: load.streams * load.tokensPerSec,
+    deliveredPerSec: delivered / seconds,
+    cpuSec,
+    cpuShare: cpuSec / seconds,
+    eventsPerCpuSec: cpuSec > 0 ? delivered / cpuSec : Infinity,
+    latenessP50Ms: state.lateness.p50Ms,
+    latenessP99Ms: state.lateness.p99Ms,
+    latenessMaxMs: state.lateness.maxMs,
+    rssMb: rss / 1024,
+    failed: c1.failed,
+    errors: c1.errors,
+  };
+}
+
+async function idleMemory(kind: string): Promise<{ server: string; kbPerStream: number; streams: number }> {
+  const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1 });
+  const pid = server.pid as number;
+  // Warm the server's code paths first, so the figure is per stream, not JIT and first-use caches.
+  const warm = startLoad({ url, streams: 20, maxTokens: 50, rampMs: 100 });
+  await sleep(1500);
+  await stop(warm.child);
+  await sleep(1000);
+  const settledRss = async (): Promise<number> => {
+    process.kill(pid, 'SIGUSR2');
+    await sleep(700);
+    return rssKb(pid);
+  };
+  const before = await settledRss();
+  const generator = startLoad({ url, streams: IDLE_STREAMS, maxTokens: IDLE_MAX_TOKENS, rampMs: 1000 });
+  await generator.started;
+  const deadline = Date.now() + 20_000;
+  while ((await generator.count()).withHeaders < IDLE_STREAMS && Date.now() < deadline) await sleep(200);
+  await sleep(1500);
+  const after = await settledRss();
+  const open = (await generator.count()).withHeaders;
+  await stop(generator.child);
+  await stop(server);
+  return { server: kind, kbPerStream: (after - before) / open, streams: open };
+}
+
+const fmt = (x: number | null, digits = 2): string => (x === null ? '—' : x.toFixed(digits));
+
+async function main(): Promise<void> {
+  const cpu = cpus()[0];
+  process.stdout.write(`machine: ${cpus().length} × ${cpu?.model ?? 'unknown cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average ${execSync('cat /proc/loadavg').toString().split(' ').slice(0, 3).join(' ')}\n`);
+  const kinds = ONLY === 'benchtruth' || ONLY === 'baseline' ? [ONLY] : ['benchtruth', 'baseline'];
+  const rows: Figures[] = [];
+  for (const load of LOADS) {
+    for (const kind of kinds) {
+      const figures = await measure(kind, load);
+      rows.push(figures);
+      process.stdout.write(
+        `${kind.padEnd(10)} ${String(load.streams).padStart(5)} streams × ${load.tokensPerSec} tok/s: offered ${figures.offeredPerSec}/s, delivered ${figures.deliveredPerSec.toFixed(0)}/s, ` +
+          `server CPU ${(figures.cpuShare * 100).toFixed(0)}% → ${figures.eventsPerCpuSec.toFixed(0)} events/CPU-s, lateness p50 ${fmt(figures.latenessP50Ms, 3)} p99 ${fmt(figures.latenessP99Ms, 3)} max ${fmt(figures.latenessMaxMs, 1)} ms, ` +
+          `RSS ${figures.rssMb.toFixed(0)} MB${figures.failed > 0 ? `, ${figures.failed} FAILED ${JSON.stringify(figures.errors)}` : ''}\n`,
+      );
+    }
+  }
+  for (const kind of process.argv.includes('--no-idle') ? [] : kinds) {
+    const idle = await idleMemory(kind);
+    process.stdout.write(`${kind.padEnd(10)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream\n`);
+  }
+  process.stdout.write(`${JSON.stringify(rows)}\n`);
+}
+
+await main();

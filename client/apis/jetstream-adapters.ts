@@ -1,0 +1,41 @@
+/**
+ * The three doors JetStream is benchmarked through:
+ * - `jetstream-proxy`: ai-on-gke's HTTP proxy `POST /generate {prompt, max_tokens, stream}`
+ *   (what the latency profile generator drives);
+ * - `jetstream-http`: JetStream's own `POST /v1/generate {max_tokens, text_content}`, always
+ *   streamed;
+ * - `jetstream-grpc`: `jetstream_proto.Orchestrator/Decode`, sent by client/send/grpc-sender.ts;
+ *   its body is the DecodeRequest in protobuf-JSON and each message is measured as one object.
+ */
+import type { ApiAdapter, RequestInput } from './api-adapter.ts';
+import { interpretDecodePayload, interpretProxyPayload } from './jetstream-payload.ts';
+
+export const jetstreamProxyApi: ApiAdapter = {
+  name: 'jetstream-proxy',
+  path: '/generate',
+  framing: 'json-objects',
+  needsTerminator: false,
+  body: (input: RequestInput) => JSON.stringify({ prompt: input.prompt, max_tokens: input.maxTokens, stream: input.stream }),
+  interpret: interpretProxyPayload,
+};
+
+export const jetstreamHttpApi: ApiAdapter = {
+  name: 'jetstream-http',
+  path: '/v1/generate',
+  framing: 'json-objects',
+  // JetStream always ends with the EOS step; a stream without it was cut short.
+  needsTerminator: true,
+  alwaysStreams: true,
+  body: (input: RequestInput) => JSON.stringify({ max_tokens: input.maxTokens, text_content: { text: input.prompt } }),
+  interpret: interpretDecodePayload,
+};
+
+export const jetstreamGrpcApi: ApiAdapter = {
+  name: 'jetstream-grpc',
+  path: 'jetstream_proto.Orchestrator/Decode',
+  framing: 'json-objects',
+  needsTerminator: true,
+  alwaysStreams: true,
+  body: (input: RequestInput) => JSON.stringify({ maxTokens: input.maxTokens, textContent: { text: input.prompt } }),
+  interpret: interpretDecodePayload,
+};

@@ -1,0 +1,66 @@
+/**
+ * What one JetStream payload means to the measurement. Pure.
+ *
+ * - ai-on-gke proxy: streamed `{"id", "time_created", "text"}` objects, or one `{"response"}`
+ *   body; text only, so tokens per object come from the tokenizer (or 1).
+ * - JetStream native HTTP and gRPC (as protobuf-JSON): `{"streamContent": {"samples": [{text,
+ *   tokenIds}]}}`; the token ids count the tokens (DESIGN §4: "from the dialect"). The EOS step's
+ *   empty sample carries nothing: it is the stream's terminator (never token-bearing).
+ * - FastAPI errors `{"detail": …}` are errors.
+ */
+import type { Payload } from './api-adapter.ts';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseObject(data: string): Json | null {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return isObject(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+function errorPayload(message: string): Payload {
+  return { tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: message, done: false };
+}
+
+/** JetStream's last decode step: samples with neither text nor token ids (the dropped EOS token). */
+const END_OF_STREAM: Payload = Object.freeze({ tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: null, done: true });
+
+function textPayload(text: string, dialectTokens: number | null): Payload {
+  const tokenBearing = text !== '' || (dialectTokens !== null && dialectTokens > 0);
+  return { tokenBearing, text, dialectTokens, usage: null, finishReason: null, error: null, done: false };
+}
+
+/** A proxy stream object or a proxy body; null when it is neither. */
+export function interpretProxyPayload(data: string): Payload | null {
+  const parsed = parseObject(data);
+  if (parsed === null) return null;
+  if (parsed.detail !== undefined) return errorPayload(typeof parsed.detail === 'string' ? parsed.detail : JSON.stringify(parsed.detail));
+  if (parsed.error !== undefined) return errorPayload(typeof parsed.error === 'string' ? parsed.error : JSON.stringify(parsed.error));
+  const text = typeof parsed.text === 'string' ? parsed.text : typeof parsed.response === 'string' ? parsed.response : null;
+  return text === null ? null : textPayload(text, null);
+}
+
+/** A DecodeResponse in protobuf-JSON; null when it is not one. */
+export function interpretDecodePayload(data: string): Payload | null {
+  const parsed = parseObject(data);
+  if (parsed === null) return null;
+  if (parsed.detail !== undefined) return errorPayload(typeof parsed.detail === 'string' ? parsed.detail : JSON.stringify(parsed.detail));
+  // InitialContent carries nothing yet; it is a valid, empty step.
+  if (isObject(parsed.initialContent)) return textPayload('', null);
+  const content = parsed.streamContent;
+  if (!isObject(content)) return null;
+  const samples = Array.isArray(content.samples) ? content.samples : [];
+  let text = '';
+  let ids = 0;
+  for (const sample of samples) {
+    if (!isObject(sample)) return null;
+    if (typeof sample.text === 'string') text += sample.text;
+    if (Array.isArray(sample.tokenIds)) ids += sample.tokenIds.length;
+  }
+  return text === '' && ids === 0 ? END_OF_STREAM : textPayload(text, ids > 0 ? ids : null);
+}

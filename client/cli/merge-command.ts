@@ -1,0 +1,53 @@
+/**
+ * `benchtruth merge DIR... --output OUT`: merges the raw samples of shard outputs (N machines or
+ * an indexed Job each running `bench --shard i/N`) into one set of reports — from raw samples,
+ * exactly as one process that saw every request would have reported.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { CliError } from '../../contracts/cli-error.ts';
+import { consoleSummary } from '../report/console-summary.ts';
+import { openRunOutput } from '../report/run-output.ts';
+import { buildRunReports, mergeRawSamples, rawSamplesFile, type RawSamplesFile } from '../report/run-reports.ts';
+
+function readShard(dir: string): { raw: RawSamplesFile; lines: string } {
+  let raw: RawSamplesFile;
+  try {
+    raw = JSON.parse(readFileSync(join(dir, 'raw_samples.json'), 'utf8')) as RawSamplesFile;
+  } catch (error) {
+    throw new CliError(`merge: ${dir} has no readable raw_samples.json (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); pass directories written by bench --output`);
+  }
+  let lines = '';
+  try {
+    lines = readFileSync(join(dir, 'requests.jsonl'), 'utf8');
+  } catch {
+    // requests.jsonl is optional for merging reports.
+  }
+  return { raw, lines };
+}
+
+export function registerMergeCommand(program: Command): void {
+  program
+    .command('merge')
+    .description('merge shard outputs of one benchmark (raw samples, never averaged percentiles)')
+    .argument('<dirs...>', 'output directories of bench --shard i/N runs')
+    .option('--output <dir>', 'write the merged reports here')
+    .action(async (dirs: string[], flags: { output?: string }) => {
+      const shards = dirs.map(readShard);
+      let merged;
+      try {
+        merged = mergeRawSamples(shards.map((s) => s.raw));
+      } catch (error) {
+        throw new CliError(`merge: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const reports = buildRunReports(merged.samples, merged.contexts, merged.slo);
+      if (flags.output !== undefined) {
+        const out = openRunOutput(flags.output, false);
+        for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
+        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(merged.samples, merged.contexts, merged.slo) });
+      }
+      process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
+      if (flags.output !== undefined) process.stdout.write(`merged reports written to ${flags.output}\n`);
+    });
+}

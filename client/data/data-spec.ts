@@ -1,0 +1,24 @@
+/** What `data:` in a config (or the flags) asks for, and the dataset it builds. */
+import type { Dataset } from './dataset.ts';
+import { jsonlDataset, shareGptDataset } from './file-datasets.ts';
+import type { LengthDistribution } from './length-distribution.ts';
+import { sharedPrefixDataset, syntheticDataset, type SharedPrefixSpec } from './synthetic-dataset.ts';
+
+export type DataSpec =
+  | { type: 'synthetic'; input: LengthDistribution; output: LengthDistribution }
+  | { type: 'sharegpt'; path: string; output: LengthDistribution | null; maxPromptTokens?: number }
+  | { type: 'jsonl'; path: string; output: LengthDistribution }
+  | { type: 'shared_prefix'; sharedPrefix: SharedPrefixSpec; output: LengthDistribution };
+
+export function buildDataset(spec: DataSpec, seed: number): Dataset {
+  switch (spec.type) {
+    case 'synthetic':
+      return syntheticDataset(spec.input, spec.output, seed);
+    case 'sharegpt':
+      return shareGptDataset(spec.path, { output: spec.output, ...(spec.maxPromptTokens !== undefined ? { maxPromptTokens: spec.maxPromptTokens } : {}) }, seed);
+    case 'jsonl':
+      return jsonlDataset(spec.path, spec.output, seed);
+    case 'shared_prefix':
+      return sharedPrefixDataset(spec.sharedPrefix, spec.output, seed);
+  }
+}

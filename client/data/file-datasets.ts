@@ -1,0 +1,114 @@
+/**
+ * Datasets read from local files before the run: a ShareGPT-format JSON file (the format
+ * `vllm bench serve --dataset-name sharegpt` reads: a list of `{conversations: [{from, value}]}`,
+ * prompt = the first turn, reference output = the second) and a JSONL prompt file (one
+ * `{"prompt": "...", "output_tokens"?: n}` per line). Entries are shuffled once by the seed and
+ * request i takes entry i mod size. Token counts use the built-in tokenizer at load time.
+ */
+import { readFileSync } from 'node:fs';
+import { Rng } from '../../contracts/rng.ts';
+import { countTokens } from '../../contracts/tokenizer.ts';
+import type { DataItem, Dataset } from './dataset.ts';
+import { sampleLength, type LengthDistribution } from './length-distribution.ts';
+
+export class DatasetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DatasetError';
+  }
+}
+
+interface Entry {
+  prompt: string;
+  promptTokens: number;
+  /** The reference answer's length, when the file gives one. */
+  outputTokens: number | null;
+}
+
+/** vLLM drops ShareGPT pairs shorter than this on either side (too short to be a real request). */
+const SHAREGPT_MIN_TOKENS = 4;
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new DatasetError(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function shuffled<T>(items: T[], seed: number): T[] {
+  const rng = new Rng(seed).derive('dataset-order');
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+  return items;
+}
+
+/** `output` decides lengths unless the entry has its own and `entryWins`. */
+function fromEntries(name: string, entries: Entry[], output: LengthDistribution | null, seed: number, entryWins: boolean): Dataset {
+  const root = new Rng(seed).derive(name);
+  const order = shuffled([...entries], seed);
+  return {
+    name,
+    item(index: number): DataItem {
+      const entry = order[index % order.length] as Entry;
+      const own = entry.outputTokens;
+      const maxTokens = own !== null && (entryWins || output === null) ? own : output !== null ? sampleLength(output, root.derive(`output-${index}`)) : 128;
+      return { prompt: entry.prompt, promptTokens: entry.promptTokens, maxTokens };
+    },
+  };
+}
+
+export interface ShareGptOptions {
+  /** Fixes output lengths; null uses each conversation's reference answer length. */
+  output: LengthDistribution | null;
+  maxPromptTokens?: number;
+}
+
+export function shareGptDataset(path: string, options: ShareGptOptions, seed: number): Dataset {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readText(path));
+  } catch (error) {
+    if (error instanceof DatasetError) throw error;
+    throw new DatasetError(`${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!Array.isArray(parsed)) throw new DatasetError(`${path}: expected a JSON list of {conversations: [...]} objects`);
+  const entries: Entry[] = [];
+  for (const item of parsed as unknown[]) {
+    const turns = (item as { conversations?: unknown })?.conversations;
+    if (!Array.isArray(turns) || turns.length < 2) continue;
+    const prompt = (turns[0] as { value?: unknown })?.value;
+    const answer = (turns[1] as { value?: unknown })?.value;
+    if (typeof prompt !== 'string' || typeof answer !== 'string') continue;
+    const promptTokens = countTokens(prompt);
+    const outputTokens = countTokens(answer);
+    if (promptTokens < SHAREGPT_MIN_TOKENS || (options.output === null && outputTokens < SHAREGPT_MIN_TOKENS)) continue;
+    if (options.maxPromptTokens !== undefined && promptTokens > options.maxPromptTokens) continue;
+    entries.push({ prompt, promptTokens, outputTokens });
+  }
+  if (entries.length === 0) throw new DatasetError(`${path}: no usable conversations (need a prompt and an answer of >= ${SHAREGPT_MIN_TOKENS} tokens)`);
+  return fromEntries('sharegpt', entries, options.output, seed, false);
+}
+
+export function jsonlDataset(path: string, output: LengthDistribution, seed: number): Dataset {
+  const entries: Entry[] = [];
+  readText(path)
+    .split(/\r?\n/)
+    .forEach((line, i) => {
+      if (line.trim() === '') return;
+      let row: { prompt?: unknown; output_tokens?: unknown; max_tokens?: unknown };
+      try {
+        row = JSON.parse(line) as typeof row;
+      } catch {
+        throw new DatasetError(`${path}:${i + 1}: not a JSON object`);
+      }
+      if (typeof row?.prompt !== 'string' || row.prompt === '') throw new DatasetError(`${path}:${i + 1}: expected {"prompt": "<text>"}`);
+      const fixed = row.output_tokens ?? row.max_tokens;
+      const outputTokens = typeof fixed === 'number' && Number.isInteger(fixed) && fixed > 0 ? fixed : null;
+      entries.push({ prompt: row.prompt, promptTokens: countTokens(row.prompt), outputTokens });
+    });
+  if (entries.length === 0) throw new DatasetError(`${path}: no prompts`);
+  return fromEntries('jsonl', entries, output, seed, true);
+}

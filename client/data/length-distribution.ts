@@ -1,0 +1,45 @@
+/**
+ * Token lengths drawn from a named distribution, clamped to [min, max] and rounded to whole
+ * tokens (≥ 1). Pure given the seeded stream.
+ */
+import type { Rng } from '../../contracts/rng.ts';
+
+export type LengthDistribution =
+  | { kind: 'fixed'; value: number }
+  | { kind: 'uniform'; min: number; max: number }
+  | { kind: 'normal'; mean: number; sd: number; min?: number; max?: number }
+  /** mean and sd of the length itself (not of its logarithm), as users state them. */
+  | { kind: 'lognormal'; mean: number; sd: number; min?: number; max?: number };
+
+export function sampleLength(dist: LengthDistribution, rng: Rng): number {
+  let value: number;
+  switch (dist.kind) {
+    case 'fixed':
+      return Math.max(1, Math.round(dist.value));
+    case 'uniform':
+      return Math.max(1, rng.int(Math.ceil(dist.min), Math.floor(dist.max)));
+    case 'normal':
+      value = rng.normal(dist.mean, dist.sd);
+      break;
+    case 'lognormal': {
+      // Parameters of the underlying normal from the length's own mean and sd.
+      const variance = Math.log(1 + (dist.sd * dist.sd) / (dist.mean * dist.mean));
+      value = Math.exp(rng.normal(Math.log(dist.mean) - variance / 2, Math.sqrt(variance)));
+      break;
+    }
+  }
+  const min = Math.max(1, dist.min ?? 1);
+  const max = dist.max ?? Infinity;
+  return Math.min(max, Math.max(min, Math.round(value)));
+}
+
+export function describeLength(dist: LengthDistribution): string {
+  switch (dist.kind) {
+    case 'fixed':
+      return `${dist.value}`;
+    case 'uniform':
+      return `uniform[${dist.min}, ${dist.max}]`;
+    default:
+      return `${dist.kind}(mean ${dist.mean}, sd ${dist.sd})`;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Load shapes → stage plans the executor runs one after another (each stage drains before the
+ * next starts, as inference-perf does, so every stage's numbers are its own). Pure.
+ */
+import { Rng } from '../../contracts/rng.ts';
+import { arrivalOffsetsMs, requestsIn, type ArrivalProcess } from './arrivals.ts';
+
+export interface RateStageSpec {
+  kind: 'rate';
+  rate: number;
+  durationSec: number;
+}
+
+export interface ConcurrencyStageSpec {
+  kind: 'concurrency';
+  concurrency: number;
+  /** Measured requests to complete in this stage (warm-up ones come on top). */
+  count: number;
+}
+
+export type StageSpec = RateStageSpec | ConcurrencyStageSpec;
+
+export interface SweepSpec {
+  /** Closed-loop probe at this concurrency finds the saturation rate. */
+  probeConcurrency: number;
+  probeRequests: number;
+  numStages: number;
+  stageDurationSec: number;
+  spacing: 'linear' | 'geometric';
+}
+
+export type LoadSpec =
+  | { type: 'stages'; arrival: ArrivalProcess; stages: StageSpec[]; warmupSec: number }
+  | { type: 'trace'; offsetsMs: number[]; warmupSec: number }
+  | { type: 'sweep'; arrival: ArrivalProcess; sweep: SweepSpec; warmupSec: number };
+
+export interface PlannedSend {
+  offsetMs: number;
+  warmup: boolean;
+}
+
+export type StagePlan =
+  | { stage: number; kind: 'open'; loadType: string; intendedRate: number | null; sends: PlannedSend[] }
+  | { stage: number; kind: 'closed'; loadType: 'concurrency'; concurrency: number; count: number; warmupMs: number };
+
+function openStage(stage: number, loadType: string, rate: number, durationSec: number, warmupSec: number, arrival: ArrivalProcess, rng: Rng): StagePlan {
+  const warmups = requestsIn(rate, warmupSec);
+  const measured = Math.max(1, requestsIn(rate, durationSec));
+  const offsets = arrivalOffsetsMs(rate, warmups + measured, arrival, rng.derive(`stage-${stage}`));
+  const sends: PlannedSend[] = new Array(offsets.length);
+  for (let i = 0; i < offsets.length; i++) sends[i] = { offsetMs: offsets[i] as number, warmup: i < warmups };
+  return { stage, kind: 'open', loadType, intendedRate: rate, sends };
+}
+
+/** Plans of a list of stages; warm-up belongs to the first stage only. */
+export function planStages(stages: readonly StageSpec[], arrival: ArrivalProcess, warmupSec: number, seed: number, firstStage = 0): StagePlan[] {
+  const rng = new Rng(seed).derive('load');
+  return stages.map((spec, i) => {
+    const stage = firstStage + i;
+    const warm = i === 0 ? warmupSec : 0;
+    if (spec.kind === 'rate') return openStage(stage, arrival.kind, spec.rate, spec.durationSec, warm, arrival, rng);
+    return { stage, kind: 'closed', loadType: 'concurrency', concurrency: spec.concurrency, count: spec.count, warmupMs: warm * 1000 };
+  });
+}
+
+/** A trace of send offsets is one open-loop stage; sends before the warm-up mark are warm-up. */
+export function planTrace(offsetsMs: readonly number[], warmupSec: number): StagePlan {
+  const sends = offsetsMs.map((offsetMs) => ({ offsetMs, warmup: offsetMs < warmupSec * 1000 }));
+  const measured = sends.filter((s) => !s.warmup);
+  const first = measured[0];
+  const last = measured[measured.length - 1];
+  const spanSec = first !== undefined && last !== undefined ? (last.offsetMs - first.offsetMs) / 1000 : 0;
+  return { stage: 0, kind: 'open', loadType: 'trace', intendedRate: spanSec > 0 ? (measured.length - 1) / spanSec : null, sends };
+}
+
+/** The probe of a sweep: a closed loop whose throughput is taken as the saturation rate. */
+export function sweepProbe(sweep: SweepSpec): StagePlan {
+  return { stage: -1, kind: 'closed', loadType: 'concurrency', concurrency: sweep.probeConcurrency, count: sweep.probeRequests, warmupMs: 0 };
+}
+
+/** Rates of a sweep's stages, from saturation / numStages up to saturation. */
+export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
+  const n = sweep.numStages;
+  const low = saturationRate / n;
+  const rates: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = n === 1 ? 1 : i / (n - 1);
+    rates.push(sweep.spacing === 'linear' ? low + (saturationRate - low) * t : low * Math.pow(saturationRate / low, t));
+  }
+  return rates;
+}
+
+/** Parses a trace file: one send offset in seconds per line (first CSV/space column); `#` comments. */
+export function parseTrace(text: string, source: string): number[] {
+  const offsets: number[] = [];
+  let previous = -Infinity;
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.replace(/#.*/, '').trim();
+    if (line === '') return;
+    const first = line.split(/[,\s]+/)[0] ?? '';
+    const seconds = Number(first);
+    if (first === '' || !Number.isFinite(seconds) || seconds < 0) throw new RangeError(`${source}:${i + 1}: expected a send offset in seconds >= 0, got ${JSON.stringify(first)}`);
+    if (seconds < previous) throw new RangeError(`${source}:${i + 1}: offsets must not decrease (${seconds} after ${previous})`);
+    previous = seconds;
+    offsets.push(seconds * 1000);
+  });
+  if (offsets.length === 0) throw new RangeError(`${source}: the trace holds no send offsets`);
+  return offsets;
+}

@@ -1,0 +1,224 @@
+/**
+ * The raw samples of one stage, kept compactly once a request's line is written: eight numbers
+ * per request in typed columns (64 bytes), pooled inter-chunk gaps (pooled-gaps.ts), and
+ * counts or extremes for what is exactly summarised that way (zero gaps inside multi-token
+ * events, tokens per event, failure kinds, the measured window). Reports are computed from
+ * these; workers and shards merge them by concatenation, so a merged report equals the report of one process that saw every record.
+ */
+import type { FailureKind, RequestRecord } from './request-record.ts';
+import { GrowableColumn } from './growable-array.ts';
+import { PooledGaps, type PooledGapsJson } from './pooled-gaps.ts';
+
+const SAMPLE_MESSAGES = 3;
+
+export interface FailureKindSummary {
+  count: number;
+  /** Up to three distinct messages, the lexicographically smallest, so any merge order agrees. */
+  sample_messages: string[];
+}
+
+export interface StageSamplesJson {
+  version: 1;
+  success: Record<SuccessColumn, number[]>;
+  scheduleDelayMs: number[];
+  window: MeasuredWindow;
+  failure: Record<FailureColumn, number[]>;
+  interChunkMs: PooledGapsJson;
+  intraEventZeros: number;
+  tokensPerEvent: Array<[number, number]>;
+  tokenCountSources: Record<string, number>;
+  tokenCountMismatches: number;
+  failuresByKind: Record<string, FailureKindSummary>;
+}
+
+const SUCCESS_COLUMNS = ['latencyMs', 'ttftMs', 'tpotMs', 'ntpotMs', 'maxItlMs', 'promptTokens', 'outputTokens'] as const;
+const FAILURE_COLUMNS = ['latencyMs', 'promptTokens'] as const;
+export type SuccessColumn = (typeof SUCCESS_COLUMNS)[number];
+
+/** Epoch-ms extremes of the measured requests: all that throughput and achieved rate need. */
+export interface MeasuredWindow {
+  firstScheduledEpochMs: number | null;
+  firstStartEpochMs: number | null;
+  lastStartEpochMs: number | null;
+  lastEndEpochMs: number | null;
+}
+
+const EMPTY_WINDOW: MeasuredWindow = { firstScheduledEpochMs: null, firstStartEpochMs: null, lastStartEpochMs: null, lastEndEpochMs: null };
+const minOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
+const maxOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+
+function widen(w: MeasuredWindow, other: MeasuredWindow): MeasuredWindow {
+  return {
+    firstScheduledEpochMs: minOf(w.firstScheduledEpochMs, other.firstScheduledEpochMs),
+    firstStartEpochMs: minOf(w.firstStartEpochMs, other.firstStartEpochMs),
+    lastStartEpochMs: maxOf(w.lastStartEpochMs, other.lastStartEpochMs),
+    lastEndEpochMs: maxOf(w.lastEndEpochMs, other.lastEndEpochMs),
+  };
+}
+export type FailureColumn = (typeof FAILURE_COLUMNS)[number];
+
+/** Missing per-request values (TTFT without tokens, TPOT for N = 1) are NaN in columns, null in reports. */
+const orNaN = (x: number | null): number => (x === null ? Number.NaN : x);
+
+function columns<K extends string>(names: readonly K[]): Record<K, GrowableColumn> {
+  const out = {} as Record<K, GrowableColumn>;
+  for (const name of names) out[name] = new GrowableColumn();
+  return out;
+}
+
+export class StageSamples {
+  readonly success = columns(SUCCESS_COLUMNS);
+  readonly scheduleDelayMs = new GrowableColumn();
+  window: MeasuredWindow = { ...EMPTY_WINDOW };
+  readonly failure = columns(FAILURE_COLUMNS);
+  readonly interChunkMs: PooledGaps;
+  intraEventZeros = 0;
+  readonly tokensPerEvent = new Map<number, number>();
+  readonly tokenCountSources: Record<string, number> = {};
+  tokenCountMismatches = 0;
+  readonly failuresByKind: Record<string, FailureKindSummary> = {};
+
+  /** `exactGapLimit`: pooled gaps kept exactly before the sketch takes over (tests lower it). */
+  constructor(exactGapLimit?: number) {
+    this.interChunkMs = new PooledGaps(exactGapLimit);
+  }
+
+  /** Adds one measured (non-warm-up) request. `epochOf` maps a clock reading to epoch ms. */
+  add(record: RequestRecord, epochOf: (readingMs: number) => number): void {
+    this.scheduleDelayMs.push(record.startMs - record.scheduledMs);
+    const start = epochOf(record.startMs);
+    this.window = widen(this.window, { firstScheduledEpochMs: epochOf(record.scheduledMs), firstStartEpochMs: start, lastStartEpochMs: start, lastEndEpochMs: epochOf(record.endMs) });
+    const metrics = record.metrics;
+    if (record.failure !== null || metrics === null) {
+      this.failure.latencyMs.push(record.endMs - record.startMs);
+      this.failure.promptTokens.push(record.promptTokens);
+      this.#addFailure(record.failure?.kind ?? 'malformed', record.failure?.message ?? 'no metrics');
+      return;
+    }
+    let maxGap = Number.NaN;
+    let previous: number | null = null;
+    for (const event of record.events) {
+      if (previous !== null) {
+        const gap = event.atMs - previous;
+        this.interChunkMs.push(gap);
+        if (!(gap <= maxGap)) maxGap = gap;
+      }
+      if (event.tokens > 1) {
+        this.intraEventZeros += event.tokens - 1;
+        if (Number.isNaN(maxGap)) maxGap = 0;
+      }
+      this.tokensPerEvent.set(event.tokens, (this.tokensPerEvent.get(event.tokens) ?? 0) + 1);
+      previous = event.atMs;
+    }
+    const s = this.success;
+    s.latencyMs.push(metrics.latencyMs);
+    s.ttftMs.push(orNaN(metrics.ttftMs));
+    s.tpotMs.push(orNaN(metrics.tpotMs));
+    s.ntpotMs.push(orNaN(metrics.ntpotMs));
+    s.maxItlMs.push(maxGap);
+    s.promptTokens.push(record.promptTokens);
+    s.outputTokens.push(record.outputTokens);
+    this.tokenCountSources[record.tokensPerEventSource] = (this.tokenCountSources[record.tokensPerEventSource] ?? 0) + 1;
+    if (record.tokenCountMismatch) this.tokenCountMismatches++;
+  }
+
+  get successCount(): number {
+    return this.success.latencyMs.length;
+  }
+
+  get failureCount(): number {
+    return this.failure.latencyMs.length;
+  }
+
+  get measuredCount(): number {
+    return this.scheduleDelayMs.length;
+  }
+
+  /** Releases the growth slack of every column once the stage has finished. */
+  trim(): void {
+    for (const group of [this.success, this.failure]) for (const column of Object.values<GrowableColumn>(group)) column.trim();
+    this.scheduleDelayMs.trim();
+    this.interChunkMs.trim();
+  }
+
+  /** Bytes of typed storage held (columns and counters), for the memory benchmark. */
+  get retainedBytes(): number {
+    let bytes = this.interChunkMs.retainedBytes + this.tokensPerEvent.size * 16;
+    bytes += this.scheduleDelayMs.retainedBytes;
+    for (const group of [this.success, this.failure]) for (const column of Object.values<GrowableColumn>(group)) bytes += column.retainedBytes;
+    return bytes;
+  }
+
+  #addFailure(kind: FailureKind | string, message: string, count = 1): void {
+    const entry = (this.failuresByKind[kind] ??= { count: 0, sample_messages: [] });
+    entry.count += count;
+    if (entry.sample_messages.includes(message)) return;
+    entry.sample_messages.push(message);
+    entry.sample_messages.sort();
+    if (entry.sample_messages.length > SAMPLE_MESSAGES) entry.sample_messages.length = SAMPLE_MESSAGES;
+  }
+
+  /** Appends every sample of `other` (order does not matter to any report). */
+  absorb(other: StageSamples): this {
+    for (const name of SUCCESS_COLUMNS) this.success[name].append(other.success[name].view());
+    this.scheduleDelayMs.append(other.scheduleDelayMs.view());
+    this.window = widen(this.window, other.window);
+    for (const name of FAILURE_COLUMNS) this.failure[name].append(other.failure[name].view());
+    this.interChunkMs.absorb(other.interChunkMs);
+    this.intraEventZeros += other.intraEventZeros;
+    for (const [tokens, count] of other.tokensPerEvent) this.tokensPerEvent.set(tokens, (this.tokensPerEvent.get(tokens) ?? 0) + count);
+    for (const [source, count] of Object.entries(other.tokenCountSources)) this.tokenCountSources[source] = (this.tokenCountSources[source] ?? 0) + count;
+    this.tokenCountMismatches += other.tokenCountMismatches;
+    for (const [kind, entry] of Object.entries(other.failuresByKind)) {
+      const [first, ...rest] = entry.sample_messages;
+      this.#addFailure(kind, first ?? '', entry.count);
+      for (const message of rest) this.#addFailure(kind, message, 0);
+    }
+    return this;
+  }
+
+  static merge(parts: readonly StageSamples[], exactGapLimit?: number): StageSamples {
+    const merged = new StageSamples(exactGapLimit);
+    for (const part of parts) merged.absorb(part);
+    return merged;
+  }
+
+  toJSON(): StageSamplesJson {
+    const plain = <K extends string>(group: Record<K, GrowableColumn>, names: readonly K[]): Record<K, number[]> => {
+      const out = {} as Record<K, number[]>;
+      for (const name of names) out[name] = Array.from(group[name].view());
+      return out;
+    };
+    return {
+      version: 1,
+      success: plain(this.success, SUCCESS_COLUMNS),
+      scheduleDelayMs: Array.from(this.scheduleDelayMs.view()),
+      window: { ...this.window },
+      failure: plain(this.failure, FAILURE_COLUMNS),
+      interChunkMs: this.interChunkMs.toJSON(),
+      intraEventZeros: this.intraEventZeros,
+      tokensPerEvent: [...this.tokensPerEvent.entries()].sort((a, b) => a[0] - b[0]),
+      tokenCountSources: { ...this.tokenCountSources },
+      tokenCountMismatches: this.tokenCountMismatches,
+      failuresByKind: structuredClone(this.failuresByKind),
+    };
+  }
+
+  static fromJSON(json: StageSamplesJson): StageSamples {
+    if (json.version !== 1) throw new Error(`unsupported raw sample version ${String(json.version)}`);
+    const samples = new StageSamples();
+    // JSON has no NaN; null stands for a missing value.
+    const numbers = (values: ReadonlyArray<number | null>): number[] => values.map((v) => (v === null ? Number.NaN : v));
+    for (const name of SUCCESS_COLUMNS) samples.success[name].append(numbers(json.success[name]));
+    samples.scheduleDelayMs.append(json.scheduleDelayMs);
+    samples.window = { ...EMPTY_WINDOW, ...json.window };
+    for (const name of FAILURE_COLUMNS) samples.failure[name].append(numbers(json.failure[name]));
+    samples.interChunkMs.absorb(PooledGaps.fromJSON(json.interChunkMs));
+    samples.intraEventZeros = json.intraEventZeros;
+    for (const [tokens, count] of json.tokensPerEvent) samples.tokensPerEvent.set(tokens, count);
+    Object.assign(samples.tokenCountSources, json.tokenCountSources);
+    samples.tokenCountMismatches = json.tokenCountMismatches;
+    Object.assign(samples.failuresByKind, structuredClone(json.failuresByKind));
+    return samples;
+  }
+}

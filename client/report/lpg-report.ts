@@ -1,0 +1,305 @@
+/**
+ * The latency profile generator's JSON report (ai-on-gke's benchmark_serving.py, the layout of
+ * test/fixtures/lpg/lpg-report-jetstream.json), built purely from request records and the
+ * client's own scrape summaries. Units are the generator's, not ours:
+ *
+ * | key | unit |
+ * | --- | --- |
+ * | benchmark_time | s, first request start → last response end |
+ * | throughput | requests/s (num_prompts / benchmark_time, as that generator version wrote it) |
+ * | *_tokens_per_min | tokens/min |
+ * | *_per_token_latency | s per token of prompt + output (request latency / (input + output)) |
+ * | *_latency | ms per request |
+ * | *_per_output_token_latency (and summary tpot) | ms per output token (latency / output) |
+ * | *_input_len, *_output_len | tokens |
+ * | *_TTFT (streamed runs only) | s |
+ * | server_metrics | the metric's own unit, values as strings (Prometheus API answers) |
+ *
+ * Where the generator would write 0 for an empty sample or NaN/Infinity (e.g. an infinite
+ * request rate) we write null: a reader must be able to tell "none" from "zero".
+ */
+import { mean, percentile, populationSd } from '../../contracts/stats.ts';
+import type { RequestRecord } from '../record/request-record.ts';
+import type { StageSamples } from '../record/stage-samples.ts';
+import type { ServerMetricsSummary } from '../scrape/metric-summary.ts';
+
+/** What the generator scrapes for a JetStream backend (the fixture's five). */
+export const LPG_JETSTREAM_METRICS = [
+  'jetstream_slots_used_percentage',
+  'jetstream_prefill_backlog_size',
+  'jetstream_time_to_first_token',
+  'jetstream_time_per_output_token',
+  'jetstream_time_per_request',
+] as const;
+
+export const LPG_VLLM_METRICS = ['vllm:gpu_cache_usage_perc', 'vllm:num_requests_waiting'] as const;
+
+export type LpgStat = 'Mean' | 'Median' | 'Sd' | 'Min' | 'Max' | 'P90' | 'P99';
+export type LpgServerMetric = Partial<Record<LpgStat, string>>;
+
+/** What the report needs of the measured requests: per-success columns, index-aligned. */
+export interface LpgSamples {
+  /** Measured (non-warm-up) requests sent, failures included (the generator's num_prompts). */
+  attempted: number;
+  /** First start → last end of the measured requests, in seconds; null when there were none. */
+  windowSec: number | null;
+  latencyMs: ArrayLike<number>;
+  /** NaN where a success had no token (no TTFT). */
+  ttftMs: ArrayLike<number>;
+  promptTokens: ArrayLike<number>;
+  outputTokens: ArrayLike<number>;
+}
+
+export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSamples {
+  const successes = records.filter((r) => r.failure === null && r.metrics !== null);
+  let first = Infinity;
+  let last = -Infinity;
+  for (const r of records) {
+    first = Math.min(first, r.startMs);
+    last = Math.max(last, r.endMs);
+  }
+  return {
+    attempted: records.length,
+    windowSec: records.length === 0 ? null : (last - first) / 1000,
+    latencyMs: successes.map((r) => r.endMs - r.startMs),
+    ttftMs: successes.map((r) => r.metrics?.ttftMs ?? Number.NaN),
+    promptTokens: successes.map((r) => r.promptTokens),
+    outputTokens: successes.map((r) => r.outputTokens),
+  };
+}
+
+/** The same from a run's compact per-stage samples (what workers and shards merge). */
+export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>): LpgSamples {
+  const all = [...stages.values()];
+  const cat = (pick: (s: StageSamples) => ArrayLike<number>): number[] => all.flatMap((s) => Array.from(pick(s)));
+  let first: number | null = null;
+  let last: number | null = null;
+  let attempted = 0;
+  for (const s of all) {
+    attempted += s.success.latencyMs.length + s.failure.latencyMs.length;
+    const { firstStartEpochMs: a, lastEndEpochMs: b } = s.window;
+    if (a !== null && (first === null || a < first)) first = a;
+    if (b !== null && (last === null || b > last)) last = b;
+  }
+  return {
+    attempted,
+    windowSec: first === null || last === null ? null : (last - first) / 1000,
+    latencyMs: cat((s) => s.success.latencyMs.view()),
+    ttftMs: cat((s) => s.success.ttftMs.view()),
+    promptTokens: cat((s) => s.success.promptTokens.view()),
+    outputTokens: cat((s) => s.success.outputTokens.view()),
+  };
+}
+
+export interface LpgInput {
+  samples: LpgSamples;
+  /** Requests/s asked for; null (or Infinity) for "as fast as possible". */
+  requestRate: number | null;
+  stream: boolean;
+  /** The generator's --backend: jetstream, vllm … */
+  backend: string;
+  modelId: string;
+  tokenizerId: string;
+  /** Wall-clock start of the run, for `dimensions.date`. */
+  startEpochMs: number;
+  /** Scrape summary of the measured window; null when nothing was scraped. */
+  serverMetrics: ServerMetricsSummary | null;
+  /** Metric names to report (default: by backend). */
+  metricNames?: readonly string[];
+}
+
+export interface LpgStatsBlock {
+  mean: number | null;
+  median: number | null;
+  sd: number | null;
+  min: number | null;
+  max: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+export interface LpgReport {
+  metrics: Record<string, unknown>;
+  dimensions: { date: string; backend: string; model_id: string; tokenizer_id: string };
+  config: { model: string; model_server: string };
+  summary_stats: {
+    stats: Array<{
+      request_rate: number | null;
+      request_latency: LpgStatsBlock;
+      throughput: { mean: number | null };
+      input_length: LpgStatsBlock;
+      output_length: LpgStatsBlock;
+      tpot: LpgStatsBlock;
+      model_server_metrics: Array<{ Name: string } & LpgServerMetric>;
+    }>;
+  };
+}
+
+const finite = (x: number | null): number | null => (x === null || !Number.isFinite(x) ? null : x);
+
+function statsBlock(values: readonly number[]): LpgStatsBlock {
+  let min: number | null = null;
+  let max: number | null = null;
+  for (const v of values) {
+    if (min === null || v < min) min = v;
+    if (max === null || v > max) max = v;
+  }
+  return {
+    mean: finite(mean(values)),
+    median: finite(percentile(values, 50)),
+    sd: finite(populationSd(values)),
+    min: finite(min),
+    max: finite(max),
+    p90: finite(percentile(values, 90)),
+    p99: finite(percentile(values, 99)),
+  };
+}
+
+/** The generator's get_stats_for_set: avg_/median_/sd_/min_/max_/p90_/p99_<name>. */
+function flatStats(name: string, block: LpgStatsBlock): Record<string, number | null> {
+  return {
+    [`avg_${name}`]: block.mean,
+    [`median_${name}`]: block.median,
+    [`sd_${name}`]: block.sd,
+    [`min_${name}`]: block.min,
+    [`max_${name}`]: block.max,
+    [`p90_${name}`]: block.p90,
+    [`p99_${name}`]: block.p99,
+  };
+}
+
+/** `%Y%m%d-%H%M%S` in local time, as Python's datetime.fromtimestamp().strftime writes it. */
+export function lpgDate(epochMs: number): string {
+  const d = new Date(epochMs);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}-${two(d.getHours())}${two(d.getMinutes())}${two(d.getSeconds())}`;
+}
+
+/** Prometheus answers values as strings; a stat it could not compute is left out, as the generator does. */
+function promValue(x: number | null | undefined): string | undefined {
+  return x === null || x === undefined || !Number.isFinite(x) ? undefined : String(x);
+}
+
+/** All series of one metric name in a summary (keys are `name` or `name{labels}`). */
+function seriesOf<T>(table: Record<string, T>, name: string): T | undefined {
+  for (const [key, value] of Object.entries(table)) if (key === name || key.startsWith(`${name}{`)) return value;
+  return undefined;
+}
+
+export function lpgServerMetrics(summary: ServerMetricsSummary | null, names: readonly string[]): Record<string, LpgServerMetric> {
+  const out: Record<string, LpgServerMetric> = {};
+  if (summary === null) return out;
+  for (const name of names) {
+    const gauge = seriesOf(summary.gauges, name);
+    const histogram = seriesOf(summary.histograms, name);
+    const entry: Record<string, string | undefined> = {};
+    if (gauge !== undefined) {
+      Object.assign(entry, { Mean: promValue(gauge.mean), Median: promValue(gauge.median), Sd: promValue(gauge.sd), Min: promValue(gauge.min), Max: promValue(gauge.max), P90: promValue(gauge.p90), P99: promValue(gauge.p99) });
+    } else if (histogram !== undefined) {
+      Object.assign(entry, { Mean: promValue(histogram.mean), Median: promValue(histogram.median), Min: promValue(histogram.min), Max: promValue(histogram.max), P90: promValue(histogram.p90), P99: promValue(histogram.p99) });
+    } else {
+      continue;
+    }
+    out[name] = Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as LpgServerMetric;
+  }
+  return out;
+}
+
+export function lpgReport(input: LpgInput): LpgReport {
+  const { samples } = input;
+  const benchmarkTime = samples.windowSec;
+  const perMinute = (total: number): number | null => (benchmarkTime !== null && benchmarkTime > 0 ? (60 * total) / benchmarkTime : null);
+  const latencySec = Array.from(samples.latencyMs, (ms) => ms / 1000);
+  const inputLens = Array.from(samples.promptTokens);
+  const outputLens = Array.from(samples.outputTokens);
+  const totalOutput = outputLens.reduce((a, b) => a + b, 0);
+  const totalInput = inputLens.reduce((a, b) => a + b, 0);
+  const perToken: number[] = [];
+  const perOutputTokenMs: number[] = [];
+  latencySec.forEach((latency, i) => {
+    const tokens = (inputLens[i] as number) + (outputLens[i] as number);
+    if (tokens > 0) perToken.push(latency / tokens);
+    if ((outputLens[i] as number) > 0) perOutputTokenMs.push((1000 * latency) / (outputLens[i] as number));
+  });
+  const latency = statsBlock(latencySec.map((s) => 1000 * s));
+  const inputLength = statsBlock(inputLens);
+  const outputLength = statsBlock(outputLens);
+  const tpot = statsBlock(perOutputTokenMs);
+  const rate = finite(input.requestRate);
+  const throughput = benchmarkTime !== null && benchmarkTime > 0 ? samples.attempted / benchmarkTime : null;
+  const names = input.metricNames ?? (input.backend === 'vllm' ? LPG_VLLM_METRICS : LPG_JETSTREAM_METRICS);
+  const serverMetrics = lpgServerMetrics(input.serverMetrics, names);
+  const ttft = input.stream
+    ? flatStats('TTFT', statsBlock(Array.from(samples.ttftMs).filter((ms) => !Number.isNaN(ms)).map((ms) => ms / 1000)))
+    : {};
+  return {
+    metrics: {
+      num_prompts: samples.attempted,
+      request_rate: rate,
+      server_metrics: serverMetrics,
+      benchmark_time: benchmarkTime,
+      throughput,
+      total_output_token: totalOutput,
+      output_tokens_per_min: perMinute(totalOutput),
+      total_input_tokens: totalInput,
+      input_tokens_per_min: perMinute(totalInput),
+      total_tokens: totalInput + totalOutput,
+      tokens_per_min: perMinute(totalInput + totalOutput),
+      ...flatStats('per_token_latency', statsBlock(perToken)),
+      ...flatStats('latency', latency),
+      ...flatStats('per_output_token_latency', tpot),
+      ...flatStats('input_len', inputLength),
+      ...flatStats('output_len', outputLength),
+      ...ttft,
+    },
+    dimensions: { date: lpgDate(input.startEpochMs), backend: input.backend, model_id: input.modelId, tokenizer_id: input.tokenizerId },
+    config: { model: input.modelId, model_server: input.backend },
+    summary_stats: {
+      stats: [
+        {
+          request_rate: rate,
+          request_latency: latency,
+          throughput: { mean: throughput },
+          input_length: inputLength,
+          output_length: outputLength,
+          tpot,
+          model_server_metrics: Object.entries(serverMetrics).map(([Name, stats]) => ({ Name, ...stats })),
+        },
+      ],
+    },
+  };
+}
+
+/** The generator's file name: `<prefix>-<backend>-<rate>qps-<date>-<model with / as ->.json`. */
+export function lpgFileName(report: LpgReport, requestRate: number | null, prefix = 'benchmark'): string {
+  const rate = requestRate === null || !Number.isFinite(requestRate) ? 'inf' : Number.isInteger(requestRate) ? `${requestRate}.0` : String(requestRate);
+  return `${prefix}-${report.dimensions.backend}-${rate}qps-${report.dimensions.date}-${report.dimensions.model_id.replaceAll('/', '-')}.json`;
+}
+
+/** Everything a run knows, turned into the generator's report and its file name. */
+export interface LpgRunContext {
+  api: string;
+  stream: boolean;
+  requestRate: number | null;
+  model: string;
+  tokenizerId?: string;
+  startEpochMs: number;
+  stages: ReadonlyMap<number, StageSamples>;
+  serverMetrics: ServerMetricsSummary | null;
+}
+
+export function lpgReportForRun(run: LpgRunContext): { fileName: string; report: LpgReport } {
+  const backend = run.api.startsWith('jetstream') ? 'jetstream' : 'vllm';
+  const report = lpgReport({
+    samples: lpgSamplesFromStages(run.stages),
+    requestRate: run.requestRate,
+    // JetStream's HTTP and gRPC surfaces always stream.
+    stream: run.stream || run.api === 'jetstream-http' || run.api === 'jetstream-grpc',
+    backend,
+    modelId: run.model,
+    tokenizerId: run.tokenizerId ?? run.model,
+    startEpochMs: run.startEpochMs,
+    serverMetrics: run.serverMetrics,
+  });
+  return { fileName: lpgFileName(report, run.requestRate), report };
+}

@@ -1,0 +1,46 @@
+/** The default sender: one undici Agent per run, bodies from the API adapter, ids `bench-<seed>-<index>`. */
+import { Agent, request } from 'undici';
+import { sendAndMeasure } from '../send/http-sender.ts';
+import { BenchError } from './bench-error.ts';
+import type { RequestSender, SenderSetup } from './request-sender.ts';
+
+export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, pipelining: 1 });
+  const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
+  const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
+  return {
+    send(job, onInFlight) {
+      return sendAndMeasure(
+        dispatcher,
+        clock,
+        {
+          origin: base.origin,
+          path,
+          body: api.body({ model: job.model, prompt: job.item.prompt, maxTokens: job.item.maxTokens, stream: options.stream, usage: options.usage }),
+          headers: { ...headers, 'x-request-id': job.requestId },
+        },
+        { index: job.index, requestId: job.requestId, stage: job.stage, warmup: job.warmup, scheduledMs: job.scheduledMs, promptTokens: job.item.promptTokens },
+        { api, stream: options.stream, tokenizerFallback: options.tokenizerFallback, timeoutMs: options.timeoutMs },
+        onInFlight,
+      );
+    },
+    async discoverModel() {
+      let response;
+      try {
+        response = await request(new URL(`${base.pathname.replace(/\/$/, '')}/v1/models`, base.origin), { dispatcher, headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      } catch (error) {
+        throw new BenchError(`cannot reach ${base.origin}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const text = await response.body.text();
+      if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; pass --model`);
+      try {
+        const id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;
+        if (typeof id === 'string') return id;
+      } catch {
+        // Fall through to the error below.
+      }
+      throw new BenchError(`${base.origin}/v1/models lists no model; pass --model`);
+    },
+    close: () => dispatcher.close(),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Runs stage plans in this thread: assigns request indices (worker w of W takes w, w+W, …),
+ * sends through the chosen sender, sweeps timeouts with one timer, and for every finished
+ * request writes its line, folds it into its stage's compact samples and drops it (unless the
+ * caller keeps records). Interrupting stops scheduling; in-flight requests get the grace period.
+ */
+import type { Clock } from '../../contracts/clock.ts';
+import { Rng } from '../../contracts/rng.ts';
+import type { Dataset } from '../data/dataset.ts';
+import type { StagePlan } from '../load/load-plan.ts';
+import type { RequestRecord } from '../record/request-record.ts';
+import { StageSamples } from '../record/stage-samples.ts';
+import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
+import type { BenchOptions } from './bench-options.ts';
+import type { RequestSender } from './request-sender.ts';
+import { runStage, type StageShare } from './stage-runner.ts';
+
+const TIMEOUT_SWEEP_MS = 50;
+
+export interface LocalRunInput {
+  options: BenchOptions;
+  plans: readonly StagePlan[];
+  dataset: Dataset;
+  model: string;
+  sender: RequestSender;
+  clock: Clock;
+  share: StageShare;
+  signal: AbortSignal;
+  /** The first local request number (continues numbering across calls, e.g. after a sweep's probe). */
+  firstLocal?: number;
+  onIssue?: () => void;
+  onRecord?: (record: RequestRecord) => void;
+  onStage?: (stage: number, phase: 'start' | 'end') => void;
+}
+
+export interface LocalRunOutput {
+  /** Measured samples by stage number. */
+  samples: Map<number, StageSamples>;
+  records: RequestRecord[];
+  interrupted: boolean;
+  nextLocal: number;
+}
+
+/** The model of request `index`: the base model, or a LoRA adapter drawn by weight. */
+export function modelFor(index: number, base: string, options: BenchOptions): string {
+  const lora = options.lora;
+  if (lora === undefined || lora.length === 0) return base;
+  const total = lora.reduce((sum, l) => sum + l.weight, 0);
+  let x = new Rng(options.seed).derive(`lora-${index}`).float() * total;
+  for (const l of lora) {
+    x -= l.weight;
+    if (x < 0) return l.name;
+  }
+  return (lora[lora.length - 1] as { name: string }).name;
+}
+
+export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
+  const { options, clock, sender, dataset, share, signal } = input;
+  const samples = new Map<number, StageSamples>();
+  const records: RequestRecord[] = [];
+  const inFlight = new Set<InFlight>();
+  let local = input.firstLocal ?? 0;
+  const epochOf = (reading: number): number => clock.epochMs(reading);
+
+  const issue = async (stage: number, warmup: boolean, scheduledMs: number): Promise<void> => {
+    const index = share.worker + share.workers * local++;
+    const requestId = `bench-${options.seed}-${index}`;
+    const item = dataset.item(index);
+    input.onIssue?.();
+    let handle: InFlight | null = null;
+    const record = await sender.send({ index, requestId, stage, warmup, scheduledMs, model: modelFor(index, input.model, options), item }, (h) => {
+      if (h === null) {
+        if (handle !== null) inFlight.delete(handle);
+      } else {
+        handle = h;
+        inFlight.add(h);
+      }
+    });
+    if (!record.warmup) {
+      let stageSamples = samples.get(record.stage);
+      if (stageSamples === undefined) samples.set(record.stage, (stageSamples = new StageSamples()));
+      stageSamples.add(record, epochOf);
+    }
+    if (options.keepRecords !== false) records.push(record);
+    input.onRecord?.(record);
+  };
+
+  const sweep = setInterval(() => {
+    const now = clock.now();
+    for (const handle of inFlight) if (now >= handle.deadlineMs) handle.abort(new RequestTimeout(options.timeoutMs));
+  }, TIMEOUT_SWEEP_MS);
+  // After an interrupt, in-flight requests get the grace period, then are cut off as timeouts.
+  let grace: NodeJS.Timeout | null = null;
+  const onAbort = (): void => {
+    grace = setTimeout(() => {
+      for (const handle of inFlight) handle.abort(new RequestTimeout(options.graceMs));
+    }, options.graceMs);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (const plan of input.plans) {
+      if (signal.aborted) break;
+      input.onStage?.(plan.stage, 'start');
+      await runStage(plan, { clock, signal, issue }, share);
+      samples.get(plan.stage)?.trim();
+      input.onStage?.(plan.stage, 'end');
+    }
+  } finally {
+    clearInterval(sweep);
+    if (grace !== null) clearTimeout(grace);
+    signal.removeEventListener('abort', onAbort);
+  }
+  records.sort((a, b) => a.index - b.index);
+  return { samples, records, interrupted: signal.aborted, nextLocal: local };
+}

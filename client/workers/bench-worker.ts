@@ -1,0 +1,52 @@
+/**
+ * One worker thread of a `--workers N` run: rebuilds the same dataset and plans from the
+ * options (they are pure functions of them), runs its share, streams each finished request's
+ * line to the main thread, and hands back its raw samples at the end.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { realClock } from '../../contracts/clock.ts';
+import { API_ADAPTERS } from '../apis/index.ts';
+import { requestLine } from '../report/request-line.ts';
+import { httpRequestSender } from '../run/http-request-sender.ts';
+import { runLocal } from '../run/local-run.ts';
+import { senderFactoryFor } from '../run/request-sender.ts';
+import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
+import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
+
+const port = parentPort;
+if (port === null) throw new Error('bench-worker must run in a worker thread');
+const { options, share } = workerData as WorkerInput;
+const post = (message: WorkerMessage): void => port.postMessage(message);
+const controller = new AbortController();
+port.on('message', (message: MainMessage) => {
+  if (message.type === 'stop') controller.abort();
+});
+
+try {
+  const api = API_ADAPTERS[options.api];
+  const clock = realClock;
+  const sender = senderFactoryFor(api.name, httpRequestSender)({ base: new URL(options.url), api, clock, options });
+  const originMs = clock.now();
+  const originEpochMs = clock.epochMs(originMs);
+  try {
+    const result = await runLocal({
+      options,
+      plans: planLoad(loadSpecOf(options), options.seed),
+      dataset: datasetFor(options),
+      model: options.model as string,
+      sender,
+      clock,
+      share,
+      signal: controller.signal,
+      onIssue: () => post({ type: 'issued' }),
+      onRecord: (record) => post({ type: 'record', line: requestLine(record, originMs, originEpochMs), ok: record.failure === null, ttftMs: record.metrics?.ttftMs ?? null }),
+      onStage: (stage, phase) => post({ type: 'stage', stage, phase }),
+    });
+    post({ type: 'done', samples: [...result.samples].map(([stage, s]) => [stage, s.toJSON()]), interrupted: result.interrupted });
+  } finally {
+    await sender.close();
+  }
+} catch (error) {
+  post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+}
+port.close();

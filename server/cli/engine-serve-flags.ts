@@ -1,0 +1,182 @@
+/**
+ * The engine's `serve` flags (llm-d-inference-sim's spellings where they exist) and the YAML
+ * config file (`--config FILE`): keys are flag names without the dashes, flags given on the
+ * command line win, and a `models:` map sets timing per model or LoRA adapter name.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { CliError, flagValue, positiveNumber, wholeNumber } from '../../contracts/cli-error.ts';
+import { parseDurationMs } from '../../contracts/units.ts';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
+import { DISTRIBUTION_KINDS, type DistributionKind } from '../engine/timing.ts';
+
+export interface EngineServeFlags {
+  config?: string;
+  timeToFirstTokenStdDev?: string;
+  interTokenLatencyStdDev?: string;
+  latencyDistribution?: string;
+  prefillOverhead?: string;
+  prefillTimePerToken?: string;
+  prefillTimeStdDev?: string;
+  timeFactorUnderLoad?: string;
+  decodeTimePerSeq?: string;
+  scheduler?: string;
+  maxNumSeqs?: string;
+  maxWaitingQueueLength?: string;
+  maxNumBatchedTokens?: string;
+  kvCacheBlocks?: string;
+  kvCacheSize?: string;
+  blockSize?: string;
+  maxLoras?: string;
+  modelTiming?: string[];
+  workers?: string;
+}
+
+/** The file's per-model timing, kept beside the flags object it was read for. */
+const configModelTiming = new WeakMap<object, Record<string, Partial<ModelTimingOptions>>>();
+
+const ms = (raw: string): number => parseDurationMs(raw, 'ms');
+
+function oneOf<T extends string>(allowed: readonly T[]): (raw: string) => T {
+  return (raw) => {
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    throw new Error(`expected one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  };
+}
+
+function factor(raw: string): number {
+  const value = positiveNumber(raw);
+  if (value < 1) throw new Error(`expected a factor >= 1, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** Per-model timing keys (flag names) → how each is parsed. */
+const MODEL_TIMING_KEYS: Readonly<Record<string, [keyof ModelTimingOptions, (raw: string) => number | DistributionKind]>> = {
+  'time-to-first-token': ['ttftMs', ms],
+  'time-to-first-token-std-dev': ['ttftSpreadMs', ms],
+  'inter-token-latency': ['itlMs', ms],
+  'inter-token-latency-std-dev': ['itlSpreadMs', ms],
+  'latency-distribution': ['latencyDistribution', oneOf(DISTRIBUTION_KINDS)],
+  'prefill-overhead': ['prefillOverheadMs', ms],
+  'prefill-time-per-token': ['prefillPerTokenMs', ms],
+  'prefill-time-std-dev': ['prefillSpreadMs', ms],
+  'time-factor-under-load': ['timeFactorUnderLoad', factor],
+  'decode-time-per-seq': ['decodePerSeqMs', ms],
+};
+
+function modelTimingEntry(where: string, settings: Record<string, unknown>): Partial<ModelTimingOptions> {
+  const out: Partial<Record<keyof ModelTimingOptions, unknown>> = {};
+  for (const [key, raw] of Object.entries(settings)) {
+    const known = MODEL_TIMING_KEYS[key];
+    if (known === undefined) throw new CliError(`${where}: unknown timing setting ${JSON.stringify(key)} (one of ${Object.keys(MODEL_TIMING_KEYS).join(', ')})`);
+    out[known[0]] = flagValue(`${where} ${key}`, String(raw), known[1]);
+  }
+  return out as Partial<ModelTimingOptions>;
+}
+
+/** `--model-timing name=time-to-first-token=50ms,inter-token-latency=5ms` (repeatable). */
+function parseModelTimingFlag(raw: string): [string, Partial<ModelTimingOptions>] {
+  const eq = raw.indexOf('=');
+  if (eq <= 0) throw new CliError(`--model-timing: expected name=setting=value,…, got ${JSON.stringify(raw)}`);
+  const settings: Record<string, string> = {};
+  for (const pair of raw.slice(eq + 1).split(',')) {
+    const [key, value] = pair.split('=');
+    if (key === undefined || value === undefined) throw new CliError(`--model-timing: expected setting=value, got ${JSON.stringify(pair)}`);
+    settings[key.trim()] = value.trim();
+  }
+  return [raw.slice(0, eq), modelTimingEntry('--model-timing', settings)];
+}
+
+export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineOptions> {
+  const out: Partial<EngineOptions> = {};
+  const set = <K extends keyof EngineOptions>(key: K, flag: string, raw: string | undefined, parse: (raw: string) => EngineOptions[K]): void => {
+    if (raw !== undefined) out[key] = flagValue(flag, raw, parse);
+  };
+  set('ttftSpreadMs', '--time-to-first-token-std-dev', flags.timeToFirstTokenStdDev, ms);
+  set('itlSpreadMs', '--inter-token-latency-std-dev', flags.interTokenLatencyStdDev, ms);
+  set('latencyDistribution', '--latency-distribution', flags.latencyDistribution, oneOf(DISTRIBUTION_KINDS));
+  set('prefillOverheadMs', '--prefill-overhead', flags.prefillOverhead, ms);
+  set('prefillPerTokenMs', '--prefill-time-per-token', flags.prefillTimePerToken, ms);
+  set('prefillSpreadMs', '--prefill-time-std-dev', flags.prefillTimeStdDev, ms);
+  set('timeFactorUnderLoad', '--time-factor-under-load', flags.timeFactorUnderLoad, factor);
+  set('decodePerSeqMs', '--decode-time-per-seq', flags.decodeTimePerSeq, ms);
+  set('scheduler', '--scheduler', flags.scheduler, oneOf<SchedulerKind>(['isolated', 'batching']));
+  set('maxNumSeqs', '--max-num-seqs', flags.maxNumSeqs, wholeNumber(1));
+  set('maxWaitingQueueLength', '--max-waiting-queue-length', flags.maxWaitingQueueLength, wholeNumber(0));
+  set('maxNumBatchedTokens', '--max-num-batched-tokens', flags.maxNumBatchedTokens, wholeNumber(1));
+  set('kvCacheBlocks', '--kv-cache-size', flags.kvCacheSize, wholeNumber(1));
+  set('kvCacheBlocks', '--kv-cache-blocks', flags.kvCacheBlocks, wholeNumber(1));
+  set('blockSize', '--block-size', flags.blockSize, wholeNumber(1));
+  set('maxLoras', '--max-loras', flags.maxLoras, wholeNumber(1));
+  set('workers', '--workers', flags.workers, wholeNumber(1));
+  // The config file's `models:` first; a --model-timing flag replaces that model's entry.
+  const fromFile = configModelTiming.get(flags) ?? {};
+  const fromFlags = Object.fromEntries((flags.modelTiming ?? []).map(parseModelTimingFlag));
+  if (Object.keys(fromFile).length + Object.keys(fromFlags).length > 0) out.modelTiming = { ...fromFile, ...fromFlags };
+  return out;
+}
+
+export function registerEngineFlags<C extends { option(flags: string, description: string): C }>(command: C): C {
+  const d = DEFAULT_ENGINE_OPTIONS;
+  return command
+    .option('--config <file>', 'YAML file of serve settings (keys = flag names; `models:` = per-model timing); flags win')
+    .option('--time-to-first-token-std-dev <duration>', 'spread of the time to first token (default 0 = fixed)')
+    .option('--inter-token-latency-std-dev <duration>', 'spread of the inter-token latency (default 0 = fixed)')
+    .option('--latency-distribution <kind>', `shape of sampled durations: ${DISTRIBUTION_KINDS.join(' | ')} (default ${d.latencyDistribution})`)
+    .option('--prefill-overhead <duration>', 'prefill = overhead + per-token × prompt tokens; replaces --time-to-first-token when set')
+    .option('--prefill-time-per-token <duration>', 'prefill time per prompt token (e.g. 250us)')
+    .option('--prefill-time-std-dev <duration>', 'spread of the prefill time')
+    .option('--time-factor-under-load <x>', 'latency × x when max-num-seqs requests run, linear from 1 (llm-d-inference-sim; default 1)')
+    .option('--decode-time-per-seq <duration>', 'batching: decode step time per sequence in the batch (default 0)')
+    .option('--scheduler <kind>', `isolated (default: every request alone) | batching (continuous batching)`)
+    .option('--max-num-seqs <n>', `running sequences at once (default ${d.maxNumSeqs})`)
+    .option('--max-waiting-queue-length <n>', `batching: waiting requests before 429 (default ${d.maxWaitingQueueLength})`)
+    .option('--max-num-batched-tokens <n>', `batching: token budget of one engine step (default ${d.maxNumBatchedTokens})`)
+    .option('--kv-cache-blocks <n>', `KV-cache blocks (default ${d.kvCacheBlocks})`)
+    .option('--kv-cache-size <n>', 'alias of --kv-cache-blocks (llm-d-inference-sim)')
+    .option('--block-size <n>', `tokens per KV-cache block (default ${d.blockSize})`)
+    .option('--max-loras <n>', `LoRA adapters active at once (default ${d.maxLoras})`)
+    .option('--model-timing <name=settings...>', 'timing of one model or adapter, e.g. lora-a=time-to-first-token=50ms,inter-token-latency=5ms')
+    .option('--workers <n>', 'server processes sharing the port (Node cluster; default 1)');
+}
+
+const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Reads `--config FILE` into the command's option values wherever the command line did not set
+ * them. Unknown keys and unreadable files are config mistakes (CliError).
+ */
+export function applyServeConfig(flags: Record<string, unknown> & EngineServeFlags, command: Command): void {
+  const file = flags.config;
+  if (file === undefined) return;
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new CliError(`--config ${file}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
+  if (doc === null || doc === undefined) return;
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new CliError(`--config ${file}: expected a map of setting: value`);
+  const byName = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));
+  const modelTiming: Record<string, Partial<ModelTimingOptions>> = {};
+  for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
+    if (key === 'models') {
+      if (value === null || typeof value !== 'object') throw new CliError(`--config ${file}: models: expected a map of model name → timing settings`);
+      for (const [name, settings] of Object.entries(value as Record<string, unknown>)) {
+        if (settings === null || typeof settings !== 'object') throw new CliError(`--config ${file}: models.${name}: expected a map of timing settings`);
+        modelTiming[name] = modelTimingEntry(`--config ${file}: models.${name}`, settings as Record<string, unknown>);
+      }
+      continue;
+    }
+    const option = byName.get(key);
+    if (option === undefined || key === 'config') throw new CliError(`--config ${file}: unknown setting ${JSON.stringify(key)} (use the serve flag names, e.g. max-num-seqs)`);
+    const attribute = option.attributeName();
+    if (command.getOptionValueSource(attribute) === 'cli') continue;
+    const parsed = option.isBoolean() ? value === true : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : String(value);
+    command.setOptionValueWithSource(attribute, parsed, 'config');
+    flags[camel(key)] = parsed;
+  }
+  if (Object.keys(modelTiming).length > 0) configModelTiming.set(flags, modelTiming);
+}
+

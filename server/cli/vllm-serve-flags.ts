@@ -1,0 +1,57 @@
+/** The vLLM dialect's `serve` flags (vLLM's and llm-d-inference-sim's spellings) → options. */
+import { flagValue, wholeNumber } from '../../contracts/cli-error.ts';
+import { parseVllmVersion } from '../dialects/vllm/dialect-version.ts';
+import { parseLoraModule } from '../dialects/vllm/model-registry.ts';
+import type { VllmOptions } from '../dialects/vllm/vllm-options.ts';
+import { resolveTokenizer } from '../tokenizers/resolve-tokenizer.ts';
+
+export interface VllmServeFlags {
+  vllmVersion?: string;
+  mode?: string;
+  tokenizer?: string;
+  apiKey?: string;
+  maxBodySize?: string;
+  loraModules?: string[];
+  eosAfter?: string;
+}
+
+const UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** `1048576`, `512kb`, `16MiB` (binary units) → bytes. */
+export function parseByteSize(raw: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = UNITS[(match?.[2] ?? 'x').toLowerCase()];
+  if (match === null || unit === undefined) throw new Error(`expected a size such as 1048576, 512kb or 16MiB, got ${JSON.stringify(raw)}`);
+  const bytes = Math.floor(Number(match[1]) * unit);
+  if (bytes < 1) throw new Error(`expected a size of at least 1 byte, got ${JSON.stringify(raw)}`);
+  return bytes;
+}
+
+function parseMode(raw: string): VllmOptions['mode'] {
+  if (raw === 'random' || raw === 'echo') return raw;
+  throw new Error(`expected random or echo, got ${JSON.stringify(raw)}`);
+}
+
+export function vllmOptionsFromFlags(flags: VllmServeFlags): Partial<VllmOptions> {
+  const out: Partial<VllmOptions> = {};
+  if (flags.vllmVersion !== undefined) out.vllmVersion = flagValue('--vllm-version', flags.vllmVersion, parseVllmVersion);
+  if (flags.mode !== undefined) out.mode = flagValue('--mode', flags.mode, parseMode);
+  if (flags.tokenizer !== undefined) out.tokenizer = flagValue('--tokenizer', flags.tokenizer, (raw) => resolveTokenizer(raw).name);
+  if (flags.apiKey !== undefined) out.apiKey = flags.apiKey;
+  if (flags.maxBodySize !== undefined) out.maxBodySizeBytes = flagValue('--max-body-size', flags.maxBodySize, parseByteSize);
+  if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));
+  if (flags.eosAfter !== undefined) out.eosAfterTokens = flagValue('--eos-after', flags.eosAfter, wholeNumber(1));
+  return out;
+}
+
+/** Adds the vLLM flags to `serve` (defaults stay in DEFAULT_VLLM_OPTIONS, so absent = default). */
+export function registerVllmFlags<C extends { option(flags: string, description: string): C }>(command: C): C {
+  return command
+    .option('--vllm-version <version>', 'vLLM release whose wire shapes to speak: 0.11 (default) or 0.10.1')
+    .option('--mode <mode>', 'generated text: random (default, seeded) or echo (the prompt / last message)')
+    .option('--tokenizer <name>', 'builtin (default) or a bundled tiktoken encoding: cl100k_base, o200k_base, p50k_base, p50k_edit, r50k_base, gpt2')
+    .option('--api-key <key>', 'require Authorization: Bearer <key> on /v1/* (401 otherwise)')
+    .option('--max-body-size <size>', 'largest request body, e.g. 1048576, 512kb, 16MiB (default 16MiB; larger gets 413)')
+    .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
+    .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)');
+}

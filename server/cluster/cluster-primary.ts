@@ -1,0 +1,57 @@
+/**
+ * `serve --workers N`, primary side: forks N workers that all listen on the one port (Node
+ * cluster: the primary accepts and hands connections round-robin), relays every worker's
+ * private peer port to the others, prints one banner, and forwards shutdown signals.
+ * The primary itself serves nothing and holds no truth.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { ServerOptions } from '../options.ts';
+import { isClusterMessage, type PeerList } from './cluster-messages.ts';
+
+export const WORKER_INDEX_ENV = 'BENCHTRUTH_WORKER_INDEX';
+
+export function isClusterPrimary(options: Pick<ServerOptions, 'workers'>): boolean {
+  return options.workers > 1 && cluster.isPrimary;
+}
+
+export async function runClusterPrimary(options: ServerOptions, banner: (port: number) => string): Promise<void> {
+  const peerPorts: number[] = new Array(options.workers).fill(0);
+  const workers: Worker[] = [];
+  let listening = 0;
+  let stopping = false;
+  const broadcast = (): void => {
+    const message: PeerList = { benchtruth: 'peers', peerPorts };
+    for (const w of workers) if (w.isConnected()) w.send(message);
+  };
+  const fork = (index: number): Worker => {
+    const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index) });
+    worker.on('message', (message: unknown) => {
+      if (!isClusterMessage(message)) return;
+      if (message.benchtruth === 'peer') {
+        peerPorts[message.index] = message.peerPort;
+        broadcast();
+      } else if (message.benchtruth === 'listening' && ++listening === options.workers) {
+        process.stdout.write(`${banner(message.port)} with ${options.workers} workers (pids ${workers.map((w) => w.process.pid).join(' ')})\n`);
+      }
+    });
+    worker.on('exit', (code) => {
+      if (stopping) return;
+      // A worker that dies takes its in-flight requests with it; start a fresh one in its place.
+      process.stderr.write(`benchtruth: worker ${index} exited (${code ?? 'signal'}), restarting it\n`);
+      peerPorts[index] = 0;
+      workers[index] = fork(index);
+    });
+    return worker;
+  };
+  for (let i = 0; i < options.workers; i++) workers.push(fork(i));
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    for (const w of workers) w.process.kill(signal);
+    let alive = workers.length;
+    for (const w of workers) w.once('exit', () => --alive === 0 && process.exit(0));
+    setTimeout(() => process.exit(0), 12_000).unref();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}

@@ -1,0 +1,101 @@
+/**
+ * `serve --workers N`, worker side. Each worker is a whole benchtruth server on the shared
+ * port and keeps the truth of the requests it served. So that truth and metrics stay complete
+ * whichever worker a client reaches, every worker also listens on a private 127.0.0.1 peer
+ * port (its own, not shared) and:
+ *  - `GET /_truth/requests/:id` not found locally → asked of every peer, first answer wins;
+ *  - `GET /metrics` → this worker's registry merged with every peer's (prom-client's cluster
+ *    aggregation: counters and histograms summed, ratio gauges averaged).
+ * Request ids made without x-request-id are seeded per worker, so they never collide.
+ */
+import cluster from 'node:cluster';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { truthToJson } from '../../contracts/truth.ts';
+import type { BenchtruthServer } from '../app.ts';
+import { RequestIdentities } from '../routes/request-identity.ts';
+import { isClusterMessage, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
+import { WORKER_INDEX_ENV } from './cluster-primary.ts';
+
+const TRUTH_PATH = '/_truth/requests/';
+const PEER_TIMEOUT_MS = 2000;
+
+async function askPeer(port: number, path: string): Promise<{ status: number; body: string } | null> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(PEER_TIMEOUT_MS) });
+    return { status: response.status, body: await response.text() };
+  } catch {
+    return null;
+  }
+}
+
+function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: ServerResponse) => void {
+  const { truth, metrics } = server.context;
+  return (req, res) => {
+    const url = req.url ?? '';
+    if (url.startsWith('/_peer/truth/')) {
+      const record = truth.get(decodeURIComponent(url.slice('/_peer/truth/'.length)));
+      if (record === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(truthToJson(record)));
+      return;
+    }
+    if (url === '/_peer/metrics') {
+      metrics.registry.getMetricsAsJSON().then(
+        (json) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(json)),
+        () => res.writeHead(500).end(),
+      );
+      return;
+    }
+    res.writeHead(404).end();
+  };
+}
+
+/** Joins the cluster when this process is a `--workers` worker; returns false otherwise. Call before listen(). */
+export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boolean> {
+  const raw = process.env[WORKER_INDEX_ENV];
+  if (!cluster.isWorker || raw === undefined) return false;
+  const index = Number(raw);
+  const { context, app } = server;
+  context.identities = new RequestIdentities((context.options.seed + Math.imul(index + 1, 0x9e3779b1)) >>> 0);
+  let peers: number[] = [];
+
+  const peerServer: Server = createServer(peerHandler(server));
+  await new Promise<void>((resolve) => peerServer.listen({ host: '127.0.0.1', port: 0, exclusive: true }, resolve));
+  const address = peerServer.address();
+  const peerPort = typeof address === 'object' && address !== null ? address.port : 0;
+  app.addHook('onClose', async () => {
+    await new Promise<void>((resolve) => peerServer.close(() => resolve()));
+  });
+  process.on('message', (message: unknown) => {
+    if (isClusterMessage(message) && message.benchtruth === 'peers') peers = message.peerPorts.filter((p) => p !== 0 && p !== peerPort);
+  });
+  const hello: WorkerHello = { benchtruth: 'peer', index, peerPort };
+  process.send?.(hello);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'GET' || !request.url.startsWith(TRUTH_PATH)) return;
+    const id = decodeURIComponent(request.url.slice(TRUTH_PATH.length).split('?')[0] ?? '');
+    if (context.truth.get(id) !== undefined) return;
+    const answers = await Promise.all(peers.map((p) => askPeer(p, `/_peer/truth/${encodeURIComponent(id)}`)));
+    const found = answers.find((a) => a?.status === 200);
+    if (found != null) await reply.header('content-type', 'application/json').send(found.body);
+  });
+
+  const hub = context.metrics;
+  hub.text = async () => {
+    const answers = await Promise.all(peers.map((p) => askPeer(p, '/_peer/metrics')));
+    const all: Array<Array<MetricObjectWithValues<MetricValue<string>>>> = [await hub.registry.getMetricsAsJSON()];
+    for (const a of answers) if (a?.status === 200) all.push(JSON.parse(a.body) as Array<MetricObjectWithValues<MetricValue<string>>>);
+    return (await AggregatorRegistry.aggregate(all).metrics()) + (await hub.extraText());
+  };
+  return true;
+}
+
+/** Tells the primary this worker listens (it prints one banner for all). */
+export function announceListening(port: number): boolean {
+  const raw = process.env[WORKER_INDEX_ENV];
+  if (!cluster.isWorker || raw === undefined) return false;
+  const message: WorkerListening = { benchtruth: 'listening', index: Number(raw), port };
+  process.send?.(message);
+  return true;
+}

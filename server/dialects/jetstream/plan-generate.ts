@@ -1,0 +1,121 @@
+/**
+ * The whole planned response of one JetStream request, for any of its three surfaces, as a pure
+ * function: the engine's tokens and due times, the dialect's objects, the body and its writes.
+ * Routes (HTTP) and the gRPC service play it; tests compose it in memory with a virtual clock.
+ */
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import { planTokens, type PlanTiming } from '../../engine/plan.ts';
+import type { ServerOptions } from '../../options.ts';
+import { applyWirePolicy } from '../../wire/apply-wire-policy.ts';
+import type { PayloadEvent } from '../../wire/payload-event.ts';
+import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
+import { planTokenGroups } from '../../wire/token-groups.ts';
+import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
+import { formatWireSpec } from '../../wire/wire-spec.ts';
+import { oneWritePerEvent } from '../../wire/writes.ts';
+import { JETSTREAM_FAULT_SHAPES } from './fault-shapes.ts';
+import { decodeEvents, decodeMessages, proxyResponseBody, proxyStreamEvents, type DecodeResponseMessage } from './render.ts';
+
+export type JetstreamSurface = 'proxy' | 'native' | 'grpc';
+
+export const SURFACE_ENDPOINTS: Readonly<Record<JetstreamSurface, string>> = Object.freeze({
+  proxy: '/generate',
+  native: '/v1/generate',
+  grpc: 'jetstream_proto.Orchestrator/Decode',
+});
+
+export interface GeneratePlanInput {
+  /** `planTiming` (set by the engine at admission) replaces the fixed TTFT/ITL when present. */
+  options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { planTiming?: PlanTiming };
+  surface: JetstreamSurface;
+  /** Only the proxy can answer in one body; native and gRPC always stream. */
+  stream: boolean;
+  /** Token-id requests (client-side tokenization) get ids without text. */
+  withText: boolean;
+  maxTokens: number;
+  requestId: string;
+  requestKey: string;
+  promptTokens: number;
+  arrivalEpochMs: number;
+  /**
+   * Token grouping, byte cuts (objects cut across writes, several objects per write) and
+   * faults; absent = JetStream's own behaviour, one token per step and one object per write.
+   * SSE-only framing options do not apply; gRPC takes only the token grouping.
+   */
+  wire?: Readonly<WirePolicy>;
+}
+
+export interface PlannedGenerate {
+  record: TruthRecord;
+  headers: Record<string, string | number>;
+  /** The DecodeResponse of each event, for the gRPC player (index-aligned with record.events). */
+  messages: DecodeResponseMessage[];
+}
+
+export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
+  const { options } = input;
+  const plan = planTokens({
+    seed: options.seed,
+    requestKey: input.requestKey,
+    maxTokens: input.maxTokens,
+    timing: options.planTiming ?? { ttftMs: options.ttftMs, itlMs: options.itlMs },
+    text: { multibyteRate: options.multibyteRate },
+    promptTokens: input.promptTokens,
+  });
+  const tokens = plan.tokens;
+  const lastDue = tokens[tokens.length - 1]?.dueMs ?? 0;
+  const streamed = input.surface !== 'proxy' || input.stream;
+  const wire = input.wire ?? VLLM_WIRE_POLICY;
+  let messages: DecodeResponseMessage[] = [];
+  let response: WireResponse;
+  if (input.surface === 'grpc') {
+    // gRPC frames each message itself: byte cuts and HTTP faults cannot reach the reader, so
+    // only the token grouping applies, one write per message.
+    const groups = planTokenGroups(wire.tokens, plan.rng.derive('wire:tokens'), tokens.length);
+    messages = decodeMessages(tokens, input.withText, groups);
+    const framed = applyWirePolicy(decodeEvents(messages, tokens, groups), { framing: 'objects', policy: VLLM_WIRE_POLICY, rng: plan.rng });
+    response = { status: 200, ...framed, writes: oneWritePerEvent(framed.events), fault: null, headersDueMs: 0, errorHeaders: null, wire: formatWireSpec(wire) };
+  } else {
+    response = planWireResponse({
+      policy: wire,
+      rng: plan.rng,
+      stream: streamed,
+      framing: 'objects',
+      tokenCount: tokens.length,
+      render: (groups): PayloadEvent[] => {
+        if (input.surface === 'native') return decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, groups);
+        if (input.stream) {
+          const dueTimesKnown = options.planTiming?.deferred !== true;
+          return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec: input.arrivalEpochMs / 1000, dueTimesKnown }, tokens, groups);
+        }
+        return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: lastDue }];
+      },
+      shapes: JETSTREAM_FAULT_SHAPES,
+    });
+  }
+  const record: TruthRecord = {
+    id: input.requestId,
+    dialect: 'jetstream',
+    endpoint: SURFACE_ENDPOINTS[input.surface],
+    model: options.model,
+    stream: streamed,
+    arrivalEpochMs: input.arrivalEpochMs,
+    status: response.status,
+    headersMs: null,
+    headersDueMs: response.headersDueMs,
+    wire: response.wire,
+    promptTokens: input.promptTokens,
+    finishReason: plan.finishReason,
+    tokens,
+    events: response.events,
+    writes: response.writes,
+    fault: response.fault,
+    body: response.body,
+    end: null,
+  };
+  let headers: Record<string, string | number>;
+  if (response.errorHeaders !== null) headers = { ...response.errorHeaders, 'content-length': response.body.byteLength };
+  else if (streamed) headers = { 'content-type': 'text/event-stream; charset=utf-8' };
+  else headers = { 'content-type': 'application/json', 'content-length': response.body.byteLength };
+  return { record, headers: { ...headers, 'x-request-id': input.requestId, server: 'uvicorn' }, messages };
+}

@@ -1,0 +1,101 @@
+/**
+ * Validation of a `/v1/chat/completions` body with vLLM's rules: messages whose content is a
+ * string, null, or an array of content parts (text parts are joined with "\n", as vLLM's
+ * string content format does); `max_completion_tokens` wins over the deprecated `max_tokens`.
+ */
+import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
+import { chatBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
+
+export interface ChatMessage {
+  role: string;
+  /** The message's text (text parts joined); '' for a message without text. */
+  text: string;
+}
+
+export interface ChatRequest extends SamplingFields {
+  messages: ChatMessage[];
+  /** Output token limit per choice; null when the request sets none. */
+  maxTokens: number | null;
+  /** The role of the answer: the assistant (default), or with add_generation_prompt=false the last message's. */
+  role?: string;
+}
+
+function readContent(raw: unknown, at: number, issues: FieldIssue[]): string {
+  if (raw === undefined || raw === null) return '';
+  if (typeof raw === 'string') return raw;
+  if (!Array.isArray(raw)) {
+    issues.push({ type: 'string_type', loc: ['messages', at, 'content', 'str'], msg: 'Input should be a valid string', input: raw });
+    return '';
+  }
+  const texts: string[] = [];
+  raw.forEach((part, p) => {
+    if (typeof part === 'string') {
+      texts.push(part);
+      return;
+    }
+    if (!isPlainObject(part) || typeof part.type !== 'string') {
+      issues.push({ type: 'model_type', loc: ['messages', at, 'content', p], msg: 'Input should be a valid dictionary with a string `type`', input: part });
+      return;
+    }
+    if (part.type === 'text') {
+      if (typeof part.text === 'string') texts.push(part.text);
+      else issues.push({ type: 'string_type', loc: ['messages', at, 'content', p, 'text'], msg: 'Input should be a valid string', input: part.text ?? null });
+    }
+    // Non-text parts (images, audio, files) carry no text for a text-only fake model.
+  });
+  return texts.join('\n');
+}
+
+function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): ChatMessage[] {
+  const raw = body.messages;
+  if (raw === undefined) {
+    issues.push({ type: 'missing', loc: ['messages'], msg: 'Field required', input: body });
+    return [];
+  }
+  if (!Array.isArray(raw)) {
+    issues.push({ type: 'list_type', loc: ['messages'], msg: 'Input should be a valid list', input: raw });
+    return [];
+  }
+  const messages: ChatMessage[] = [];
+  raw.forEach((message, at) => {
+    if (!isPlainObject(message)) {
+      issues.push({ type: 'model_type', loc: ['messages', at], msg: 'Input should be a valid dictionary', input: message });
+      return;
+    }
+    if (typeof message.role !== 'string') {
+      issues.push(message.role === undefined
+        ? { type: 'missing', loc: ['messages', at, 'role'], msg: 'Field required', input: message }
+        : { type: 'string_type', loc: ['messages', at, 'role'], msg: 'Input should be a valid string', input: message.role });
+      return;
+    }
+    messages.push({ role: message.role, text: readContent(message.content, at, issues) });
+  });
+  return messages;
+}
+
+export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
+  if (!isPlainObject(body)) {
+    return { ok: false, error: bodyNotObject(body) };
+  }
+  const early = chatBeforeValidators(body) ?? streamOptionsWithoutStream(body);
+  if (early !== null) return early;
+  const reader = new FieldReader(body);
+  const messages = readMessages(body, reader.issues);
+  const fields = readSamplingFields(reader);
+  const maxTokensField = reader.int('max_tokens', null);
+  const maxCompletionTokens = reader.int('max_completion_tokens', null);
+  const typeFailure = typeErrors(reader);
+  if (typeFailure !== null) return typeFailure;
+  // vLLM: `request.max_completion_tokens or request.max_tokens` (a 0 falls through, as in Python).
+  const maxTokens = maxCompletionTokens !== null && maxCompletionTokens !== 0 ? maxCompletionTokens : maxTokensField;
+  const addGenerationPrompt = reader.bool('add_generation_prompt', true);
+  const typeFailure2 = typeErrors(reader);
+  if (typeFailure2 !== null) return typeFailure2;
+  const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
+  return { ok: true, value: { ...fields, messages, maxTokens, role } };
+}
+
+/** The text echo mode hands back: the last message's text. */
+export function lastMessageText(messages: readonly ChatMessage[]): string {
+  return messages[messages.length - 1]?.text ?? '';
+}

@@ -1,0 +1,73 @@
+/**
+ * The models a vLLM server answers to: the served base model and its LoRA adapters, those from
+ * `--lora-modules` and those loaded at run time with `/v1/load_lora_adapter`.
+ */
+import { VllmError } from './errors.ts';
+import type { LoraModule } from './vllm-options.ts';
+
+export interface ResolvedModel {
+  /** The name responses carry in `model`. */
+  name: string;
+  lora: LoraModule | null;
+}
+
+const invalid = (message: string): VllmError => new VllmError(400, 'InvalidUserInput', message);
+
+export class ModelRegistry {
+  readonly base: string;
+  readonly #loras = new Map<string, LoraModule>();
+
+  constructor(base: string, loras: readonly LoraModule[]) {
+    this.base = base;
+    for (const lora of loras) this.#loras.set(lora.name, lora);
+  }
+
+  /** `''` (no model named) means the base model; null when nothing answers to the name. */
+  resolve(name: string): ResolvedModel | null {
+    if (name === '' || name === this.base) return { name: this.base, lora: null };
+    const lora = this.#loras.get(name);
+    return lora === undefined ? null : { name: lora.name, lora };
+  }
+
+  loras(): LoraModule[] {
+    return [...this.#loras.values()];
+  }
+
+  /** vLLM's checks and messages for `/v1/load_lora_adapter`. */
+  load(name: unknown, path: unknown): VllmError | null {
+    if (typeof name !== 'string' || typeof path !== 'string' || name === '' || path === '') {
+      return invalid("Both 'lora_name' and 'lora_path' must be provided.");
+    }
+    if (this.#loras.has(name)) return invalid(`The lora adapter '${name}' has already been loaded.`);
+    this.#loras.set(name, { name, path, baseModelName: null });
+    return null;
+  }
+
+  /** vLLM's checks and messages for `/v1/unload_lora_adapter`. */
+  unload(name: unknown): VllmError | null {
+    if (typeof name !== 'string' || name === '') return invalid("'lora_name' needs to be provided to unload a LoRA adapter.");
+    if (!this.#loras.delete(name)) return new VllmError(404, 'NotFoundError', `The lora adapter '${name}' cannot be found.`);
+    return null;
+  }
+}
+
+/** `--lora-modules` entries: `name=path` or vLLM's JSON form `{"name","path","base_model_name"}`. */
+export function parseLoraModule(raw: string): LoraModule {
+  const text = raw.trim();
+  if (text.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error(`expected name=path or JSON {"name","path"}, got ${JSON.stringify(raw)}`);
+    }
+    const { name, path, base_model_name: baseModelName } = (parsed ?? {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || name === '' || typeof path !== 'string' || path === '') {
+      throw new Error(`a JSON LoRA module needs string "name" and "path", got ${JSON.stringify(raw)}`);
+    }
+    return { name, path, baseModelName: typeof baseModelName === 'string' ? baseModelName : null };
+  }
+  const eq = text.indexOf('=');
+  if (eq <= 0 || eq === text.length - 1) throw new Error(`expected name=path, got ${JSON.stringify(raw)}`);
+  return { name: text.slice(0, eq), path: text.slice(eq + 1), baseModelName: null };
+}

@@ -1,0 +1,106 @@
+/**
+ * The whole planned response of one `/v1/chat/completions` request, as a pure function, in the
+ * same stages as plan-completion.ts: engine tokens per choice → chat events → wire frame and
+ * writes → truth record. The route plays it.
+ */
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import type { GeneratedToken } from '../../engine/text.ts';
+import type { ServerOptions } from '../../options.ts';
+import { planWireResponse } from '../../wire/plan-wire-response.ts';
+import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
+import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
+import { chatBody, chatChunkEvents, type ChatContext } from './chat.ts';
+import type { ChatRequest } from './chat-request.ts';
+import type { VllmVersion } from './dialect-version.ts';
+import type { PlannedCompletion } from './plan-completion.ts';
+import { planChoices } from './plan-choices.ts';
+import { mergeSteps } from './stream-steps.ts';
+
+export interface ChatPlanInput {
+  options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { vllmVersion?: VllmVersion };
+  request: ChatRequest;
+  /** Resolved output limit per choice (the request's, or the EOS point when it set none). */
+  maxTokens: number;
+  /** maxTokens stands for the model's EOS (the request set no limit). */
+  naturalStop: boolean;
+  requestId: string;
+  requestKey: string;
+  promptTokens: number;
+  created: number;
+  arrivalEpochMs: number;
+  /** The `model` the response names (a LoRA adapter's name); default options.model. */
+  servedModel?: string;
+  /** `return_token_ids`: the prompt's token ids. */
+  promptTokenIds?: readonly number[];
+  /** Echo mode: the last message's tokens, given back as the output. */
+  echo?: readonly GeneratedToken[];
+  wire?: Readonly<WirePolicy>;
+}
+
+export function planChat(input: ChatPlanInput): PlannedCompletion {
+  const { options, request } = input;
+  const { choices, rng } = planChoices({
+    options,
+    requestKey: input.requestKey,
+    echoes: [input.echo ?? null],
+    n: request.n,
+    maxTokens: input.maxTokens,
+    naturalStop: input.naturalStop,
+    stop: { stop: request.stop, includeStopStrInOutput: request.includeStopStrInOutput },
+    promptTokens: input.promptTokens,
+  });
+  const model = input.servedModel ?? options.model;
+  const chat: ChatContext = {
+    id: `chatcmpl-${input.requestId}`,
+    created: input.created,
+    model,
+    promptTokens: input.promptTokens,
+    streamOptions: request.streamOptions,
+    version: options.vllmVersion,
+    ...(request.role === undefined ? {} : { role: request.role }),
+    ...(input.promptTokenIds === undefined ? {} : { promptTokenIds: input.promptTokenIds }),
+  };
+  let merged = mergeSteps(choices);
+  const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
+  const framed = planWireResponse({
+    policy: input.wire ?? VLLM_WIRE_POLICY,
+    rng,
+    stream: request.stream,
+    framing: 'sse',
+    tokenCount: merged.tokens.length,
+    render: (groups) => {
+      if (!request.stream) {
+        return [{ kind: 'content', tokenStart: 0, tokenCount: merged.tokens.length, data: chatBody(chat, choices), dueMs: lastDue }];
+      }
+      merged = mergeSteps(choices, groups);
+      return chatChunkEvents(chat, choices.length, merged.steps, merged.tokens.length);
+    },
+    shapes: VLLM_FAULT_SHAPES,
+  });
+  const record: TruthRecord = {
+    id: input.requestId,
+    dialect: 'vllm',
+    endpoint: '/v1/chat/completions',
+    model,
+    stream: request.stream,
+    arrivalEpochMs: input.arrivalEpochMs,
+    status: framed.status,
+    headersMs: null,
+    headersDueMs: framed.headersDueMs,
+    wire: framed.wire,
+    promptTokens: input.promptTokens,
+    finishReason: choices[0]?.finishReason ?? null,
+    tokens: merged.tokens,
+    events: framed.events,
+    writes: framed.writes,
+    fault: framed.fault,
+    body: framed.body,
+    end: null,
+  };
+  const headers: Record<string, string | number> = framed.errorHeaders !== null
+    ? { ...framed.errorHeaders, 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' }
+    : request.stream
+    ? { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': input.requestId, server: 'uvicorn' }
+    : { 'content-type': 'application/json', 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' };
+  return { record, headers };
+}

@@ -1,0 +1,61 @@
+/**
+ * Python's `repr` of JSON-like values. vLLM answers a request that fails pydantic validation
+ * with `str(exc.errors())`, a Python repr of a list of dicts, so the message a client sees is
+ * Python syntax. Tuples (pydantic's `loc`) are modelled by `PyTuple`.
+ */
+
+export class PyTuple {
+  constructor(readonly items: readonly unknown[]) {}
+}
+
+/** An exception instance as repr shows it inside pydantic's `ctx`: `ValueError('…')`. */
+export class PyException {
+  constructor(
+    readonly kind: string,
+    readonly message: string,
+  ) {}
+}
+
+function reprString(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of text) {
+    const code = ch.codePointAt(0) as number;
+    if (ch === '\\') out += '\\\\';
+    else if (ch === quote) out += `\\${quote}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (code >= 0xd800 && code <= 0xdfff) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return out + quote;
+}
+
+function reprNumber(value: number): string {
+  if (Number.isInteger(value) && Math.abs(value) < 1e16) return String(value);
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : value < 0 ? '-inf' : 'nan';
+  // Python pads exponents to two digits and switches to exponent form from 1e16.
+  const text = Math.abs(value) >= 1e16 ? value.toExponential() : String(value);
+  return text.replace(/e([+-])(\d)$/, 'e$10$2');
+}
+
+export function pythonRepr(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'number') return reprNumber(value);
+  if (typeof value === 'string') return reprString(value);
+  if (value instanceof PyTuple) {
+    const items = value.items.map(pythonRepr);
+    return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`;
+  }
+  if (value instanceof PyException) return `${value.kind}(${reprString(value.message)})`;
+  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${reprString(k)}: ${pythonRepr(v)}`);
+    return `{${entries.join(', ')}}`;
+  }
+  return reprString(String(value));
+}

@@ -1,0 +1,127 @@
+/**
+ * The fields completions and chat share, read with vLLM's rules: pydantic field types first
+ * (lax coercion, every error collected), then SamplingParams' own checks (BadRequestError).
+ */
+import { badRequest, type VllmError } from './errors.ts';
+import { beforeValidatorError, FieldReader, isPlainObject, laxBool, validationError, type Parsed } from './request-fields.ts';
+
+export interface StreamOptions {
+  includeUsage: boolean;
+  continuousUsageStats: boolean;
+}
+
+export interface SamplingFields {
+  /** '' when the request names no model (vLLM then serves the base model). */
+  model: string;
+  stream: boolean;
+  streamOptions: StreamOptions | null;
+  ignoreEos: boolean;
+  n: number;
+  stop: string[];
+  includeStopStrInOutput: boolean;
+  /** vLLM 0.10.2+: fill `prompt_token_ids`/`token_ids` (0.10.1 has no such fields). */
+  returnTokenIds: boolean;
+}
+
+/** Python truthiness of a JSON value, as vLLM's `data.get(...)` checks see it. */
+export function pyTruthy(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === 0 || value === '') return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  return true;
+}
+
+/** The largest n benchtruth plans (vLLM has no cap; a fake server needs one to stay up). */
+export const MAX_CHOICES = 128;
+
+const numberAbove = (value: unknown, limit: number): boolean => typeof value === 'number' && value > limit;
+const numberBelow = (value: unknown, limit: number): boolean => typeof value === 'number' && value < limit;
+
+/**
+ * vLLM's `model_validator(mode="before")` checks that both endpoints share: stream options need
+ * a stream, prompt logprobs cannot stream, logprob counts cannot be negative.
+ */
+export function streamOptionsWithoutStream(body: Record<string, unknown>): Parsed<never> | null {
+  const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
+  if (pyTruthy(body.stream_options) && !pyTruthy(body.stream)) return fail('Stream options can only be defined when `stream=True`.');
+  if (pyTruthy(body.stream) && numberAbove(body.prompt_logprobs, 0)) return fail('`prompt_logprobs` are not available when `stream=True`.');
+  if (numberBelow(body.prompt_logprobs, 0)) return fail('`prompt_logprobs` must be a positive value.');
+  return null;
+}
+
+/** Chat's own before-validators (logprobs, tools, generation prompt). */
+export function chatBeforeValidators(body: Record<string, unknown>): Parsed<never> | null {
+  const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
+  if (numberBelow(body.top_logprobs, 0)) return fail('`top_logprobs` must be a positive value.');
+  if (numberAbove(body.top_logprobs, 0) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
+  if (pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
+    return fail('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
+  }
+  if (body.tool_choice !== undefined && body.tool_choice !== null && body.tool_choice !== 'none' && (body.tools === undefined || body.tools === null)) {
+    return fail('When using `tool_choice`, `tools` must be set.');
+  }
+  return null;
+}
+
+/** Completions' own before-validator. */
+export function completionBeforeValidators(body: Record<string, unknown>): Parsed<never> | null {
+  if (numberBelow(body.logprobs, 0)) return { ok: false, error: beforeValidatorError('`logprobs` must be a positive value.', body) };
+  return null;
+}
+
+/**
+ * vLLM serves `tool_choice: "auto"` (the default once `tools` are given) only with
+ * --enable-auto-tool-choice and a tool parser, which a fake model has not.
+ */
+export function autoToolChoiceRefused(body: Record<string, unknown>): VllmError | null {
+  const tools = body.tools;
+  const choice = body.tool_choice ?? (Array.isArray(tools) && tools.length > 0 ? 'auto' : 'none');
+  return choice === 'auto' ? badRequest('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set') : null;
+}
+
+function readStreamOptions(reader: FieldReader): StreamOptions | null {
+  const raw = reader.body.stream_options;
+  if (raw === undefined || raw === null) return null;
+  if (!isPlainObject(raw)) {
+    reader.issues.push({ type: 'model_type', loc: ['stream_options'], msg: 'Input should be a valid dictionary or instance of StreamOptions', input: raw });
+    return null;
+  }
+  // include_usage defaults to True in vLLM's StreamOptions; an explicit null reads as false.
+  const field = (key: string, absent: boolean): boolean => {
+    const value = raw[key];
+    if (value === undefined) return absent;
+    if (value === null) return false;
+    const parsed = laxBool(value);
+    if (typeof parsed === 'boolean') return parsed;
+    reader.issues.push({ ...parsed, loc: ['stream_options', key], input: value });
+    return false;
+  };
+  return { includeUsage: field('include_usage', true), continuousUsageStats: field('continuous_usage_stats', false) };
+}
+
+/** Reads the shared fields; type errors stay in `reader.issues` for the caller to report. */
+export function readSamplingFields(reader: FieldReader): SamplingFields {
+  return {
+    model: reader.str('model') ?? '',
+    stream: reader.bool('stream', false),
+    streamOptions: readStreamOptions(reader),
+    ignoreEos: reader.bool('ignore_eos', false),
+    n: reader.int('n', 1) ?? 1,
+    stop: reader.strings('stop'),
+    includeStopStrInOutput: reader.bool('include_stop_str_in_output', false),
+    returnTokenIds: reader.bool('return_token_ids', false),
+  };
+}
+
+/** SamplingParams' checks, after the types are known to be right. */
+export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop'>, maxTokens: number | null): VllmError | null {
+  if (fields.n < 1) return badRequest(`n must be at least 1, got ${fields.n}.`);
+  if (fields.n > MAX_CHOICES) return badRequest(`n must be at most ${MAX_CHOICES} on benchtruth, got ${fields.n}.`, 'n');
+  if (maxTokens !== null && maxTokens < 1) return badRequest(`max_tokens must be at least 1, got ${maxTokens}.`);
+  if (fields.stop.includes('')) return badRequest('stop cannot contain an empty string.');
+  return null;
+}
+
+export function typeErrors(reader: FieldReader): Parsed<never> | null {
+  return reader.issues.length > 0 ? { ok: false, error: validationError(reader.issues) } : null;
+}

@@ -1,0 +1,279 @@
+/**
+ * The continuous-batching scheduler as a pure simulation driven by the caller's clock: no
+ * timers, no I/O. Feed it arrivals and aborts at times that never go backwards and call
+ * `advanceTo(t)`; it runs engine steps (vLLM V1's loop) and reports when each token exists.
+ * The same trace of calls gives the same per-token schedule, in virtual or real time.
+ *
+ * One step, starting at time t:
+ *  1. admit waiting requests in arrival order while a running slot (--max-num-seqs), KV blocks
+ *     for the whole prefill, and a LoRA slot (--max-loras) are free; a request whose adapter
+ *     cannot be loaded is skipped, one that lacks KV blocks stops admission (FCFS);
+ *  2. every decoding sequence takes one token of the step's budget (--max-num-batched-tokens),
+ *     growing its KV blocks, preempting the newest running sequence when blocks run out
+ *     (recompute: it returns to the head of the queue and re-prefills prompt + output so far);
+ *  3. prefilling sequences take chunks of the remaining budget (chunked prefill);
+ *  4. the step lasts factor × (ITL sample + per-seq × decodes + Σ chunk × prefill rate),
+ *     where factor is llm-d-inference-sim's --time-factor-under-load at the running count;
+ *  5. at its end every decode produces a token, every completed prefill its next token.
+ */
+import type { Rng } from '../../contracts/rng.ts';
+import { loadFactor, sampleMs, type TimingModel } from './timing.ts';
+
+export interface BatchingConfig {
+  maxNumSeqs: number;
+  maxWaitingQueueLength: number;
+  maxNumBatchedTokens: number;
+  kvCacheBlocks: number;
+  blockSize: number;
+  maxLoras: number;
+  /** The step model: decode base time (ITL), per-seq time and load factor. */
+  timing: TimingModel;
+}
+
+export interface CoreRequest {
+  promptTokens: number;
+  /** Tokens to produce before finishing. */
+  outputTokens: number;
+  lora: string | null;
+  /** Time to prefill the whole prompt when unloaded (already sampled for this request). */
+  prefillMs: number;
+}
+
+export interface CoreListener {
+  scheduled(seq: Sequence, at: number): void;
+  token(seq: Sequence, index: number, at: number): void;
+  preempted(seq: Sequence, at: number): void;
+  finished(seq: Sequence, at: number): void;
+}
+
+export class Sequence {
+  readonly request: CoreRequest;
+  readonly arrivedAt: number;
+  /** Tokens whose KV is computed; prefill is done when it reaches `target`. */
+  computed = 0;
+  target: number;
+  generated = 0;
+  blocks = 0;
+  scheduledAt: number | null = null;
+  firstTokenAt: number | null = null;
+  lastTokenAt: number | null = null;
+  state: 'waiting' | 'running' | 'done' = 'waiting';
+  /** This step's prefill chunk (0 = decoding or idle). */
+  chunk = 0;
+  decoding = false;
+
+  constructor(request: CoreRequest, arrivedAt: number) {
+    this.request = request;
+    this.arrivedAt = arrivedAt;
+    this.target = request.promptTokens;
+  }
+
+  get prefillRateMs(): number {
+    return this.request.prefillMs / Math.max(1, this.request.promptTokens);
+  }
+}
+
+export type ArriveResult = { ok: true; seq: Sequence } | { ok: false; reason: 'queue_full' | 'too_large' };
+
+export class BatchingCore {
+  readonly #config: BatchingConfig;
+  readonly #rng: Rng;
+  readonly #listener: CoreListener;
+  #waiting: Sequence[] = [];
+  #running: Sequence[] = [];
+  #freeBlocks: number;
+  #stepEnd = Infinity;
+  #now = -Infinity;
+  preemptions = 0;
+
+  constructor(config: BatchingConfig, rng: Rng, listener: CoreListener) {
+    this.#config = config;
+    this.#rng = rng;
+    this.#listener = listener;
+    this.#freeBlocks = config.kvCacheBlocks;
+  }
+
+  /** The end of the step in progress; Infinity when idle. */
+  get nextEventAt(): number {
+    return this.#stepEnd;
+  }
+
+  get running(): readonly Sequence[] {
+    return this.#running;
+  }
+
+  get waiting(): readonly Sequence[] {
+    return this.#waiting;
+  }
+
+  get kvUsage(): number {
+    return 1 - this.#freeBlocks / this.#config.kvCacheBlocks;
+  }
+
+  /** Whether a request of this size could ever run, and whether the queue has room. */
+  canAccept(promptTokens: number, outputTokens: number): 'ok' | 'queue_full' | 'too_large' {
+    if (this.#blocksFor(promptTokens + outputTokens) > this.#config.kvCacheBlocks) return 'too_large';
+    if (this.#waiting.length >= this.#config.maxWaitingQueueLength) return 'queue_full';
+    return 'ok';
+  }
+
+  arrive(request: CoreRequest, at: number): ArriveResult {
+    this.advanceTo(at);
+    const verdict = this.canAccept(request.promptTokens, request.outputTokens);
+    if (verdict !== 'ok') return { ok: false, reason: verdict };
+    const seq = new Sequence(request, at);
+    this.#waiting.push(seq);
+    if (this.#stepEnd === Infinity) this.#startStep(at);
+    return { ok: true, seq };
+  }
+
+  /** The client went away: the sequence leaves at once and its slot and blocks are free. */
+  abort(seq: Sequence, at: number): void {
+    this.advanceTo(at);
+    if (seq.state === 'done') return;
+    if (seq.state === 'waiting') this.#waiting.splice(this.#waiting.indexOf(seq), 1);
+    else this.#release(seq);
+    seq.state = 'done';
+    // An idle engine with admissible work (the abort freed room) starts a step now.
+    if (this.#stepEnd === Infinity && this.#waiting.length > 0) this.#startStep(at);
+  }
+
+  /** Runs every step that ends at or before `t`. */
+  advanceTo(t: number): void {
+    if (t < this.#now) throw new RangeError(`batching core cannot go back from ${this.#now} to ${t}`);
+    this.#now = t;
+    while (this.#stepEnd <= t) {
+      const end = this.#stepEnd;
+      this.#finishStep(end);
+      this.#stepEnd = Infinity;
+      if (this.#running.length > 0 || this.#waiting.length > 0) this.#startStep(end);
+    }
+  }
+
+  #blocksFor(tokens: number): number {
+    return Math.ceil(tokens / this.#config.blockSize);
+  }
+
+  #release(seq: Sequence): void {
+    const i = this.#running.indexOf(seq);
+    if (i >= 0) this.#running.splice(i, 1);
+    this.#freeBlocks += seq.blocks;
+    seq.blocks = 0;
+    seq.chunk = 0;
+    seq.decoding = false;
+  }
+
+  #activeLoras(): Set<string> {
+    const loras = new Set<string>();
+    for (const s of this.#running) if (s.request.lora !== null) loras.add(s.request.lora);
+    return loras;
+  }
+
+  #admit(at: number): void {
+    const { maxNumSeqs, maxLoras } = this.#config;
+    const loras = this.#activeLoras();
+    for (let i = 0; i < this.#waiting.length && this.#running.length < maxNumSeqs; ) {
+      const seq = this.#waiting[i] as Sequence;
+      const lora = seq.request.lora;
+      if (lora !== null && !loras.has(lora) && loras.size >= maxLoras) {
+        i++;
+        continue;
+      }
+      const needed = this.#blocksFor(seq.target + 1);
+      if (needed > this.#freeBlocks) break;
+      this.#waiting.splice(i, 1);
+      this.#freeBlocks -= needed;
+      seq.blocks = needed;
+      seq.computed = 0;
+      seq.state = 'running';
+      this.#running.push(seq);
+      if (lora !== null) loras.add(lora);
+      if (seq.scheduledAt === null) {
+        seq.scheduledAt = at;
+        this.#listener.scheduled(seq, at);
+      }
+    }
+  }
+
+  #preemptFor(seq: Sequence, at: number): boolean {
+    while (this.#freeBlocks < 1) {
+      const victim = this.#running[this.#running.length - 1];
+      if (victim === undefined) return false;
+      this.#release(victim);
+      victim.state = 'waiting';
+      victim.computed = 0;
+      victim.target = victim.request.promptTokens + victim.generated;
+      this.#waiting.unshift(victim);
+      this.preemptions++;
+      this.#listener.preempted(victim, at);
+      if (victim === seq) return false;
+    }
+    return true;
+  }
+
+  #startStep(at: number, retried = false): void {
+    this.#admit(at);
+    let budget = this.#config.maxNumBatchedTokens;
+    let decodes = 0;
+    let prefillMs = 0;
+    // Snapshot: preemption below shrinks the running list while we walk it.
+    for (const seq of [...this.#running]) {
+      if (seq.state !== 'running' || seq.computed < seq.target || budget <= 0) continue;
+      const held = seq.request.promptTokens + seq.generated + 1;
+      if (this.#blocksFor(held) > seq.blocks) {
+        if (!this.#preemptFor(seq, at)) continue;
+        this.#freeBlocks -= 1;
+        seq.blocks += 1;
+      }
+      seq.decoding = true;
+      budget -= 1;
+    }
+    // Counted afterwards: a sequence marked above may have been preempted by a later one.
+    for (const seq of this.#running) if (seq.decoding) decodes++;
+    for (const seq of this.#running) {
+      if (seq.computed >= seq.target || budget <= 0) continue;
+      seq.chunk = Math.min(seq.target - seq.computed, budget);
+      budget -= seq.chunk;
+      prefillMs += seq.chunk * seq.prefillRateMs;
+    }
+    if (decodes === 0 && this.#running.every((s) => s.chunk === 0)) {
+      // Nothing runnable (everything waits for a LoRA slot or blocks): idle until an arrival,
+      // abort or finish changes that. An empty engine admits any request that fits alone, so
+      // one more admission round settles the case where preemption just emptied it.
+      this.#stepEnd = Infinity;
+      if (!retried && this.#running.length === 0 && this.#waiting.length > 0) this.#startStep(at, true);
+      return;
+    }
+    const timing = this.#config.timing;
+    const decodeMs = decodes > 0 ? sampleMs(this.#rng, timing.itl) + timing.decodePerSeqMs * decodes : 0;
+    this.#stepEnd = at + loadFactor(timing, this.#running.length) * (decodeMs + prefillMs);
+  }
+
+  #finishStep(at: number): void {
+    for (const seq of [...this.#running]) {
+      if (seq.decoding) {
+        seq.decoding = false;
+        this.#emit(seq, at);
+      } else if (seq.chunk > 0) {
+        seq.computed += seq.chunk;
+        seq.chunk = 0;
+        if (seq.computed >= seq.target) this.#emit(seq, at);
+      }
+    }
+  }
+
+  #emit(seq: Sequence, at: number): void {
+    const index = seq.generated++;
+    if (seq.firstTokenAt === null) seq.firstTokenAt = at;
+    seq.lastTokenAt = at;
+    // Prefill of prompt + output so far is done: the KV now holds one more token.
+    seq.computed = seq.request.promptTokens + seq.generated;
+    seq.target = seq.computed;
+    this.#listener.token(seq, index, at);
+    if (seq.generated >= seq.request.outputTokens) {
+      this.#release(seq);
+      seq.state = 'done';
+      this.#listener.finished(seq, at);
+    }
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The batching scheduler in real time: the pure BatchingCore driven by the real clock through
+ * the one emission scheduler (its step ends are tasks in the same heap as the writes). Each
+ * token the core produces resolves the due times of the writes anchored to it and wakes the
+ * request's player; a response that ends early (client gone, fault) aborts its sequence.
+ */
+import type { Clock } from '../../contracts/clock.ts';
+import { requestRng, Rng } from '../../contracts/rng.ts';
+import type { TruthRecord } from '../../contracts/truth.ts';
+import type { ServerOptions } from '../options.ts';
+import type { EmissionScheduler, ScheduledTask } from '../transport/emission-scheduler.ts';
+import type { TruthStore } from '../truth/truth-store.ts';
+import { BatchingCore, type CoreListener, type Sequence } from './batching-core.ts';
+import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
+import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
+import { finishedReason } from './isolated-engine.ts';
+import { timingFor } from './model-timing.ts';
+import { samplePrefillMs } from './timing.ts';
+import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availability.ts';
+
+interface Tracked {
+  request: EngineRequest;
+  record: TruthRecord;
+  player: ScheduledTask;
+  timing: DeferredTiming;
+  seq: Sequence | null;
+}
+
+export class BatchingEngine implements Engine {
+  readonly kind = 'batching';
+  readonly #options: ServerOptions;
+  readonly #clock: Clock;
+  readonly #scheduler: EmissionScheduler;
+  readonly #events = new EngineEvents();
+  readonly #core: BatchingCore;
+  readonly #bySeq = new Map<Sequence, Tracked>();
+  readonly #byRecord = new Map<TruthRecord, Tracked>();
+  readonly #unsubscribe: () => void;
+  #armed: ScheduledTask | null = null;
+  #armedAt = Infinity;
+
+  constructor(options: ServerOptions, clock: Clock, truth: TruthStore, scheduler: EmissionScheduler) {
+    this.#options = options;
+    this.#clock = clock;
+    this.#scheduler = scheduler;
+    const listener: CoreListener = {
+      scheduled: (seq, at) => this.#withRequest(seq, (t) => this.#events.scheduled(t.request, at)),
+      token: (seq, index, at) => this.#token(seq, index, at),
+      preempted: (seq, at) => this.#withRequest(seq, (t) => this.#events.preempted(t.request, at)),
+      finished: () => {},
+    };
+    this.#core = new BatchingCore(
+      {
+        maxNumSeqs: options.maxNumSeqs,
+        maxWaitingQueueLength: options.maxWaitingQueueLength,
+        maxNumBatchedTokens: options.maxNumBatchedTokens,
+        kvCacheBlocks: options.kvCacheBlocks,
+        blockSize: options.blockSize,
+        maxLoras: options.maxLoras,
+        timing: timingFor(options, options.model),
+      },
+      new Rng(options.seed).derive('batching-steps'),
+      listener,
+    );
+    this.#unsubscribe = truth.subscribe((record) => this.#ended(record));
+  }
+
+  admit(request: EngineRequest): Admitted | Refused {
+    const verdict = this.#core.canAccept(request.promptTokens, Math.max(1, request.maxTokens));
+    if (verdict === 'queue_full') {
+      return { ok: false, status: 429, message: `The waiting queue is full (${this.#options.maxWaitingQueueLength} requests); retry later.` };
+    }
+    if (verdict === 'too_large') {
+      const blocks = this.#options.kvCacheBlocks * this.#options.blockSize;
+      return { ok: false, status: 400, message: `This request needs ${request.promptTokens + request.maxTokens} tokens of KV cache, more than the ${blocks} the engine has.` };
+    }
+    const model = timingFor(this.#options, request.model);
+    return {
+      ok: true,
+      timing: { deferred: true, model },
+      run: (record, play) => {
+        const timing = deferTiming(record);
+        const player = play();
+        if (record.end !== null || record.tokens.length === 0) return;
+        const tracked: Tracked = { request, record, player, timing, seq: null };
+        this.#byRecord.set(record, tracked);
+        this.#events.queued(request, request.arrivalMono);
+        const prefillMs = samplePrefillMs(requestRng(this.#options.seed, request.key).derive('timing'), model, request.promptTokens);
+        const arrived = this.#core.arrive(
+          { promptTokens: request.promptTokens, outputTokens: record.tokens.length, lora: request.lora, prefillMs },
+          this.#clock.now(),
+        );
+        // admit() checked the same capacity a moment ago, in the same turn.
+        if (!arrived.ok) throw new Error(`batching engine refused an admitted request: ${arrived.reason}`);
+        tracked.seq = arrived.seq;
+        this.#bySeq.set(arrived.seq, tracked);
+        this.#arm();
+      },
+    };
+  }
+
+  #withRequest(seq: Sequence, act: (tracked: Tracked) => void): void {
+    const tracked = this.#bySeq.get(seq);
+    if (tracked !== undefined) act(tracked);
+  }
+
+  #token(seq: Sequence, index: number, at: number): void {
+    const tracked = this.#bySeq.get(seq);
+    if (tracked === undefined) return;
+    const { request, record } = tracked;
+    const due = tokenAvailable(record, tracked.timing, index, at - request.arrivalMono);
+    if (due < Infinity) this.#scheduler.wake(tracked.player, request.arrivalMono + due);
+    if (index === 0) this.#events.firstToken(request, at);
+    this.#events.token(request, index, at);
+  }
+
+  /** Keeps exactly one live step task in the scheduler, due at the core's next step end. */
+  #arm(): void {
+    const next = this.#core.nextEventAt;
+    if (next >= this.#armedAt) return;
+    const task: ScheduledTask = {
+      run: (now) => {
+        if (task !== this.#armed) return null;
+        this.#core.advanceTo(Math.max(now, this.#clock.now()));
+        const following = this.#core.nextEventAt;
+        this.#armedAt = following;
+        if (following === Infinity) this.#armed = null;
+        return following === Infinity ? null : following;
+      },
+    };
+    this.#armed = task;
+    this.#armedAt = next;
+    this.#scheduler.schedule(task, next);
+  }
+
+  #ended(record: TruthRecord): void {
+    const tracked = this.#byRecord.get(record);
+    if (tracked === undefined) return;
+    this.#byRecord.delete(record);
+    const { seq, request } = tracked;
+    if (seq !== null) {
+      if (seq.state !== 'done') {
+        this.#core.abort(seq, this.#clock.now());
+        this.#arm();
+      }
+      this.#bySeq.delete(seq);
+    }
+    const end = request.arrivalMono + (record.end?.atMs ?? 0);
+    const scheduledAt = seq?.scheduledAt ?? null;
+    const first = seq?.firstTokenAt ?? null;
+    const last = seq?.lastTokenAt ?? null;
+    this.#events.finished({
+      request,
+      record,
+      reason: finishedReason(record),
+      queuedMs: (scheduledAt ?? end) - request.arrivalMono,
+      prefillMs: scheduledAt === null || first === null ? null : first - scheduledAt,
+      decodeMs: first === null || last === null ? null : last - first,
+      generatedTokens: seq?.generated ?? 0,
+    });
+  }
+
+  subscribe(listener: EngineListener): () => void {
+    return this.#events.subscribe(listener);
+  }
+
+  state(): EngineState {
+    const loras = (seqs: readonly Sequence[]): string[] => [...new Set(seqs.flatMap((s) => (s.request.lora === null ? [] : [s.request.lora])))];
+    return {
+      running: this.#core.running.length,
+      waiting: this.#core.waiting.length,
+      kvUsage: this.#core.kvUsage,
+      runningLoras: loras(this.#core.running),
+      waitingLoras: loras(this.#core.waiting),
+      preemptions: this.#core.preemptions,
+    };
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.#armed = null;
+    this.#armedAt = Infinity;
+  }
+}

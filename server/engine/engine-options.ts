@@ -1,0 +1,59 @@
+/**
+ * The engine's settings (timing models and the batching scheduler's capacity), merged into
+ * ServerOptions. Names follow vLLM and llm-d-inference-sim; durations are milliseconds.
+ */
+import type { DistributionKind } from './timing.ts';
+
+export type SchedulerKind = 'isolated' | 'batching';
+
+/** Timing knobs that may differ per model (a served name or a LoRA adapter name). */
+export interface ModelTimingOptions {
+  ttftMs: number;
+  ttftSpreadMs: number;
+  itlMs: number;
+  itlSpreadMs: number;
+  /** Shape of every sampled duration; `fixed` ignores the spreads. */
+  latencyDistribution: DistributionKind;
+  prefillOverheadMs: number;
+  prefillPerTokenMs: number;
+  prefillSpreadMs: number;
+  timeFactorUnderLoad: number;
+  /** Batching: decode step time = sampled ITL + this × sequences in the batch. */
+  decodePerSeqMs: number;
+}
+
+export interface EngineOptions extends Omit<ModelTimingOptions, 'ttftMs' | 'itlMs'> {
+  scheduler: SchedulerKind;
+  maxNumSeqs: number;
+  /** Waiting requests beyond this are refused with 429 (batching). */
+  maxWaitingQueueLength: number;
+  /** Prefill (and decode) token budget of one engine step (vLLM --max-num-batched-tokens). */
+  maxNumBatchedTokens: number;
+  kvCacheBlocks: number;
+  blockSize: number;
+  maxLoras: number;
+  /** Per-model overrides of the timing knobs, by model or adapter name. */
+  modelTiming: Record<string, Partial<ModelTimingOptions>>;
+  /** Server processes sharing the port (Node cluster); 1 = this process only. */
+  workers: number;
+}
+
+export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
+  ttftSpreadMs: 0,
+  itlSpreadMs: 0,
+  latencyDistribution: 'normal',
+  prefillOverheadMs: 0,
+  prefillPerTokenMs: 0,
+  prefillSpreadMs: 0,
+  timeFactorUnderLoad: 1,
+  decodePerSeqMs: 0,
+  scheduler: 'isolated',
+  maxNumSeqs: 256,
+  maxWaitingQueueLength: 1000,
+  maxNumBatchedTokens: 8192,
+  kvCacheBlocks: 8192,
+  blockSize: 16,
+  maxLoras: 1,
+  modelTiming: {},
+  workers: 1,
+});

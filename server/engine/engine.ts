@@ -1,0 +1,48 @@
+/**
+ * The engine seam every route goes through: admit a request (or refuse it when the waiting
+ * queue is full), tell the planner how to time its tokens, then hand over the planned record
+ * and its player so the engine can follow the request to its end.
+ */
+import type { TruthRecord } from '../../contracts/truth.ts';
+import type { ScheduledTask } from '../transport/emission-scheduler.ts';
+import type { EngineListener, EngineRequest } from './engine-events.ts';
+import type { SchedulerKind } from './engine-options.ts';
+import type { PlanTiming } from './plan.ts';
+
+export type { PlanTiming };
+
+export interface Admitted {
+  ok: true;
+  timing: PlanTiming;
+  /**
+   * Called once with the planned record and a function that starts playing it (the route's
+   * call into the executor, returning the player): the engine prepares the record's timing,
+   * starts the player and follows the request until the truth store reports its end.
+   */
+  run(record: TruthRecord, play: () => ScheduledTask): void;
+}
+
+export interface Refused {
+  ok: false;
+  /** 429: the waiting queue is full; 400: the request can never fit the KV cache. */
+  status: 429 | 400;
+  message: string;
+}
+
+export interface EngineState {
+  running: number;
+  waiting: number;
+  /** 0–1 share of KV-cache blocks in use. */
+  kvUsage: number;
+  runningLoras: string[];
+  waitingLoras: string[];
+  preemptions: number;
+}
+
+export interface Engine {
+  readonly kind: SchedulerKind;
+  admit(request: EngineRequest): Admitted | Refused;
+  subscribe(listener: EngineListener): () => void;
+  state(): EngineState;
+  close(): void;
+}

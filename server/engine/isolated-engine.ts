@@ -1,0 +1,91 @@
+/**
+ * The isolated scheduler: every request runs as if alone, so its plan is a pure function of
+ * (seed, request) — plus the running count at arrival when --time-factor-under-load > 1, as in
+ * llm-d-inference-sim. The engine only counts requests in flight and reports their outcomes.
+ */
+import type { Clock } from '../../contracts/clock.ts';
+import type { TruthRecord } from '../../contracts/truth.ts';
+import type { ServerOptions } from '../options.ts';
+import type { TruthStore } from '../truth/truth-store.ts';
+import type { Admitted, Engine, EngineState } from './engine.ts';
+import { EngineEvents, type EngineListener, type EngineRequest, type FinishedReason } from './engine-events.ts';
+import { timingFor } from './model-timing.ts';
+import { deliveredTokenTimes } from './token-times.ts';
+
+export function finishedReason(record: TruthRecord): FinishedReason {
+  if (record.end?.how !== 'completed' || record.status >= 400) return 'abort';
+  return record.finishReason === 'stop' ? 'stop' : 'length';
+}
+
+export class IsolatedEngine implements Engine {
+  readonly kind = 'isolated';
+  readonly #options: ServerOptions;
+  readonly #events = new EngineEvents();
+  readonly #inFlight = new Map<TruthRecord, EngineRequest>();
+  readonly #loras = new Map<string, number>();
+  /** KV blocks the in-flight requests would hold (prompt + output), for the usage gauge. */
+  #blocks = 0;
+  readonly #unsubscribe: () => void;
+
+  constructor(options: ServerOptions, _clock: Clock, truth: TruthStore) {
+    this.#options = options;
+    this.#unsubscribe = truth.subscribe((record) => this.#ended(record));
+  }
+
+  admit(request: EngineRequest): Admitted {
+    const running = this.#inFlight.size + 1;
+    return {
+      ok: true,
+      timing: { deferred: false, model: timingFor(this.#options, request.model), running },
+      run: (record, play) => {
+        play();
+        this.#inFlight.set(record, request);
+        this.#blocks += this.#blocksOf(record);
+        if (request.lora !== null) this.#loras.set(request.lora, (this.#loras.get(request.lora) ?? 0) + 1);
+        this.#events.queued(request, request.arrivalMono);
+        this.#events.scheduled(request, request.arrivalMono);
+      },
+    };
+  }
+
+  #ended(record: TruthRecord): void {
+    const request = this.#inFlight.get(record);
+    if (request === undefined) return;
+    this.#inFlight.delete(record);
+    this.#blocks -= this.#blocksOf(record);
+    if (request.lora !== null) {
+      const left = (this.#loras.get(request.lora) ?? 1) - 1;
+      if (left > 0) this.#loras.set(request.lora, left);
+      else this.#loras.delete(request.lora);
+    }
+    const times = deliveredTokenTimes(record);
+    const first = times[0];
+    const last = times[times.length - 1];
+    if (first !== undefined) this.#events.firstToken(request, request.arrivalMono + first);
+    this.#events.finished({
+      request,
+      record,
+      reason: finishedReason(record),
+      queuedMs: 0,
+      prefillMs: first ?? null,
+      decodeMs: first === undefined || last === undefined ? null : last - first,
+      generatedTokens: times.length,
+    });
+  }
+
+  #blocksOf(record: TruthRecord): number {
+    return Math.ceil((record.promptTokens + record.tokens.length) / this.#options.blockSize);
+  }
+
+  subscribe(listener: EngineListener): () => void {
+    return this.#events.subscribe(listener);
+  }
+
+  state(): EngineState {
+    return { running: this.#inFlight.size, waiting: 0, kvUsage: Math.min(1, this.#blocks / this.#options.kvCacheBlocks), runningLoras: [...this.#loras.keys()], waitingLoras: [], preemptions: 0 };
+  }
+
+  close(): void {
+    this.#unsubscribe();
+  }
+}

@@ -1,0 +1,20 @@
+/** The timing model of one model name: server-wide knobs, overridden per model or adapter. */
+import type { ServerOptions } from '../options.ts';
+import type { ModelTimingOptions } from './engine-options.ts';
+import type { TimingModel } from './timing.ts';
+
+type TimingOptionSource = Pick<ServerOptions, keyof ModelTimingOptions | 'maxNumSeqs' | 'modelTiming'>;
+
+export function timingFor(options: TimingOptionSource, model: string): TimingModel {
+  const o: ModelTimingOptions = { ...options, ...(options.modelTiming[model] ?? {}) };
+  return {
+    ttft: { kind: o.latencyDistribution, meanMs: o.ttftMs, spreadMs: o.ttftSpreadMs },
+    itl: { kind: o.latencyDistribution, meanMs: o.itlMs, spreadMs: o.itlSpreadMs },
+    prefillOverheadMs: o.prefillOverheadMs,
+    prefillPerTokenMs: o.prefillPerTokenMs,
+    prefillSpreadMs: o.prefillSpreadMs,
+    timeFactorUnderLoad: o.timeFactorUnderLoad,
+    maxNumSeqs: options.maxNumSeqs,
+    decodePerSeqMs: o.decodePerSeqMs,
+  };
+}

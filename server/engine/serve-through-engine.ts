@@ -1,0 +1,41 @@
+/**
+ * The path from a route into the engine, in two calls around the route's own planning:
+ *
+ *   const admission = admitRequest(ctx, { id, key, model, lora, promptTokens, maxTokens, arrivalMono });
+ *   if (!admission.ok) return <send admission.refused in the dialect's error shape>;
+ *   const planned = planX({ ..., options: admission.options });   // carries planTiming
+ *   reply.hijack();
+ *   playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, headersAtArrival);
+ *
+ * `admission.options` is the server options plus `planTiming`, which the token planner
+ * (dialects/vllm/plan-choices.ts → engine/plan.ts) uses instead of the fixed TTFT/ITL.
+ */
+import type { ServerResponse } from 'node:http';
+import type { TruthRecord } from '../../contracts/truth.ts';
+import type { ServerOptions } from '../options.ts';
+import type { ServerContext } from '../server-context.ts';
+import { playResponse } from '../transport/response-executor.ts';
+import type { Admitted, PlanTiming, Refused } from './engine.ts';
+import type { EngineRequest } from './engine-events.ts';
+
+export type EngineAdmission =
+  | { ok: true; admitted: Admitted; options: ServerOptions & { planTiming: PlanTiming } }
+  | { ok: false; refused: Refused };
+
+export function admitRequest(ctx: ServerContext, request: EngineRequest): EngineAdmission {
+  const admitted = ctx.engine.admit(request);
+  if (!admitted.ok) return { ok: false, refused: admitted };
+  return { ok: true, admitted, options: { ...ctx.options, planTiming: admitted.timing } };
+}
+
+export function playThroughEngine(
+  ctx: ServerContext,
+  res: ServerResponse,
+  admission: Extract<EngineAdmission, { ok: true }>,
+  planned: { record: TruthRecord; headers: Record<string, string | number> },
+  arrivalMono: number,
+  headersAtArrival: boolean,
+): void {
+  const { record, headers } = planned;
+  admission.admitted.run(record, () => playResponse(res, { record, arrivalMono, headers, headersAtArrival }, ctx));
+}

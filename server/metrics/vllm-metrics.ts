@@ -1,0 +1,145 @@
+/**
+ * vLLM's Prometheus metric set (V1 engine, v0.10.2–v0.11; DESIGN §6): same names, labels and
+ * buckets, fed by what really happened — latencies from the truth record's actual write times,
+ * queue/prefill/decode from the engine's own step times — never from sampled intents.
+ */
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { RequestOutcome } from '../engine/engine-events.ts';
+import { deliveredTokenTimes } from '../engine/token-times.ts';
+import { FastHistogram } from './fast-histogram.ts';
+import type { MetricSetContext } from './metrics-hub.ts';
+
+export const TTFT_BUCKETS_S = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
+export const ITL_BUCKETS_S = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
+export const REQUEST_TIME_BUCKETS_S = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
+
+/** vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50 … up to max_model_len. */
+export function oneTwoFiveBuckets(max: number): number[] {
+  const out: number[] = [];
+  for (let exponent = 1; ; exponent *= 10) {
+    for (const m of [1, 2, 5]) {
+      const value = m * exponent;
+      if (value > max) return out;
+      out.push(value);
+    }
+  }
+}
+
+const ENGINE_INDEX = '0';
+
+export function vllmMetrics({ registry, engine, options }: MetricSetContext): () => void {
+  const registers = [registry];
+  const labelNames = ['model_name', 'engine'] as const;
+  const labels = { model_name: options.model, engine: ENGINE_INDEX };
+  const gauge = (name: string, help: string, read: () => number, aggregator: 'sum' | 'average' = 'sum'): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      aggregator,
+      collect() {
+        this.set(labels, read());
+      },
+    });
+  };
+  gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', () => engine.state().running);
+  gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', () => engine.state().waiting);
+  gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', () => engine.state().kvUsage, 'average');
+
+  new Gauge({
+    name: 'vllm:lora_requests_info',
+    help: 'Running stats on lora requests.',
+    labelNames: ['max_lora', 'waiting_lora_adapters', 'running_lora_adapters'],
+    registers,
+    aggregator: 'max',
+    collect() {
+      const state = engine.state();
+      this.reset();
+      this.set(
+        { max_lora: String(options.maxLoras), waiting_lora_adapters: state.waitingLoras.join(','), running_lora_adapters: state.runningLoras.join(',') },
+        Date.now() / 1000,
+      );
+    },
+  });
+  const cacheInfo = new Gauge({
+    name: 'vllm:cache_config_info',
+    help: 'Information of the LLMEngine CacheConfig',
+    labelNames: ['block_size', 'num_gpu_blocks', 'num_cpu_blocks', 'enable_prefix_caching', 'cache_dtype'],
+    registers,
+    aggregator: 'max',
+  });
+  cacheInfo.set({ block_size: String(options.blockSize), num_gpu_blocks: String(options.kvCacheBlocks), num_cpu_blocks: '0', enable_prefix_caching: 'False', cache_dtype: 'auto' }, 1);
+
+  let preemptionsSeen = 0;
+  new Counter({
+    name: 'vllm:num_preemptions_total',
+    help: 'Cumulative number of preemption from the engine.',
+    labelNames,
+    registers,
+    collect() {
+      const now = engine.state().preemptions;
+      this.inc(labels, now - preemptionsSeen);
+      preemptionsSeen = now;
+    },
+  });
+  const counter = (name: string, help: string) => new Counter({ name, help, labelNames, registers }).labels(labels);
+  const promptTokens = counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
+  const generationTokens = counter('vllm:generation_tokens_total', 'Number of generation tokens processed.');
+  const prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
+  counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
+  const success = new Counter({
+    name: 'vllm:request_success_total',
+    help: 'Count of successfully processed requests.',
+    labelNames: ['model_name', 'engine', 'finished_reason'],
+    registers,
+  });
+  // vLLM exports every reason from the start, so rate() works before the first abort.
+  const successBy = {
+    stop: success.labels(options.model, ENGINE_INDEX, 'stop'),
+    length: success.labels(options.model, ENGINE_INDEX, 'length'),
+    abort: success.labels(options.model, ENGINE_INDEX, 'abort'),
+  };
+  for (const child of Object.values(successBy)) child.inc(0);
+
+  const histogram = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, labelNames, buckets, registers }).labels(labels);
+  const tokenBuckets = oneTwoFiveBuckets(options.maxModelLen);
+  const ttft = histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS_S);
+  // Observed once per token: the allocation-free histogram (same exposition).
+  const itl = new FastHistogram({ name: 'vllm:inter_token_latency_seconds', help: 'Histogram of inter-token latency in seconds.', buckets: ITL_BUCKETS_S, labels, registry });
+  const tpotDeprecated = new FastHistogram({ name: 'vllm:time_per_output_token_seconds', help: 'Histogram of time per output token in seconds. DEPRECATED: use vllm:inter_token_latency_seconds.', buckets: ITL_BUCKETS_S, labels, registry });
+  const requestTpot = histogram('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', ITL_BUCKETS_S);
+  const e2e = histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQUEST_TIME_BUCKETS_S);
+  const queue = histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', REQUEST_TIME_BUCKETS_S);
+  const inference = histogram('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', REQUEST_TIME_BUCKETS_S);
+  const prefill = histogram('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQUEST_TIME_BUCKETS_S);
+  const decode = histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQUEST_TIME_BUCKETS_S);
+  const requestPrompt = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets);
+  const requestGeneration = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets);
+
+  const finished = (outcome: RequestOutcome): void => {
+    const { record } = outcome;
+    const times = deliveredTokenTimes(record);
+    const n = times.length;
+    promptTokens.inc(record.promptTokens);
+    prefixQueries.inc(record.promptTokens);
+    generationTokens.inc(n);
+    successBy[outcome.reason].inc();
+    const first = times[0];
+    if (first !== undefined) ttft.observe(first / 1000);
+    for (let i = 1; i < n; i++) {
+      const gap = ((times[i] as number) - (times[i - 1] as number)) / 1000;
+      itl.observe(gap);
+      tpotDeprecated.observe(gap);
+    }
+    if (n > 1 && first !== undefined) requestTpot.observe(((times[n - 1] as number) - first) / 1000 / (n - 1));
+    if (record.end !== null) e2e.observe(record.end.atMs / 1000);
+    queue.observe(outcome.queuedMs / 1000);
+    if (outcome.prefillMs !== null) prefill.observe(outcome.prefillMs / 1000);
+    if (outcome.decodeMs !== null) decode.observe(outcome.decodeMs / 1000);
+    if (outcome.prefillMs !== null) inference.observe((outcome.prefillMs + (outcome.decodeMs ?? 0)) / 1000);
+    requestPrompt.observe(record.promptTokens);
+    requestGeneration.observe(n);
+  };
+  return engine.subscribe({ finished });
+}

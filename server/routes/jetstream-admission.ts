@@ -1,0 +1,34 @@
+/**
+ * A JetStream request's way into the engine, shared by the HTTP and gRPC surfaces: the engine
+ * admits it (or refuses: its waiting queue is full), JetStream's decode slots admit it (or
+ * refuse: the prefill queue limit), the planner times its tokens with the engine's timing, and
+ * the engine follows the played record to its end.
+ */
+import type { TruthRecord } from '../../contracts/truth.ts';
+import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../dialects/jetstream/plan-generate.ts';
+import { admitRequest } from '../engine/serve-through-engine.ts';
+import type { ServerContext } from '../server-context.ts';
+import type { ScheduledTask } from '../transport/emission-scheduler.ts';
+import type { JetstreamRuntime } from './jetstream-runtime.ts';
+
+export type JetstreamAdmission =
+  | { ok: true; planned: PlannedGenerate; play(player: (record: TruthRecord) => ScheduledTask): void }
+  /** `full`: a queue is full (RESOURCE_EXHAUSTED / 503); `invalid`: the request can never fit. */
+  | { ok: false; reason: 'full' | 'invalid'; message: string };
+
+export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number): JetstreamAdmission {
+  if (runtime.slots.full) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests in flight)` };
+  const admission = admitRequest(ctx, {
+    id: input.requestId,
+    key: input.requestKey,
+    model: ctx.options.model,
+    lora: null,
+    promptTokens: input.promptTokens,
+    maxTokens: input.maxTokens,
+    arrivalMono,
+  });
+  if (!admission.ok) return { ok: false, reason: admission.refused.status === 429 ? 'full' : 'invalid', message: admission.refused.message };
+  const planned = planGenerate({ ...input, options: admission.options });
+  runtime.slots.admit(planned.record);
+  return { ok: true, planned, play: (player) => admission.admitted.run(planned.record, () => player(planned.record)) };
+}

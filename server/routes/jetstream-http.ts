@@ -1,0 +1,87 @@
+/**
+ * JetStream's HTTP surfaces: the ai-on-gke proxy (`POST /generate`, `GET /healthcheck`) and
+ * JetStream's own FastAPI server (`POST /v1/generate`, `GET /v1/health`). Registered as one
+ * encapsulated plugin so their errors take FastAPI's shape while vLLM routes keep vLLM's.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { countTokens } from '../../contracts/tokenizer.ts';
+import { JetstreamError, jsonDecodeError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
+import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialects/jetstream/generate-request.ts';
+import type { GeneratePlanInput } from '../dialects/jetstream/plan-generate.ts';
+import type { ServerContext } from '../server-context.ts';
+import { playResponse } from '../transport/response-executor.ts';
+import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
+import { admitJetstream } from './jetstream-admission.ts';
+import type { JetstreamRuntime } from './jetstream-runtime.ts';
+
+function sendJetstreamError(reply: FastifyReply, error: JetstreamError): FastifyReply {
+  return reply.code(error.status).header('content-type', 'application/json').header('server', 'uvicorn').send(error.body());
+}
+
+function fastapiErrorHandler(error: FastifyError, reply: FastifyReply): FastifyReply {
+  if (error instanceof JetstreamError) return sendJetstreamError(reply, error);
+  if (error.statusCode === 400 && error.message.startsWith('JSON decode error')) {
+    return sendJetstreamError(reply, jsonDecodeError(0, error.message.replace(/^JSON decode error: /, '')));
+  }
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 500) reply.log.error(error);
+  return sendJetstreamError(reply, new JetstreamError(status, status === 500 ? 'Internal Server Error' : error.message));
+}
+
+type PlanRequest = Pick<GeneratePlanInput, 'surface' | 'stream' | 'withText' | 'maxTokens' | 'promptTokens'>;
+
+export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntime) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    app.setErrorHandler((error: FastifyError, _request, reply) => fastapiErrorHandler(error, reply));
+
+    const play = (request: { arrivalMono: number; headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, plan: PlanRequest): FastifyReply | undefined => {
+      const identity = ctx.identities.next(request.headers['x-request-id']);
+      reply.header('x-request-id', identity.id);
+      // Server-wide, per-model and per-request (header) wire policies, as for vLLM.
+      const wire = requestWirePolicy(ctx.options, ctx.options.model, request.headers[WIRE_HEADER]);
+      if (!wire.ok) return sendJetstreamError(reply, new JetstreamError(400, wire.message));
+      const arrivalMono = request.arrivalMono;
+      const admission = admitJetstream(
+        ctx,
+        runtime,
+        { ...plan, wire: wire.policy, requestId: identity.id, requestKey: identity.key, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
+        arrivalMono,
+      );
+      if (!admission.ok) return sendJetstreamError(reply, admission.reason === 'full' ? queueFull(admission.message) : new JetstreamError(400, admission.message));
+      const { headers } = admission.planned;
+      reply.hijack();
+      admission.play((record) => playResponse(reply.raw, { record, arrivalMono, headers, headersAtArrival: record.stream }, ctx));
+      return undefined;
+    };
+
+    app.post('/generate', async (request, reply) => {
+      const parsed = parseProxyGenerateRequest(request.body);
+      if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
+      const req = parsed.value;
+      return play(request, reply, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: countTokens(req.prompt) });
+    });
+
+    app.post('/v1/generate', async (request, reply) => {
+      const parsed = parseNativeGenerateRequest(request.body);
+      if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
+      const { maxTokens, content } = parsed.value;
+      const promptTokens = content.kind === 'text' ? countTokens(content.text) : content.tokenIds.length;
+      if (promptTokens + maxTokens > ctx.options.maxModelLen) {
+        return sendJetstreamError(
+          reply,
+          validationError([{ type: 'value_error', loc: ['body', 'max_tokens'], msg: `Value error, prompt (${promptTokens} tokens) + max_tokens (${maxTokens}) exceeds the maximum length ${ctx.options.maxModelLen}`, input: maxTokens }]),
+        );
+      }
+      return play(request, reply, { surface: 'native', stream: true, withText: content.kind === 'text', maxTokens, promptTokens });
+    });
+
+    app.get('/healthcheck', async (_request, reply) =>
+      reply.header('content-type', 'application/json').send(JSON.stringify({ response: { is_live: true } })),
+    );
+
+    // JetStream's api_server writes json.dumps(..., indent=4) of str(is_live).
+    app.get('/v1/health', async (_request, reply) =>
+      reply.header('content-type', 'application/json').header('server', 'uvicorn').send(JSON.stringify({ is_live: 'True' }, null, 4)),
+    );
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The one hook app.ts calls: JetStream's HTTP routes on the main app, and — once the app
+ * listens — the gRPC Orchestrator on `grpcPort` and the Prometheus port on `metricsPort`
+ * when those are configured.
+ */
+import type { FastifyInstance } from 'fastify';
+import { startJetstreamGrpc, type GrpcHandle } from '../grpc/jetstream-grpc-server.ts';
+import type { ServerContext } from '../server-context.ts';
+import { jetstreamHttpRoutes } from './jetstream-http.ts';
+import { jetstreamMetricsRoute, startMetricsPort, type MetricsPortHandle, type MetricsText } from './jetstream-metrics-routes.ts';
+import { createJetstreamRuntime, type JetstreamRuntime } from './jetstream-runtime.ts';
+
+export interface JetstreamSurfaces {
+  runtime: JetstreamRuntime;
+  /** Bound ports once listening (null when that surface is off). */
+  grpcPort: number | null;
+  metricsPort: number | null;
+  /**
+   * The Prometheus text the metrics port and `/metrics` serve. Another dialect's metrics can
+   * join through `alsoServe` (e.g. the engine's registry), so one scrape sees everything.
+   */
+  metricsText: MetricsText;
+  alsoServe(text: MetricsText): void;
+  listen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function attachJetstream(app: FastifyInstance, ctx: ServerContext): JetstreamSurfaces {
+  const runtime = createJetstreamRuntime(ctx);
+  const others: MetricsText[] = [];
+  let grpc: GrpcHandle | null = null;
+  let metricsPort: MetricsPortHandle | null = null;
+  const surfaces: JetstreamSurfaces = {
+    runtime,
+    grpcPort: null,
+    metricsPort: null,
+    metricsText: async () => {
+      const parts = await Promise.all([runtime.metrics.text(), ...others.map((text) => text())]);
+      return parts.join('');
+    },
+    alsoServe: (text) => void others.push(text),
+    async listen() {
+      const { grpcPort, metricsPort: wantedMetricsPort, host } = ctx.options;
+      if (grpcPort !== null && grpc === null) {
+        grpc = await startJetstreamGrpc(ctx, runtime, grpcPort);
+        surfaces.grpcPort = grpc.port;
+      }
+      if (wantedMetricsPort !== null && metricsPort === null) {
+        metricsPort = await startMetricsPort(host, wantedMetricsPort, surfaces.metricsText);
+        surfaces.metricsPort = metricsPort.port;
+      }
+    },
+    async close() {
+      runtime.detach();
+      await Promise.all([grpc?.close(), metricsPort?.close()]);
+      grpc = null;
+      metricsPort = null;
+    },
+  };
+  void app.register(jetstreamHttpRoutes(ctx, runtime));
+  jetstreamMetricsRoute(app, surfaces.metricsText);
+  return surfaces;
+}

@@ -1,0 +1,51 @@
+/**
+ * `GET /_truth/stream`: a live server-sent-events feed of truth records as requests finish
+ * (event `truth`, id = request id, data = the record's JSON as /_truth/requests/:id serves it).
+ * Filters: `?model=NAME`, `?faults=only`. Feeds end when the server closes, so a watching
+ * dashboard never holds a shutdown open.
+ */
+import type { FastifyInstance } from 'fastify';
+import { FastifySSEPlugin } from 'fastify-sse-v2';
+import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
+import type { ServerContext } from '../server-context.ts';
+
+interface FeedQuery {
+  model?: string;
+  faults?: string;
+}
+
+export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const open = new Set<(shutdown: boolean) => void>();
+  app.addHook('preClose', async () => {
+    for (const close of [...open]) close(true);
+  });
+  void app.register(async (scope) => {
+    await scope.register(FastifySSEPlugin, { retryDelay: false });
+    scope.get<{ Querystring: FeedQuery }>('/_truth/stream', (request, reply) => {
+      const { model, faults } = request.query;
+      const onlyFaults = faults === 'only' || faults === '1' || faults === 'true';
+      const wanted = (record: TruthRecord): boolean => (model === undefined || record.model === model) && (!onlyFaults || record.fault !== null);
+      // Held now: the response lets go of its socket once it finishes.
+      const socket = request.raw.socket;
+      reply.sse({ comment: ' benchtruth truth feed' });
+      const unsubscribe = ctx.truth.subscribe((record) => {
+        if (wanted(record)) reply.sse({ id: record.id, event: 'truth', data: JSON.stringify(truthToJson(record)) });
+      });
+      const close = (shutdown: boolean): void => {
+        if (!open.delete(close)) return;
+        unsubscribe();
+        reply.sseContext.source.end();
+        // On shutdown the connection must go too: a feed client's keep-alive would hold close() open.
+        if (shutdown) {
+          const drop = (): void => {
+            socket.destroy();
+          };
+          reply.raw.once('finish', drop);
+          setTimeout(drop, 100).unref();
+        }
+      };
+      open.add(close);
+      request.raw.once('close', () => close(false));
+    });
+  });
+}

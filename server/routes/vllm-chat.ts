@@ -1,0 +1,55 @@
+/** `POST /v1/chat/completions`: validate, resolve the model, count message tokens, plan, play. */
+import type { FastifyInstance } from 'fastify';
+import { lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
+import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
+import { planChat } from '../dialects/vllm/plan-chat.ts';
+import { autoToolChoiceRefused, checkSampling } from '../dialects/vllm/sampling-request.ts';
+import type { ServerContext } from '../server-context.ts';
+import { admit, createdAt, echoTokens, fail, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import type { VllmState } from './vllm-state.ts';
+
+export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
+  app.post('/v1/chat/completions', async (request, reply) => {
+    const { identity, arrivalMono } = startGeneration(ctx, request, reply);
+    const parsed = parseChatRequest(request.body);
+    if (!parsed.ok) return fail(reply, parsed.error);
+    const req = parsed.value;
+    const { options } = ctx;
+    const model = resolveModel(state, req.model);
+    if (model instanceof VllmError) return fail(reply, model);
+    const toolChoice = autoToolChoiceRefused(request.body as Record<string, unknown>);
+    if (toolChoice !== null) return fail(reply, toolChoice);
+
+    // Prompt tokens = the messages' text tokens; a chat template's role markers are not counted,
+    // so a client that tokenizes the message texts counts what the server reports.
+    const { tokenizer } = state;
+    const promptTokens = req.messages.reduce((sum, m) => sum + tokenizer.count(m.text), 0);
+    const tooLong = contextLengthError(options.maxModelLen, promptTokens, req.maxTokens ?? 0);
+    // vLLM's chat preprocessing answers `f"{e} {e.__cause__}"`: the message ends in " None".
+    if (tooLong !== null) return fail(reply, badRequest(`${tooLong.message} None`));
+    const sampling = checkSampling(req, req.maxTokens);
+    if (sampling !== null) return fail(reply, sampling);
+    const wire = wirePolicyFor(ctx, model.name, request);
+    if (wire instanceof VllmError) return fail(reply, wire);
+
+    const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
+    const admission = admit(ctx, { identity, arrivalMono }, model, promptTokens, output.maxTokens);
+    if (admission instanceof VllmError) return fail(reply, admission);
+    const planned = planChat({
+      wire,
+      options: admission.options,
+      request: req,
+      maxTokens: output.maxTokens,
+      naturalStop: output.naturalStop,
+      requestId: identity.id,
+      requestKey: identity.key,
+      promptTokens,
+      servedModel: model.name,
+      ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)) } : {}),
+      ...(options.mode === 'echo' ? { echo: echoTokens(tokenizer, lastMessageText(req.messages)) } : {}),
+      created: createdAt(ctx),
+      arrivalEpochMs: ctx.clock.epochMs(arrivalMono),
+    });
+    play(ctx, reply, planned, arrivalMono, req.stream, admission);
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * The steps both generation routes share: who the request is, which model answers, which wire
+ * policy cuts it, and playing the planned response. One place for the engine and wire hooks.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ResolvedModel } from '../dialects/vllm/model-registry.ts';
+import { badRequest, modelNotFound, VllmError } from '../dialects/vllm/errors.ts';
+import { admitRequest, playThroughEngine, type EngineAdmission } from '../engine/serve-through-engine.ts';
+import type { PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
+import { EOS_ID } from '../engine/vocabulary.ts';
+import type { GeneratedToken } from '../engine/text.ts';
+import type { RequestIdentity } from './request-identity.ts';
+import type { ServerContext } from '../server-context.ts';
+import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
+import { playResponse } from '../transport/response-executor.ts';
+import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
+import type { WirePolicy } from '../wire/wire-policy.ts';
+import { sendVllmError } from './vllm-errors.ts';
+import type { VllmState } from './vllm-state.ts';
+
+export interface GenerationStart {
+  identity: RequestIdentity;
+  arrivalMono: number;
+}
+
+/** Every answer, errors included, carries the request's id (vLLM echoes x-request-id). */
+export function startGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): GenerationStart {
+  const identity = ctx.identities.next(request.headers['x-request-id']);
+  reply.header('x-request-id', identity.id);
+  return { identity, arrivalMono: request.arrivalMono };
+}
+
+export function resolveModel(state: VllmState, name: string): ResolvedModel | VllmError {
+  return state.models.resolve(name) ?? modelNotFound(name);
+}
+
+export function wirePolicyFor(ctx: ServerContext, model: string, request: FastifyRequest): Readonly<WirePolicy> | VllmError {
+  const wire = requestWirePolicy(ctx.options, model, request.headers[WIRE_HEADER]);
+  return wire.ok ? wire.policy : badRequest(wire.message, WIRE_HEADER);
+}
+
+/** Echo mode's output: the text's tokens; an empty text still ends with an (empty) EOS token. */
+export function echoTokens(tokenizer: ServerTokenizer, text: string): GeneratedToken[] {
+  const pieces = tokenizer.pieces(text);
+  return pieces.length > 0 ? pieces : [{ id: EOS_ID, text: '' }];
+}
+
+/**
+ * The output limit of a request that set none: vLLM runs to the context limit; a real model
+ * stops at its EOS first, which benchtruth places after --eos-after tokens (unless ignore_eos).
+ */
+export function unlimitedOutput(ctx: ServerContext, promptTokens: number, ignoreEos: boolean): { maxTokens: number; naturalStop: boolean } {
+  const room = Math.max(1, ctx.options.maxModelLen - promptTokens);
+  if (ignoreEos || ctx.options.eosAfterTokens >= room) return { maxTokens: room, naturalStop: false };
+  return { maxTokens: ctx.options.eosAfterTokens, naturalStop: true };
+}
+
+export function createdAt(ctx: ServerContext): number {
+  return ctx.options.created ?? Math.floor(Date.now() / 1000);
+}
+
+/**
+ * Asks the engine for a slot (server/engine/serve-through-engine.ts). A refusal is vLLM's
+ * error shape (429 queue full); an admission's `options` carry the engine's token timing and
+ * must be the options the request is planned with.
+ */
+export function admit(
+  ctx: ServerContext,
+  start: GenerationStart,
+  model: ResolvedModel,
+  promptTokens: number,
+  maxTokens: number,
+): Extract<EngineAdmission, { ok: true }> | VllmError {
+  const admission = admitRequest(ctx, {
+    id: start.identity.id,
+    key: start.identity.key,
+    model: model.name,
+    lora: model.lora === null ? null : model.name,
+    promptTokens,
+    maxTokens,
+    arrivalMono: start.arrivalMono,
+  });
+  if (admission.ok) return admission;
+  const { status, message } = admission.refused;
+  return status === 429 ? new VllmError(429, 'TooManyRequests', message) : badRequest(message);
+}
+
+export function play(
+  ctx: ServerContext,
+  reply: FastifyReply,
+  planned: PlannedCompletion,
+  arrivalMono: number,
+  stream: boolean,
+  admission?: Extract<EngineAdmission, { ok: true }>,
+): void {
+  reply.hijack();
+  if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
+  else playResponse(reply.raw, { record: planned.record, arrivalMono, headers: planned.headers, headersAtArrival: stream }, ctx);
+}
+
+export function fail(reply: FastifyReply, error: VllmError): FastifyReply {
+  return sendVllmError(reply, error);
+}

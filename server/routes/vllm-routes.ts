@@ -1,0 +1,22 @@
+/** Every vLLM route on one app: the API-key guard first, then the OpenAI-compatible surface. */
+import type { FastifyInstance } from 'fastify';
+import type { ServerContext } from '../server-context.ts';
+import { installVllmApiKey } from './vllm-auth.ts';
+import { vllmChatRoutes } from './vllm-chat.ts';
+import { vllmCompletionsRoutes } from './vllm-completions.ts';
+import { methodNotAllowed } from './vllm-method-not-allowed.ts';
+import { vllmModelsRoutes } from './vllm-models.ts';
+import { createVllmState, type VllmState } from './vllm-state.ts';
+import { vllmTokenizeRoutes } from './vllm-tokenize.ts';
+
+export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState {
+  const state = createVllmState(ctx.options);
+  installVllmApiKey(app, ctx.options.apiKey);
+  vllmModelsRoutes(app, ctx, state);
+  vllmCompletionsRoutes(app, ctx, state);
+  vllmChatRoutes(app, ctx, state);
+  vllmTokenizeRoutes(app, ctx, state);
+  for (const url of ['/v1/completions', '/v1/chat/completions', '/v1/load_lora_adapter', '/v1/unload_lora_adapter', '/tokenize', '/detokenize']) methodNotAllowed(app, url, 'POST');
+  for (const url of ['/v1/models', '/version']) methodNotAllowed(app, url, 'GET');
+  return state;
+}

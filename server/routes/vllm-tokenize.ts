@@ -1,0 +1,87 @@
+/**
+ * vLLM's `POST /tokenize` (a prompt, or chat messages) and `POST /detokenize`, with the server's
+ * tokenizer, and `GET /version`. Outside /v1, so --api-key does not guard them (as in vLLM).
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { parseChatRequest } from '../dialects/vllm/chat-request.ts';
+import { VLLM_RELEASE } from '../dialects/vllm/dialect-version.ts';
+import { badRequest, VllmError } from '../dialects/vllm/errors.ts';
+import { bodyNotObject, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import type { ServerContext } from '../server-context.ts';
+import { fail, resolveModel } from './vllm-generation.ts';
+import type { VllmState } from './vllm-state.ts';
+
+const json = (reply: FastifyReply, body: unknown): FastifyReply => reply.header('content-type', 'application/json').send(Buffer.from(JSON.stringify(body)));
+
+function modelOf(body: Record<string, unknown>, issues: FieldIssue[]): string {
+  const model = body.model;
+  if (model === undefined || model === null) return '';
+  if (typeof model === 'string') return model;
+  issues.push({ type: 'string_type', loc: ['model'], msg: 'Input should be a valid string', input: model });
+  return '';
+}
+
+export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
+  const { tokenizer } = state;
+
+  app.post('/tokenize', async (request, reply) => {
+    const body = request.body;
+    if (!isPlainObject(body)) return fail(reply, bodyNotObject(body));
+    const issues: FieldIssue[] = [];
+    const model = modelOf(body, issues);
+    let text: string;
+    if (body.messages !== undefined) {
+      const chat = parseChatRequest({ messages: body.messages });
+      if (!chat.ok) return fail(reply, chat.error);
+      text = chat.value.messages.map((m) => m.text).join('');
+    } else if (typeof body.prompt === 'string') {
+      text = body.prompt;
+    } else {
+      issues.push(body.prompt === undefined
+        ? { type: 'missing', loc: ['prompt'], msg: 'Field required', input: body }
+        : { type: 'string_type', loc: ['prompt'], msg: 'Input should be a valid string', input: body.prompt });
+      text = '';
+    }
+    const wantStrs = body.return_token_strs === undefined || body.return_token_strs === null ? false : laxBool(body.return_token_strs);
+    if (typeof wantStrs !== 'boolean') issues.push({ ...wantStrs, loc: ['return_token_strs'], input: body.return_token_strs });
+    if (issues.length > 0) return fail(reply, validationError(issues));
+    const resolved = resolveModel(state, model);
+    if (resolved instanceof VllmError) return fail(reply, resolved);
+    const pieces = tokenizer.pieces(text);
+    return json(reply, {
+      count: pieces.length,
+      max_model_len: ctx.options.maxModelLen,
+      tokens: pieces.map((p) => p.id),
+      token_strs: wantStrs === true ? pieces.map((p) => p.text) : null,
+    });
+  });
+
+  app.post('/detokenize', async (request, reply) => {
+    const body = request.body;
+    if (!isPlainObject(body)) return fail(reply, bodyNotObject(body));
+    const issues: FieldIssue[] = [];
+    const model = modelOf(body, issues);
+    const tokens = body.tokens;
+    if (!Array.isArray(tokens)) {
+      issues.push(tokens === undefined
+        ? { type: 'missing', loc: ['tokens'], msg: 'Field required', input: body }
+        : { type: 'list_type', loc: ['tokens'], msg: 'Input should be a valid list', input: tokens });
+    } else {
+      tokens.forEach((t, i) => {
+        if (!Number.isInteger(t)) issues.push({ type: 'int_type', loc: ['tokens', i], msg: 'Input should be a valid integer', input: t });
+      });
+    }
+    if (issues.length > 0) return fail(reply, validationError(issues));
+    const resolved = resolveModel(state, model);
+    if (resolved instanceof VllmError) return fail(reply, resolved);
+    const ids = tokens as number[];
+    const text = tokenizer.decode(ids);
+    if (text === null) {
+      const bad = ids.find((id) => tokenizer.decode([id]) === null);
+      return fail(reply, badRequest(`Token id ${String(bad)} is out of vocabulary`));
+    }
+    return json(reply, { prompt: text });
+  });
+
+  app.get('/version', async (_request, reply) => json(reply, { version: VLLM_RELEASE[ctx.options.vllmVersion] }));
+}

@@ -1,0 +1,17 @@
+/**
+ * What the server needs of a tokenizer: counting prompt tokens for usage and context checks,
+ * `/tokenize` and `/detokenize`, and the pieces echo mode gives back. Tokenizing happens when a
+ * request is planned, never while bytes are being emitted.
+ */
+import type { GeneratedToken } from '../engine/text.ts';
+
+export interface ServerTokenizer {
+  /** `builtin` or the js-tiktoken encoding name. */
+  readonly name: string;
+  count(text: string): number;
+  encode(text: string): number[];
+  /** The text of token ids; null when an id is outside the vocabulary. */
+  decode(ids: readonly number[]): string | null;
+  /** The text split into tokens whose texts concatenate to the input. */
+  pieces(text: string): GeneratedToken[];
+}

@@ -1,0 +1,78 @@
+/**
+ * Where the named cuts of DESIGN §8 fall inside one event's bytes. Each place is where a real
+ * reader bug lives: `data: ` split (prefix matching per read), `[DONE]` split (terminator
+ * matching per read), CR|LF split (CRLF-only splitters), a UTF-8 character split (per-read
+ * decoding), the usage object split (per-read JSON parsing), the blank line held back
+ * (stamping an event at the read where it started), and the generated text's start, so the
+ * next read begins with the token's leading space (`strip()` per read eats it). A place the
+ * event lacks gives no cut.
+ */
+import type { TruthEvent } from '../../contracts/truth.ts';
+import type { CutPlace } from './wire-policy.ts';
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** First `needle` inside body[from, to), searching only there (an unbounded search is quadratic over a response). */
+function find(body: Buffer, needle: string, from: number, to: number): number {
+  const at = body.subarray(from, to).indexOf(needle, 0, 'latin1');
+  return at < 0 ? -1 : from + at;
+}
+
+/** Absolute body positions p (event.offset < p < event end): a write boundary just before byte p. */
+export function cutPositions(body: Buffer, event: TruthEvent, places: readonly CutPlace[]): number[] {
+  const start = event.offset;
+  const end = event.offset + event.length;
+  const cuts: number[] = [];
+  for (const place of places) {
+    switch (place) {
+      case 'data': {
+        const at = find(body, 'data:', start, end);
+        if (at >= 0) cuts.push(body[at + 5] === 0x20 ? at + 5 : at + 3);
+        break;
+      }
+      case 'done': {
+        const at = find(body, '[DONE]', start, end);
+        if (at >= 0) cuts.push(at + 3);
+        break;
+      }
+      case 'crlf':
+        for (let i = start; i + 1 < end; i++) if (body[i] === CR && body[i + 1] === LF) cuts.push(i + 1);
+        break;
+      case 'utf8':
+        for (let i = start; i < end; i++) {
+          if ((body[i] as number) >= 0xc0) {
+            cuts.push(i + 1);
+            break;
+          }
+        }
+        break;
+      case 'usage': {
+        let at = find(body, '"usage":{', start, end);
+        let open = at + 8;
+        if (at < 0) {
+          at = find(body, '"usage": {', start, end);
+          open = at + 9;
+        }
+        if (at < 0) break;
+        const close = find(body, '}', open, end);
+        if (close > open + 1) cuts.push(open + Math.floor((close - open + 1) / 2));
+        break;
+      }
+      case 'blank':
+        cuts.push(event.completesAt);
+        break;
+      case 'text': {
+        for (const key of ['"text":"', '"content":"', '"text": "', '"content": "']) {
+          const at = find(body, key, start, end);
+          if (at >= 0) {
+            cuts.push(at + key.length);
+            break;
+          }
+        }
+        break;
+      }
+    }
+  }
+  return cuts.filter((p) => p > start && p < end);
+}

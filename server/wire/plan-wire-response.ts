@@ -1,0 +1,84 @@
+/**
+ * A whole response under a wire policy, for any dialect: token grouping, the fault that fires
+ * (seeded per request), the events it rewrites, framing and writes. The dialect only renders
+ * its events for given token groups and spells its errors; it never sees a byte cut.
+ */
+import type { Rng } from '../../contracts/rng.ts';
+import type { TruthEvent, TruthFault, TruthWrite } from '../../contracts/truth.ts';
+import { applyWirePolicy } from './apply-wire-policy.ts';
+import type { Framing } from './framing.ts';
+import type { PayloadEvent } from './payload-event.ts';
+import { applyStreamFault, chooseFault, faultTruth, type FaultShapes } from './stream-faults.ts';
+import { planTokenGroups } from './token-groups.ts';
+import { formatWireSpec } from './wire-spec.ts';
+import type { WirePolicy } from './wire-policy.ts';
+
+export interface DialectShapes extends FaultShapes {
+  /** The body of an HTTP error sent instead of the stream (vLLM: `{"error": {...}}`). */
+  httpErrorBody(status: number): string;
+}
+
+export interface WireResponseInput {
+  policy: Readonly<WirePolicy>;
+  /** The request's random stream (the engine's plan hands it on). */
+  rng: Rng;
+  stream: boolean;
+  /** Framing of a stream; a non-streamed body is always one object. */
+  framing: Framing;
+  tokenCount: number;
+  /** The dialect's events: for a stream, content events of the given sizes; else the one body event. */
+  render(groups: readonly number[]): PayloadEvent[];
+  shapes: DialectShapes;
+}
+
+export interface WireResponse {
+  status: number;
+  body: Buffer;
+  events: TruthEvent[];
+  writes: TruthWrite[];
+  fault: TruthFault | null;
+  /** When the headers go out (0 = at once, or with the first write for non-streams). */
+  headersDueMs: number;
+  /** Headers an HTTP-error fault adds (its content type, Retry-After). */
+  errorHeaders: Record<string, string> | null;
+  /** The policy as a canonical spec string, for the truth record. */
+  wire: string;
+}
+
+export function planWireResponse(input: WireResponseInput): WireResponse {
+  const { policy, rng, stream, shapes } = input;
+  const wire = formatWireSpec(policy);
+  const chosen = chooseFault(policy.faults, rng.derive('wire:fault'), stream);
+  const fault = chosen === null ? null : faultTruth(chosen);
+
+  if (chosen?.kind === 'http') {
+    const body = shapes.httpErrorBody(chosen.status);
+    const applied = applyWirePolicy([{ kind: 'error', tokenStart: 0, tokenCount: 0, data: body, dueMs: 0 }], { framing: 'objects', policy, rng });
+    const errorHeaders: Record<string, string> = { 'content-type': 'application/json' };
+    if (chosen.status === 429 || chosen.status === 503) errorHeaders['retry-after'] = String(chosen.retryAfterS);
+    return { status: chosen.status, ...applied, fault, headersDueMs: 0, errorHeaders, wire };
+  }
+
+  const headersDueMs = chosen?.kind === 'slowheaders' ? chosen.delayMs : 0;
+  const groups = stream ? planTokenGroups(policy.tokens, rng.derive('wire:tokens'), input.tokenCount) : [];
+  const rendered = input.render(groups);
+  let applied;
+  if (stream) {
+    const faulted = applyStreamFault(rendered, chosen, shapes);
+    applied = applyWirePolicy(faulted.events, { framing: input.framing, policy, rng, headersDueMs });
+    if (fault !== null && faulted.disconnectAtMs !== null) {
+      const lastDue = applied.writes[applied.writes.length - 1]?.dueMs ?? headersDueMs;
+      fault.params.atMs = Math.max(lastDue, faulted.disconnectAtMs);
+    }
+  } else {
+    // A whole body can only be late, held back, or never come.
+    let events = rendered;
+    if (chosen?.kind === 'stall') events = rendered.map((e) => ({ ...e, dueMs: e.dueMs + chosen.stallMs }));
+    if (chosen?.kind === 'disconnect') {
+      if (fault !== null) fault.params.atMs = Math.max(headersDueMs, rendered[rendered.length - 1]?.dueMs ?? 0);
+      events = [];
+    }
+    applied = applyWirePolicy(events, { framing: 'objects', policy, rng, headersDueMs });
+  }
+  return { status: 200, ...applied, fault, headersDueMs, errorHeaders: null, wire };
+}

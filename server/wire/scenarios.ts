@@ -1,0 +1,88 @@
+/**
+ * Scenarios: named, replayable reproductions of streaming bugs (scenarios/*.yaml). A scenario is
+ * a wire spec (plus optional per-model specs), the server settings it needs, the request fields
+ * a client must send to meet the bug, and what a correct client reports. `serve --scenario
+ * NAME|FILE` loads one; flags given on the command line still win over its settings.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { applyWireSpec, WireSpecError } from './wire-spec.ts';
+import { VLLM_WIRE_POLICY } from './wire-policy.ts';
+
+export const SCENARIO_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
+
+const FAILURE_KIND = /^(http_\d{3}|stream_error|disconnected|truncated|malformed|timeout)$/;
+
+const scenarioSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase words joined by hyphens'),
+  title: z.string().min(1),
+  /** One paragraph: the real-world bug and who it bit. */
+  description: z.string().min(80),
+  wire: z.string(),
+  models: z.record(z.string(), z.string()).optional(),
+  /** `serve` flags by their long name (without `--`), e.g. `time-to-first-token: 150ms`. */
+  server: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  /** Where to send requests to meet the bug (default /v1/completions). */
+  endpoint: z.enum(['/v1/completions', '/v1/chat/completions']).optional(),
+  /** Body fields a client must send to meet the bug (e.g. stream_options). */
+  request: z.record(z.string(), z.unknown()).optional(),
+  /** What a correct client reports: exact metrics, one failure kind, or a mix of both. */
+  expect: z.union([z.literal('exact'), z.literal('mixed'), z.string().regex(FAILURE_KIND, 'a failure kind such as http_429 or disconnected')]),
+});
+
+export type Scenario = z.infer<typeof scenarioSchema>;
+
+export class ScenarioError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ScenarioError';
+  }
+}
+
+/** Names of the scenarios shipped in scenarios/. */
+export function scenarioNames(): string[] {
+  return readdirSync(SCENARIO_DIR)
+    .filter((f) => extname(f) === '.yaml')
+    .map((f) => basename(f, '.yaml'))
+    .sort();
+}
+
+function scenarioPath(ref: string): string {
+  const looksLikeFile = ref.includes('/') || ref.includes('\\') || /\.ya?ml$/i.test(ref);
+  return looksLikeFile ? ref : join(SCENARIO_DIR, `${ref}.yaml`);
+}
+
+export function loadScenario(ref: string): Scenario {
+  const path = scenarioPath(ref);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    const known = scenarioNames().join(', ');
+    throw new ScenarioError(`no scenario ${JSON.stringify(ref)} (no file ${path}); shipped scenarios: ${known}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    throw new ScenarioError(`${path}: not valid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
+  const parsed = scenarioSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || '(top level)';
+    throw new ScenarioError(`${path}: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  const scenario = parsed.data;
+  try {
+    const base = applyWireSpec(VLLM_WIRE_POLICY, scenario.wire);
+    for (const spec of Object.values(scenario.models ?? {})) applyWireSpec(base, spec);
+  } catch (error) {
+    if (error instanceof WireSpecError) throw new ScenarioError(`${path}: ${error.message}`);
+    throw error;
+  }
+  return scenario;
+}

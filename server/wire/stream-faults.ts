@@ -1,0 +1,122 @@
+/**
+ * Faults that act on a response's events before framing (DESIGN §8): which one fires for a
+ * request (seeded), and how it rewrites the event list. Dialect-neutral: the dialect supplies
+ * the bytes of its in-stream error; everything else is moving, dropping or adding events.
+ */
+import type { Rng } from '../../contracts/rng.ts';
+import type { TruthFault } from '../../contracts/truth.ts';
+import type { PayloadEvent } from './payload-event.ts';
+import type { FaultKind, FaultSpec } from './wire-policy.ts';
+
+/** How a dialect spells its faults. */
+export interface FaultShapes {
+  /** The payload of an in-stream error event (vLLM: `{"error": {...}}` with Python spacing). */
+  streamErrorData(status: number): string;
+}
+
+/** Faults a non-streamed response can show; the others only exist inside a stream. */
+const WHOLE_BODY_FAULTS: ReadonlySet<FaultKind> = new Set(['http', 'disconnect', 'stall', 'slowheaders']);
+
+/** Faults after which the contract counts the response as a failure (end.how = 'fault'). */
+const FAILING_FAULTS: ReadonlySet<string> = new Set(['http', 'error', 'disconnect', 'nodone', 'malformed']);
+
+export function endsAsFailure(fault: TruthFault | null): boolean {
+  return fault !== null && FAILING_FAULTS.has(fault.kind);
+}
+
+/** The first fault of the list that fires for this request; one draw per listed fault, in order. */
+export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: boolean): FaultSpec | null {
+  for (const fault of faults) {
+    const fires = fault.p >= 1 || rng.chance(fault.p);
+    if (fires && (stream || WHOLE_BODY_FAULTS.has(fault.kind))) return fault;
+  }
+  return null;
+}
+
+export function faultTruth(fault: FaultSpec): TruthFault {
+  const { kind, p, ...params } = fault;
+  return { kind, params: { ...params, probability: p } };
+}
+
+/**
+ * Index of the event after which `k` output tokens have been sent: -1 for k = 0, the last
+ * token-bearing event when k exceeds the total.
+ */
+export function eventAfterTokens(events: readonly PayloadEvent[], k: number): number {
+  if (k <= 0) return -1;
+  let seen = 0;
+  let lastBearing = -1;
+  for (let i = 0; i < events.length; i++) {
+    const count = (events[i] as PayloadEvent).tokenCount;
+    if (count <= 0) continue;
+    seen += count;
+    lastBearing = i;
+    if (seen >= k) return i;
+  }
+  return lastBearing;
+}
+
+export interface FaultedEvents {
+  events: PayloadEvent[];
+  /**
+   * For a disconnect: the response stops after this event (-1 = before any) and the socket is
+   * destroyed at `disconnectAtMs`, when the next event would have been due.
+   */
+  disconnectAfterEvent: number | null;
+  disconnectAtMs: number | null;
+}
+
+function dueAfter(events: readonly PayloadEvent[], index: number): number {
+  return events[index + 1]?.dueMs ?? events[index]?.dueMs ?? 0;
+}
+
+/** `events` rewritten by a stream fault; http and slowheaders leave the events alone. */
+export function applyStreamFault(events: readonly PayloadEvent[], fault: FaultSpec | null, shapes: FaultShapes): FaultedEvents {
+  const out: FaultedEvents = { events: [...events], disconnectAfterEvent: null, disconnectAtMs: null };
+  if (fault === null) return out;
+  switch (fault.kind) {
+    case 'error': {
+      const cut = eventAfterTokens(events, fault.afterTokens);
+      const dueMs = dueAfter(events, cut);
+      out.events = events.slice(0, cut + 1);
+      out.events.push({ kind: 'error', tokenStart: 0, tokenCount: 0, data: shapes.streamErrorData(fault.status), dueMs });
+      const done = events.find((e) => e.kind === 'done');
+      if (done !== undefined) out.events.push({ ...done, dueMs });
+      return out;
+    }
+    case 'disconnect': {
+      const cut = eventAfterTokens(events, fault.afterTokens);
+      out.disconnectAfterEvent = cut;
+      out.disconnectAtMs = dueAfter(events, cut);
+      out.events = events.slice(0, cut + 1);
+      return out;
+    }
+    case 'stall': {
+      const cut = eventAfterTokens(events, fault.afterTokens);
+      out.events = events.map((e, i) => (i > cut ? { ...e, dueMs: e.dueMs + fault.stallMs } : e));
+      return out;
+    }
+    case 'malformed': {
+      const cut = eventAfterTokens(events, fault.afterTokens);
+      // Half of a real payload: the classic `data: {"id":...` of a server that flushed mid-object.
+      const model = events.slice(cut + 1).find((e) => e.data.startsWith('{')) ?? events.find((e) => e.data.startsWith('{'));
+      const whole = model?.data ?? '{"object":"text_completion"}';
+      const data = whole.slice(0, Math.max(1, Math.floor(whole.length / 2)));
+      out.events.splice(cut + 1, 0, { kind: 'error', tokenStart: 0, tokenCount: 0, data, dueMs: dueAfter(events, cut) });
+      return out;
+    }
+    case 'nodone':
+      out.events = events.filter((e) => e.kind !== 'done');
+      return out;
+    case 'nousage':
+      out.events = events.filter((e) => e.kind !== 'usage');
+      return out;
+    case 'dupdone': {
+      const at = events.findIndex((e) => e.kind === 'done');
+      if (at >= 0) out.events.splice(at + 1, 0, { ...(events[at] as PayloadEvent) });
+      return out;
+    }
+    default:
+      return out;
+  }
+}

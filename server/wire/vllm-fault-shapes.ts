@@ -1,0 +1,35 @@
+/**
+ * vLLM's spelling of the wire faults. Before the stream: the error JSON of its HTTP errors
+ * (compact, status = code). After the 200: `data: {"error": {...}}` as Python's json.dumps
+ * writes it (", " and ": " separators), then `[DONE]`.
+ */
+import type { DialectShapes } from './plan-wire-response.ts';
+
+const ERRORS: Record<number, { type: string; message: string }> = {
+  400: { type: 'BadRequestError', message: 'The request was rejected by the server (benchtruth wire fault).' },
+  429: { type: 'TooManyRequestsError', message: 'Too many requests: the server is at capacity, retry later (benchtruth wire fault).' },
+  500: { type: 'InternalServerError', message: 'Internal server error (benchtruth wire fault).' },
+  503: { type: 'ServiceUnavailableError', message: 'The server is overloaded or not ready yet (benchtruth wire fault).' },
+};
+
+function errorOf(status: number): { type: string; message: string } {
+  return ERRORS[status] ?? { type: status < 500 ? 'BadRequestError' : 'InternalServerError', message: `HTTP ${status} (benchtruth wire fault).` };
+}
+
+/** json.dumps of a flat object of strings, numbers and nulls, with Python's default separators. */
+function pythonJson(fields: Record<string, string | number | null>): string {
+  return `{${Object.entries(fields)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
+}
+
+export const VLLM_FAULT_SHAPES: DialectShapes = Object.freeze({
+  httpErrorBody(status: number): string {
+    const { type, message } = errorOf(status);
+    return JSON.stringify({ error: { message, type, param: null, code: status } });
+  },
+  streamErrorData(status: number): string {
+    const { type, message } = errorOf(status);
+    return `{"error": ${pythonJson({ message, type, param: null, code: status })}}`;
+  },
+});

@@ -1,0 +1,76 @@
+/**
+ * The wire layer's part of `benchtruth serve`: `--wire SPEC`, `--wire-model NAME=SPEC`
+ * (repeatable) and `--scenario NAME|FILE`. A scenario supplies the wire specs and serve
+ * settings (by flag name); anything given on the command line wins over it.
+ */
+import type { Command } from 'commander';
+import { CliError } from '../../contracts/cli-error.ts';
+import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
+import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
+import { VLLM_WIRE_POLICY } from './wire-policy.ts';
+
+export interface WireFlags {
+  scenario?: string;
+  wire?: string;
+  wireModel?: string[];
+}
+
+export function registerWireFlags(command: Command): Command {
+  return command
+    .option('--scenario <name|file>', 'replay a named streaming-bug scenario (scenarios/NAME.yaml) or a scenario file')
+    .option('--wire <spec>', 'server-wide wire policy, e.g. "eol=crlf;cut=usage,blank;fault=disconnect:5@0.1" (docs/scenarios.md)')
+    .option('--wire-model <name=spec>', 'wire policy for one served model name (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[]);
+}
+
+function checkedSpec(flag: string, spec: string): string {
+  try {
+    applyWireSpec(VLLM_WIRE_POLICY, spec);
+    return spec;
+  } catch (error) {
+    if (error instanceof WireSpecError) throw new CliError(`${flag}: ${error.message}`);
+    throw error;
+  }
+}
+
+function camel(flagName: string): string {
+  return flagName.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
+/**
+ * Folds a scenario's serve settings into the parsed flags where the user did not give that
+ * flag; returns the scenario (or null). Unknown setting names are config mistakes.
+ */
+export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, command: Command): Scenario | null {
+  if (flags.scenario === undefined) return null;
+  let scenario: Scenario;
+  try {
+    scenario = loadScenario(flags.scenario);
+  } catch (error) {
+    if (error instanceof ScenarioError) throw new CliError(`--scenario: ${error.message}`);
+    throw error;
+  }
+  const known = new Set(command.options.map((o) => o.attributeName()));
+  for (const [name, value] of Object.entries(scenario.server ?? {})) {
+    const key = camel(name);
+    if (!known.has(key) || ['scenario', 'wire', 'wireModel', 'port', 'host'].includes(key)) {
+      throw new CliError(`--scenario ${flags.scenario}: server.${name} is not a serve setting a scenario may set`);
+    }
+    if (command.getOptionValueSource(key) !== 'cli') flags[key] = typeof value === 'boolean' ? value : String(value);
+  }
+  return scenario;
+}
+
+/** The wire options of ServerOptions from the flags (and a loaded scenario, layered under them). */
+export function wireOptionsFromFlags(flags: WireFlags, scenario: Scenario | null): { wire: string | null; wireModels: Record<string, string> } {
+  const layers = [scenario?.wire, flags.wire === undefined ? undefined : checkedSpec('--wire', flags.wire)].filter((s): s is string => s !== undefined && s !== '');
+  // Layers fold into one canonical spec, so `--wire fault=...` replaces a scenario's faults.
+  const wire = layers.length === 0 ? null : formatWireSpec(layers.reduce((policy, spec) => applyWireSpec(policy, spec), VLLM_WIRE_POLICY));
+  const wireModels: Record<string, string> = { ...(scenario?.models ?? {}) };
+  for (const entry of flags.wireModel ?? []) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw new CliError(`--wire-model: expected NAME=SPEC, got ${JSON.stringify(entry)}`);
+    const name = entry.slice(0, eq);
+    wireModels[name] = checkedSpec('--wire-model', entry.slice(eq + 1));
+  }
+  return { wire, wireModels };
+}

@@ -1,0 +1,113 @@
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CliError } from '../../../contracts/cli-error.ts';
+import { benchOptionsFromFlags } from '../../../client/cli/bench-command.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'benchtruth-config-'));
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+function errorOf(build: () => unknown): string {
+  try {
+    build();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CliError);
+    const message = (error as Error).message;
+    expect(message.split('\n')).toHaveLength(1);
+    return message;
+  }
+  throw new Error('expected a CliError');
+}
+
+describe('YAML config', () => {
+  it('reads every section; flags win over the file', () => {
+    const path = file(
+      'full.yaml',
+      `api: {type: chat, streaming: true, usage: include}
+server: {base_url: "http://127.0.0.1:1", model_name: m, api_key: k, lora: [{name: a, weight: 3}, {name: b, weight: 1}]}
+load:
+  type: gamma
+  burstiness: 0.5
+  stages: [{rate: 5, duration: 2s}, {rate: 10, duration: 1.5}]
+  warmup: 500ms
+  timeout: 30s
+  seed: 4
+data: {type: synthetic, input: {distribution: lognormal, mean: 100, sd: 30, min: 10, max: 300}, output: {distribution: uniform, min: 5, max: 20}}
+report: {per_request: true, progress: off, slo: {ttft: 200ms, tpot: 50ms}}
+metrics: {type: prometheus, interval: 250ms}
+output: {dir: out}
+`,
+    );
+    const options = benchOptionsFromFlags({ config: path, seed: '9', set: ['load.stages.1.rate=12'] });
+    expect(options).toMatchObject({
+      url: 'http://127.0.0.1:1',
+      api: 'chat',
+      stream: true,
+      usage: 'include',
+      model: 'm',
+      seed: 9,
+      timeoutMs: 30_000,
+      warmupSec: 0.5,
+      perRequestReport: true,
+      progress: 'off',
+      slo: { ttftMs: 200, tpotMs: 50 },
+      scrape: { url: null, intervalMs: 250 },
+      headers: { authorization: 'Bearer k' },
+      lora: [
+        { name: 'a', weight: 3 },
+        { name: 'b', weight: 1 },
+      ],
+      outputDir: 'out',
+    });
+    expect(options.load).toEqual({
+      type: 'stages',
+      arrival: { kind: 'gamma', burstiness: 0.5 },
+      stages: [
+        { kind: 'rate', rate: 5, durationSec: 2 },
+        { kind: 'rate', rate: 12, durationSec: 1.5 },
+      ],
+      warmupSec: 0.5,
+    });
+    expect(options.data).toEqual({ type: 'synthetic', input: { kind: 'lognormal', mean: 100, sd: 30, min: 10, max: 300 }, output: { kind: 'uniform', min: 5, max: 20 } });
+  });
+
+  it('flags alone describe a concurrency run', () => {
+    const options = benchOptionsFromFlags({ url: 'http://x:1', concurrency: '4', count: '20', maxTokens: '8' });
+    expect(options.load).toEqual({ type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'concurrency', concurrency: 4, count: 20 }], warmupSec: 0 });
+    expect(options.maxTokens).toBe(8);
+  });
+
+  it.each([
+    ['an unknown key, with a suggestion', 'load:\n  stagez: []\n', /unknown key load\.stagez \(did you mean stages\?\)/],
+    ['an unknown section', 'lode: {}\n', /unknown key lode \(did you mean load\?\)/],
+    ['a wrong type, with the path', 'load:\n  stages: [{rate: fast, duration: 1s}]\n', /load\.stages\.0\.rate: .*expected number.*\(fix: make load\.stages\.0\.rate a number\)/],
+    ['a bad enum value', 'api: {type: embeddings}\n', /api\.type: .*\(fix: use one of "completions", "chat"/],
+    ['a bad duration', 'load: {timeout: soon}\n', /load\.timeout: not a duration/],
+    ['a distribution missing its fields', 'data: {input: {distribution: normal, mean: 3}}\n', /data\.input\.sd: normal needs sd/],
+    ['rate stages under a concurrency load', 'load: {type: concurrency, stages: [{rate: 1, duration: 1}]}\n', /needs \{concurrency, count\} stages/],
+    ['a sharegpt dataset without a path', 'data: {type: sharegpt}\n', /data\.path: required/],
+    ['invalid YAML', '- 1\n- 2\n', /not valid YAML/],
+  ])('rejects %s in one line', (_name, yaml, message) => {
+    const path = file('bad.yaml', `server: {base_url: "http://127.0.0.1:1"}\n${yaml}`);
+    expect(errorOf(() => benchOptionsFromFlags({ config: path }))).toMatch(message);
+  });
+
+  it('a file that is not a mapping', () => {
+    expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
+  });
+
+  it('a bad flag names the path too', () => {
+    expect(errorOf(() => benchOptionsFromFlags({ url: 'http://x:1', rate: '-4' }))).toMatch(/load\.stages\.0\.rate/);
+    expect(errorOf(() => benchOptionsFromFlags({ url: 'http://x:1', set: ['load.wat=1'] }))).toMatch(/unknown key load\.wat/);
+  });
+
+  it.each(readdirSync(new URL('../../../examples/', import.meta.url)).filter((f) => f.endsWith('.yaml')))('examples/%s is valid', (name) => {
+    const path = new URL(`../../../examples/${name}`, import.meta.url).pathname;
+    expect(() => benchOptionsFromFlags({ config: path, url: 'http://127.0.0.1:8000' })).not.toThrow();
+  });
+});

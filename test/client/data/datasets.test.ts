@@ -1,0 +1,102 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../contracts/rng.ts';
+import { countTokens } from '../../../contracts/tokenizer.ts';
+import { jsonlDataset, shareGptDataset } from '../../../client/data/file-datasets.ts';
+import { sampleLength, type LengthDistribution } from '../../../client/data/length-distribution.ts';
+import { sharedPrefixDataset, syntheticDataset } from '../../../client/data/synthetic-dataset.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'benchtruth-data-'));
+
+describe('length distributions', () => {
+  it.each<[string, LengthDistribution, number, number]>([
+    ['fixed', { kind: 'fixed', value: 17 }, 17, 17],
+    ['uniform', { kind: 'uniform', min: 5, max: 9 }, 5, 9],
+    ['normal clamped', { kind: 'normal', mean: 50, sd: 40, min: 20, max: 80 }, 20, 80],
+    ['lognormal clamped', { kind: 'lognormal', mean: 100, sd: 80, min: 10, max: 400 }, 10, 400],
+  ])('%s stays within [min, max] and is a whole number', (_name, dist, min, max) => {
+    const rng = new Rng(5);
+    for (let i = 0; i < 2000; i++) {
+      const n = sampleLength(dist, rng);
+      expect(Number.isInteger(n)).toBe(true);
+      expect(n).toBeGreaterThanOrEqual(min);
+      expect(n).toBeLessThanOrEqual(max);
+    }
+  });
+
+  it('lognormal keeps the stated mean of the length', () => {
+    const rng = new Rng(8);
+    let sum = 0;
+    for (let i = 0; i < 20_000; i++) sum += sampleLength({ kind: 'lognormal', mean: 200, sd: 50 }, rng);
+    expect(sum / 20_000).toBeCloseTo(200, -1);
+  });
+});
+
+describe('synthetic and shared-prefix datasets', () => {
+  it('prompts have exactly the sampled token length, the same for the same (seed, index)', () => {
+    const data = syntheticDataset({ kind: 'uniform', min: 3, max: 40 }, { kind: 'fixed', value: 9 }, 4);
+    for (let i = 0; i < 50; i++) {
+      const item = data.item(i);
+      expect(countTokens(item.prompt)).toBe(item.promptTokens);
+      expect(item.maxTokens).toBe(9);
+      expect(syntheticDataset({ kind: 'uniform', min: 3, max: 40 }, { kind: 'fixed', value: 9 }, 4).item(i)).toEqual(item);
+    }
+  });
+
+  it('shared-prefix groups share an exact system prompt; questions differ', () => {
+    const data = sharedPrefixDataset({ groups: 3, promptsPerGroup: 2, systemPromptTokens: 10, questionTokens: 4 }, { kind: 'fixed', value: 5 }, 1);
+    const items = Array.from({ length: 6 }, (_, i) => data.item(i));
+    const prefix = (s: string): string => s.split(' ').slice(0, 11).join(' ');
+    expect(new Set(items.map((it) => prefix(it.prompt))).size).toBe(3);
+    expect(prefix(items[0]!.prompt)).toBe(prefix(items[3]!.prompt));
+    expect(new Set(items.map((it) => it.prompt)).size).toBe(6);
+    for (const item of items) expect(countTokens(item.prompt)).toBe(14);
+    expect(data.item(6)).toEqual(items[0]);
+  });
+});
+
+describe('file datasets', () => {
+  const sharegpt = join(dir, 'sharegpt.json');
+  writeFileSync(
+    sharegpt,
+    JSON.stringify([
+      { id: 'a', conversations: [{ from: 'human', value: 'What is the capital of France then' }, { from: 'gpt', value: 'It is Paris in France of course' }] },
+      { id: 'b', conversations: [{ from: 'human', value: 'hi' }, { from: 'gpt', value: 'hello there my friend how are you' }] },
+      { id: 'c', conversations: [{ from: 'human', value: 'only one turn here in this one' }] },
+      { id: 'd', conversations: [{ from: 'human', value: 'Tell me a story about a brave knight' }, { from: 'gpt', value: 'Once upon a time a knight rode out' }] },
+    ]),
+  );
+
+  it('ShareGPT: first turn is the prompt, the answer length the output; short and one-turn entries dropped', () => {
+    const data = shareGptDataset(sharegpt, { output: null }, 2);
+    const prompts = new Set(Array.from({ length: 10 }, (_, i) => data.item(i).prompt));
+    expect([...prompts].sort()).toEqual(['Tell me a story about a brave knight', 'What is the capital of France then']);
+    for (let i = 0; i < 4; i++) {
+      const item = data.item(i);
+      expect(item.promptTokens).toBe(countTokens(item.prompt));
+      expect(item.maxTokens).toBeGreaterThanOrEqual(4);
+    }
+    expect(shareGptDataset(sharegpt, { output: { kind: 'fixed', value: 3 } }, 2).item(0).maxTokens).toBe(3);
+  });
+
+  it('JSONL: a line output length wins over the configured one', () => {
+    const path = join(dir, 'prompts.jsonl');
+    writeFileSync(path, '{"prompt": "one two three", "output_tokens": 7}\n\n{"prompt": "four five"}\n');
+    const data = jsonlDataset(path, { kind: 'fixed', value: 11 }, 0);
+    const items = [data.item(0), data.item(1)].sort((a, b) => a.prompt.localeCompare(b.prompt));
+    expect(items.map((i) => [i.prompt, i.promptTokens, i.maxTokens])).toEqual([
+      ['four five', 2, 11],
+      ['one two three', 3, 7],
+    ]);
+  });
+
+  it.each([
+    ['a missing file', () => shareGptDataset(join(dir, 'nope.json'), { output: null }, 0), /cannot read/],
+    ['a non-list ShareGPT file', () => (writeFileSync(join(dir, 'obj.json'), '{}'), shareGptDataset(join(dir, 'obj.json'), { output: null }, 0)), /expected a JSON list/],
+    ['a bad JSONL line', () => (writeFileSync(join(dir, 'bad.jsonl'), '{"text": 1}\n'), jsonlDataset(join(dir, 'bad.jsonl'), { kind: 'fixed', value: 1 }, 0)), /bad.jsonl:1/],
+  ])('%s is a clear error', (_name, build, message) => {
+    expect(build).toThrow(message);
+  });
+});

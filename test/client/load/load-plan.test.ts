@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../contracts/rng.ts';
+import { arrivalOffsetsMs } from '../../../client/load/arrivals.ts';
+import { parseTrace, planStages, planTrace, sweepRates } from '../../../client/load/load-plan.ts';
+
+const gaps = (offsets: Float64Array): number[] => Array.from(offsets.subarray(1), (t, i) => t - (offsets[i] as number));
+const meanOf = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const cv = (xs: number[]): number => {
+  const m = meanOf(xs);
+  return Math.sqrt(meanOf(xs.map((x) => (x - m) ** 2))) / m;
+};
+
+describe('arrival processes', () => {
+  it('constant: evenly spaced on an absolute schedule from 0', () => {
+    expect(Array.from(arrivalOffsetsMs(4, 5, { kind: 'constant' }, new Rng(1)))).toEqual([0, 250, 500, 750, 1000]);
+  });
+
+  it.each([
+    ['poisson', { kind: 'poisson' } as const, 1],
+    ['gamma burstiness 0.25 (burstier)', { kind: 'gamma', burstiness: 0.25 } as const, 2],
+    ['gamma burstiness 4 (more even)', { kind: 'gamma', burstiness: 4 } as const, 0.5],
+  ])('%s: mean gap 1/rate, coefficient of variation 1/sqrt(burstiness)', (_name, process, expectedCv) => {
+    const offsets = arrivalOffsetsMs(50, 20_000, process, new Rng(9));
+    expect(meanOf(gaps(offsets))).toBeCloseTo(20, 0);
+    expect(cv(gaps(offsets))).toBeCloseTo(expectedCv, 1);
+  });
+
+  it('same seed, same schedule; another seed, another schedule', () => {
+    const a = arrivalOffsetsMs(10, 50, { kind: 'poisson' }, new Rng(3));
+    expect(arrivalOffsetsMs(10, 50, { kind: 'poisson' }, new Rng(3))).toEqual(a);
+    expect(arrivalOffsetsMs(10, 50, { kind: 'poisson' }, new Rng(4))).not.toEqual(a);
+  });
+});
+
+describe('stage plans', () => {
+  it('warm-up sends lead the first stage only and are flagged', () => {
+    const plans = planStages(
+      [
+        { kind: 'rate', rate: 10, durationSec: 1 },
+        { kind: 'concurrency', concurrency: 3, count: 7 },
+      ],
+      { kind: 'constant' },
+      0.5,
+      1,
+    );
+    const first = plans[0];
+    if (first?.kind !== 'open') throw new Error('expected an open stage');
+    expect(first.sends.filter((s) => s.warmup)).toHaveLength(5);
+    expect(first.sends.filter((s) => !s.warmup)).toHaveLength(10);
+    expect(plans[1]).toEqual({ stage: 1, kind: 'closed', loadType: 'concurrency', concurrency: 3, count: 7, warmupMs: 0 });
+  });
+
+  it('a trace is replayed as given; its intended rate comes from the offsets', () => {
+    const plan = planTrace(parseTrace('# offsets\n0\n0.5\n1.0, extra\n\n2\n', 'trace.txt'), 0.2);
+    if (plan.kind !== 'open') throw new Error('expected an open stage');
+    expect(plan.sends.map((s) => s.offsetMs)).toEqual([0, 500, 1000, 2000]);
+    expect(plan.sends.map((s) => s.warmup)).toEqual([true, false, false, false]);
+    expect(plan.intendedRate).toBeCloseTo(2 / 1.5);
+  });
+
+  it.each([
+    ['a negative offset', '0\n-1\n', /trace.txt:2/],
+    ['decreasing offsets', '1\n0.5\n', /must not decrease/],
+    ['no offsets', '# nothing\n', /no send offsets/],
+  ])('a trace with %s is rejected with its line', (_name, text, message) => {
+    expect(() => parseTrace(text, 'trace.txt')).toThrow(message);
+  });
+
+  it('sweep stages spread from saturation/n up to saturation', () => {
+    const spec = { probeConcurrency: 4, probeRequests: 10, numStages: 4, stageDurationSec: 1, spacing: 'linear' as const };
+    expect(sweepRates(40, spec)).toEqual([10, 20, 30, 40]);
+    const geometric = sweepRates(40, { ...spec, spacing: 'geometric' });
+    expect(geometric[0]).toBeCloseTo(10);
+    expect(geometric[3]).toBeCloseTo(40);
+    expect((geometric[2] as number) / (geometric[1] as number)).toBeCloseTo((geometric[1] as number) / (geometric[0] as number));
+  });
+});

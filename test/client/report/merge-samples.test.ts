@@ -1,0 +1,112 @@
+/**
+ * Workers and shards merge raw samples: for any records and any split of them, the merged
+ * report equals the report of one process that saw every record (property).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { requestMetrics } from '../../../contracts/metrics.ts';
+import type { RequestRecord } from '../../../client/record/request-record.ts';
+import { StageSamples } from '../../../client/record/stage-samples.ts';
+import { lifecycleReport, lifecycleReportFromSamples } from '../../../client/report/lifecycle-report.ts';
+import { buildRunReports, mergeRawSamples, rawSamplesFile } from '../../../client/report/run-reports.ts';
+
+const recordArb = fc
+  .record({
+    scheduled: fc.double({ min: 0, max: 10_000, noNaN: true }),
+    delay: fc.double({ min: 0, max: 50, noNaN: true }),
+    ttft: fc.double({ min: 0.1, max: 500, noNaN: true }),
+    gaps: fc.array(fc.record({ gap: fc.double({ min: 0, max: 80, noNaN: true }), tokens: fc.integer({ min: 1, max: 4 }) }), { maxLength: 12 }),
+    tail: fc.double({ min: 0, max: 5, noNaN: true }),
+    prompt: fc.integer({ min: 1, max: 4000 }),
+    failure: fc.option(fc.constantFrom('http_500', 'timeout', 'truncated'), { freq: 4 }),
+    message: fc.constantFrom('boom', 'late', 'cut', 'no [DONE]'),
+    stage: fc.integer({ min: 0, max: 2 }),
+    source: fc.constantFrom('continuous_usage', 'tokenizer', 'one_per_event') as fc.Arbitrary<RequestRecord['tokensPerEventSource']>,
+  })
+  .map((r, ): Omit<RequestRecord, 'index' | 'requestId'> => {
+    const start = r.scheduled + r.delay;
+    const events = [{ atMs: start + r.ttft, tokens: 1 }];
+    for (const g of r.gaps) events.push({ atMs: (events[events.length - 1]!.atMs as number) + g.gap, tokens: g.tokens });
+    const end = events[events.length - 1]!.atMs + r.tail;
+    const outputTokens = events.reduce((n, e) => n + e.tokens, 0);
+    const failure = r.failure === null ? null : { kind: r.failure as 'timeout', message: r.message };
+    return {
+      stage: r.stage,
+      warmup: false,
+      scheduledMs: r.scheduled,
+      startMs: start,
+      firstByteMs: start + r.ttft,
+      endMs: end,
+      status: 200,
+      failure,
+      events,
+      tokensPerEventSource: r.source,
+      outputTokens,
+      outputTokensSource: 'events',
+      tokenCountMismatch: false,
+      promptTokens: r.prompt,
+      promptTokensSource: 'client',
+      usage: null,
+      finishReason: 'length',
+      metrics: failure === null ? requestMetrics({ startMs: start, endMs: end, events, outputTokens }) : null,
+    };
+  });
+
+const recordsArb = fc.array(recordArb, { minLength: 1, maxLength: 40 }).map((rs) => rs.map((r, i) => ({ ...r, index: i, requestId: `r-${i}` }) as RequestRecord));
+
+function samplesByStage(records: readonly RequestRecord[]): Map<number, StageSamples> {
+  const out = new Map<number, StageSamples>();
+  for (const r of records) {
+    let s = out.get(r.stage);
+    if (s === undefined) out.set(r.stage, (s = new StageSamples()));
+    s.add(r, (t) => 1.7e12 + t);
+  }
+  return out;
+}
+
+const contexts = new Map([0, 1, 2].map((s) => [s, { loadType: 'constant', intendedRate: 5 + s, concurrency: null }]));
+const slo = { ttftMs: 250, tpotMs: 30, itlMs: 60 };
+
+describe('merging raw samples', () => {
+  it('any split over any number of shards reports exactly what one process reports', () => {
+    fc.assert(
+      fc.property(recordsArb, fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 40, maxLength: 40 }), (records, assignment) => {
+        const single = buildRunReports(samplesByStage(records), contexts, slo);
+        const shards = [0, 1, 2, 3].map((k) => records.filter((_, i) => assignment[i] === k));
+        // Through the file format, as `benchtruth merge` and the worker threads do.
+        const files = shards.map((part) => JSON.parse(JSON.stringify(rawSamplesFile(samplesByStage(part), contexts, slo))));
+        const merged = mergeRawSamples(files);
+        const mergedReports = buildRunReports(merged.samples, merged.contexts, merged.slo);
+        expect(mergedReports.summary).toEqual(single.summary);
+        expect(mergedReports.stages).toEqual(single.stages);
+      }),
+      { seed: 20261130, numRuns: 150 },
+    );
+  });
+
+  it('the compact samples report what the records imply (pooled ITL, TPOT, failures by kind)', () => {
+    fc.assert(
+      fc.property(recordsArb, (records) => {
+        const fromRecords = lifecycleReport(records, { intendedRate: null });
+        const samples = StageSamples.merge([...samplesByStage(records).values()]);
+        const viaSamples = lifecycleReportFromSamples(samples, { intendedRate: null });
+        const ok = records.filter((r) => r.failure === null);
+        expect(viaSamples.successes.count).toBe(ok.length);
+        expect(viaSamples.successes.latency.inter_token_latency).toEqual(fromRecords.successes.latency.inter_token_latency);
+        const pooled = ok.flatMap((r) => r.metrics!.itlMs).sort((a, b) => a - b);
+        expect(viaSamples.successes.latency.inter_token_latency.max).toBe(pooled.length > 0 ? pooled[pooled.length - 1]! / 1000 : null);
+        const failures = records.filter((r) => r.failure !== null).length;
+        expect(Object.values(viaSamples.failures.by_kind).reduce((n, k) => n + k.count, 0)).toBe(failures);
+      }),
+      { seed: 7, numRuns: 100 },
+    );
+  });
+
+  it('empty samples report null, never 0 or NaN', () => {
+    const report = lifecycleReportFromSamples(new StageSamples(), { intendedRate: 2, slo });
+    expect(report.successes.latency.time_to_first_token.mean).toBeNull();
+    expect(report.successes.throughput.requests_per_sec).toBeNull();
+    expect(report.goodput?.good_fraction).toBeNull();
+    expect(JSON.stringify(report)).not.toMatch(/NaN/);
+  });
+});

@@ -1,0 +1,55 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { distribution } from '../../../contracts/stats.ts';
+import { PooledGaps, SKETCH_RELATIVE_ERROR } from '../../../client/record/pooled-gaps.ts';
+
+const gapsArb = fc.array(fc.double({ min: 0.001, max: 5000, noNaN: true }), { minLength: 2, maxLength: 400 });
+
+describe('pooled gaps', () => {
+  it('exact below the limit: numpy-equal distribution, extra zeros included', () => {
+    const gaps = new PooledGaps();
+    for (const g of [5, 1, 3]) gaps.push(g);
+    expect(gaps.isExact).toBe(true);
+    expect(gaps.distribution(2)).toEqual(distribution([0, 0, 5, 1, 3]));
+  });
+
+  it('past the limit the sketch keeps every quantile within its relative error, min/max/count exact', () => {
+    fc.assert(
+      fc.property(gapsArb, fc.integer({ min: 0, max: 20 }), (values, zeros) => {
+        const gaps = new PooledGaps(1);
+        for (const v of values) gaps.push(v);
+        expect(gaps.isExact).toBe(false);
+        const exact = distribution([...new Array<number>(zeros).fill(0), ...values]);
+        const sketch = gaps.distribution(zeros);
+        expect(sketch.min).toBe(exact.min);
+        expect(sketch.max).toBe(exact.max);
+        for (const key of ['p10', 'p50', 'p90', 'p99'] as const) {
+          const e = exact[key] as number;
+          // Interpolating between two ranks keeps the bound: both ends are within it.
+          expect(Math.abs((sketch[key] as number) - e)).toBeLessThanOrEqual(SKETCH_RELATIVE_ERROR * e + 1e-9);
+        }
+        expect(sketch.mean).toBeCloseTo(exact.mean as number, 6);
+      }),
+      { seed: 99, numRuns: 200 },
+    );
+  });
+
+  it('merging exact and sketched parts equals sketching everything (through JSON)', () => {
+    fc.assert(
+      fc.property(gapsArb, gapsArb, (a, b) => {
+        const whole = new PooledGaps(1);
+        for (const v of [...a, ...b]) whole.push(v);
+        const left = new PooledGaps(1);
+        for (const v of a) left.push(v);
+        const right = new PooledGaps();
+        for (const v of b) right.push(v);
+        const merged = PooledGaps.fromJSON(JSON.parse(JSON.stringify(left.toJSON())));
+        merged.absorb(PooledGaps.fromJSON(JSON.parse(JSON.stringify(right.toJSON()))));
+        const d1 = whole.distribution(3);
+        const d2 = merged.distribution(3);
+        for (const key of ['min', 'max', 'p10', 'p50', 'p90', 'p99'] as const) expect(d2[key]).toBe(d1[key]);
+      }),
+      { seed: 5, numRuns: 100 },
+    );
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * The stage runner without sockets: a fake `issue` whose requests finish when the test says,
+ * so closed-loop concurrency and worker shares are checked exactly.
+ */
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../../contracts/clock.ts';
+import type { StagePlan } from '../../../client/load/load-plan.ts';
+import { runStage, shareOf } from '../../../client/run/stage-runner.ts';
+
+function fakeIo(clock: VirtualClock, finishAfterTicks: (n: number) => number) {
+  let inFlight = 0;
+  let peak = 0;
+  let issued = 0;
+  const log: Array<{ warmup: boolean; scheduledMs: number }> = [];
+  const controller = new AbortController();
+  return {
+    controller,
+    stats: () => ({ peak, issued, log }),
+    io: {
+      clock,
+      signal: controller.signal,
+      issue: async (_stage: number, warmup: boolean, scheduledMs: number) => {
+        const n = issued++;
+        log.push({ warmup, scheduledMs });
+        peak = Math.max(peak, ++inFlight);
+        for (let i = 0; i < finishAfterTicks(n); i++) await Promise.resolve();
+        clock.advance(1);
+        inFlight--;
+      },
+    },
+  };
+}
+
+describe('closed loop', () => {
+  it.each([1, 3, 8])('holds exactly %i in flight and sends exactly count', async (concurrency) => {
+    const clock = new VirtualClock();
+    const fake = fakeIo(clock, (n) => 1 + ((n * 7) % 5));
+    const plan: StagePlan = { stage: 0, kind: 'closed', loadType: 'concurrency', concurrency, count: 25, warmupMs: 0 };
+    await runStage(plan, fake.io);
+    expect(fake.stats().peak).toBe(concurrency);
+    expect(fake.stats().issued).toBe(25);
+  });
+
+  it('requests started in the warm-up window are flagged and come on top of count', async () => {
+    const clock = new VirtualClock();
+    const fake = fakeIo(clock, () => 1);
+    await runStage({ stage: 0, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 6, warmupMs: 4 }, fake.io);
+    const { log } = fake.stats();
+    expect(log.filter((l) => !l.warmup)).toHaveLength(6);
+    expect(log.filter((l) => l.warmup).length).toBeGreaterThan(0);
+    expect(log.every((l) => l.warmup === l.scheduledMs < 4)).toBe(true);
+  });
+
+  it('an abort stops new sends; in-flight ones finish', async () => {
+    const clock = new VirtualClock();
+    const fake = fakeIo(clock, () => 2);
+    const done = runStage({ stage: 0, kind: 'closed', loadType: 'concurrency', concurrency: 4, count: 1000, warmupMs: 0 }, fake.io);
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    fake.controller.abort();
+    await done;
+    expect(fake.stats().issued).toBeLessThan(1000);
+  });
+});
+
+describe('worker shares', () => {
+  it.each([
+    [10, 3, [4, 3, 3]],
+    [2, 4, [1, 1, 0, 0]],
+  ])('%i split over %i workers', (total, workers, expected) => {
+    expect(Array.from({ length: workers }, (_, worker) => shareOf(total, { worker, workers }))).toEqual(expected);
+  });
+
+  it('open loop: worker w sends every workers-th planned send, at its planned offset', async () => {
+    const clock = new VirtualClock();
+    const plan: StagePlan = { stage: 0, kind: 'open', loadType: 'constant', intendedRate: 1000, sends: Array.from({ length: 7 }, (_, i) => ({ offsetMs: 0, warmup: i < 2 })) };
+    const logs = await Promise.all(
+      [0, 1].map(async (worker) => {
+        const fake = fakeIo(clock, () => 0);
+        await runStage(plan, fake.io, { worker, workers: 2 });
+        return fake.stats().log.map((l) => l.warmup);
+      }),
+    );
+    expect(logs).toEqual([
+      [true, false, false, false],
+      [true, false, false],
+    ]);
+  });
+});

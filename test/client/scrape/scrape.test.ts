@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { bucketQuantile, summarizeScrapes, type Scrape } from '../../../client/scrape/metric-summary.ts';
+import { parsePrometheusText, seriesKey } from '../../../client/scrape/prometheus-text.ts';
+
+const exposition = (running: number, ttft: { buckets: number[]; sum: number; count: number }, generated: number): string =>
+  [
+    '# HELP vllm:num_requests_running Number of requests in model execution batches.',
+    '# TYPE vllm:num_requests_running gauge',
+    `vllm:num_requests_running{engine="0",model_name="m"} ${running}`,
+    '# TYPE vllm:generation_tokens_total counter',
+    `vllm:generation_tokens_total{engine="0",model_name="m"} ${generated}`,
+    '# TYPE vllm:time_to_first_token_seconds histogram',
+    ...['0.1', '0.25', '0.5', '+Inf'].map((le, i) => `vllm:time_to_first_token_seconds_bucket{engine="0",le="${le}",model_name="m"} ${ttft.buckets[i]}`),
+    `vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} ${ttft.sum}`,
+    `vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} ${ttft.count}`,
+    '',
+  ].join('\n');
+
+describe('Prometheus text', () => {
+  it('groups histogram children under their family and parses labels with escapes', () => {
+    const families = parsePrometheusText(`${exposition(3, { buckets: [1, 2, 3, 4], sum: 1, count: 4 }, 10)}# TYPE x gauge\nx{path="a\\"b\\\\c"} +Inf 1700000000\n`);
+    expect(families.get('vllm:time_to_first_token_seconds')?.samples).toHaveLength(6);
+    expect(families.get('vllm:num_requests_running')?.type).toBe('gauge');
+    expect(families.get('x')?.samples[0]).toEqual({ name: 'x', labels: { path: 'a"b\\c' }, value: Infinity });
+    expect(seriesKey('m', { b: '2', a: '1', le: '3' }, ['le'])).toBe('m{a="1",b="2"}');
+  });
+
+  it('bucket quantiles interpolate inside the bucket; +Inf answers the highest finite bound', () => {
+    const buckets = [
+      { le: 0.1, count: 10 },
+      { le: 0.2, count: 30 },
+      { le: Infinity, count: 40 },
+    ];
+    expect(bucketQuantile(0.5, buckets)).toBeCloseTo(0.15);
+    expect(bucketQuantile(0.25, buckets)).toBeCloseTo(0.1);
+    expect(bucketQuantile(0.99, buckets)).toBe(0.2);
+    expect(bucketQuantile(0.5, [{ le: Infinity, count: 0 }])).toBeNull();
+  });
+
+  it('a stage summary: gauge distribution, counter increase, histogram by delta between first and last scrape', () => {
+    const scrapes: Scrape[] = [
+      { atEpochMs: 0, families: parsePrometheusText(exposition(2, { buckets: [5, 5, 5, 5], sum: 0.25, count: 5 }, 100)) },
+      { atEpochMs: 1000, families: parsePrometheusText(exposition(4, { buckets: [5, 10, 15, 15], sum: 2, count: 15 }, 150)) },
+      { atEpochMs: 2000, families: parsePrometheusText(exposition(6, { buckets: [5, 15, 25, 25], sum: 4.25, count: 25 }, 300)) },
+    ];
+    const summary = summarizeScrapes(scrapes);
+    expect(summary.window_sec).toBe(2);
+    expect(summary.gauges['vllm:num_requests_running{engine="0",model_name="m"}']).toMatchObject({ samples: 3, mean: 4, median: 4, min: 2, max: 6, p90: 5.6 });
+    expect(summary.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']).toEqual({ increase: 200, rate_per_sec: 100 });
+    const ttft = summary.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}'];
+    // Δcount 20 (none ≤ 0.1, 10 in (0.1, 0.25], 10 in (0.25, 0.5]); Δsum 4.
+    expect(ttft).toMatchObject({ count: 20, sum: 4, mean: 0.2 });
+    expect(ttft?.median).toBeCloseTo(0.25);
+    expect(ttft?.p90).toBeCloseTo(0.45);
+  });
+
+  it('no scrapes: nulls, not zeros', () => {
+    expect(summarizeScrapes([])).toEqual({ scrapes: 0, window_sec: null, gauges: {}, counters: {}, histograms: {} });
+  });
+});

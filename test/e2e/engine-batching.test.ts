@@ -1,0 +1,77 @@
+/**
+ * The batching scheduler over real sockets: the waiting queue overflows into vLLM's 429, no
+ * more than --max-num-seqs requests stream at once, and a client that disconnects frees its
+ * slot at once. Timing is asserted only with generous bounds.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildServer, type BenchtruthServer } from '../../server/app.ts';
+import { deliveredTokenTimes } from '../../server/engine/token-times.ts';
+
+let server: BenchtruthServer | null = null;
+afterEach(async () => {
+  server?.app.server.closeAllConnections();
+  await server?.close();
+  server = null;
+});
+
+async function start(options: Parameters<typeof buildServer>[0]): Promise<string> {
+  server = buildServer({ scheduler: 'batching', seed: 9, ...options });
+  return `http://127.0.0.1:${await server.listen(0)}`;
+}
+
+function post(url: string, id: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': id },
+    body: JSON.stringify({ model: '', prompt: 'a b c d', stream: true, ...body }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
+
+describe('batching scheduler over 127.0.0.1', () => {
+  it('a full waiting queue answers 429 in vLLM’s error shape; admitted requests never exceed --max-num-seqs at once', async () => {
+    const url = await start({ ttftMs: 10, itlMs: 4, maxNumSeqs: 2, maxWaitingQueueLength: 2 });
+    const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => post(url, `q${i}`, { max_tokens: 10 })));
+    const bodies = await Promise.all(responses.map((r) => r.text()));
+    const refused = responses.map((r, i) => ({ status: r.status, body: bodies[i] as string })).filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(Object.keys((JSON.parse(r.body) as { error: object }).error)).toEqual(['message', 'type', 'param', 'code']);
+      expect(JSON.parse(r.body)).toMatchObject({ error: { type: 'TooManyRequests', code: 429 } });
+    }
+    const served = responses.map((r, i) => ({ r, i })).filter(({ r }) => r.status === 200);
+    expect(served.length + refused.length).toBe(8);
+    const windows = served.map(({ i }) => {
+      const record = server?.context.truth.get(`q${i}`);
+      expect(record?.end?.how).toBe('completed');
+      const times = deliveredTokenTimes(record!).map((t) => t + record!.arrivalEpochMs);
+      expect(times).toHaveLength(10);
+      return [record!.tokens[0]!.dueMs + record!.arrivalEpochMs, record!.tokens[9]!.dueMs + record!.arrivalEpochMs] as const;
+    });
+    // At any token's planned time at most 2 requests are between their first and last token.
+    for (const [at] of windows) expect(windows.filter(([a, b]) => a <= at && at <= b).length).toBeLessThanOrEqual(2);
+  });
+
+  it('a client disconnect aborts its sequence and frees the slot at once; /metrics counts the abort', async () => {
+    const url = await start({ ttftMs: 10, itlMs: 5, maxNumSeqs: 1 });
+    const controller = new AbortController();
+    const long = await post(url, 'long', { max_tokens: 2000 }, controller.signal);
+    const reader = (long.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const waitingStarted = performance.now();
+    const next = post(url, 'next', { max_tokens: 3 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const state = (await (await fetch(`${url}/_engine/state`)).json()) as { running: number; waiting: number };
+    expect(state).toMatchObject({ running: 1, waiting: 1 });
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    const text = await (await next).text();
+    // Without the abort, `next` would wait for 2000 tokens × 5 ms = 10 s.
+    expect(performance.now() - waitingStarted).toBeLessThan(3000);
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="abort"} 1');
+    expect(metrics).toContain('vllm:num_requests_running{model_name="benchtruth/fake-model",engine="0"} 0');
+    expect(server?.context.truth.get('long')?.end?.how).toBe('client_aborted');
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * `serve --workers 2`: two processes behind one port; whichever worker a client reaches, the
+ * truth of every request is found and /metrics counts every request once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../../client/cli/bin.mjs', import.meta.url));
+let child: ChildProcess | null = null;
+
+afterAll(async () => {
+  if (child === null || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child?.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+async function startCluster(): Promise<string> {
+  child = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0', '--time-to-first-token', '5ms', '--inter-token-latency', '2ms'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no banner within 30 s: ${out}`)), 30_000);
+    child?.stdout?.on('data', (piece: Buffer) => {
+      out += piece.toString();
+      const match = /on (http:\/\/127\.0\.0\.1:\d+) .*with 2 workers/.exec(out);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+  });
+}
+
+describe('serve --workers 2', () => {
+  it('serves on one port from two processes; truth and metrics cover every request', async () => {
+    const url = await startCluster();
+    const ids = Array.from({ length: 12 }, (_, i) => `w${i}`);
+    // A fresh connection per request, so the primary's round-robin reaches both workers.
+    for (const id of ids) {
+      const response = await fetch(`${url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': id, connection: 'close' },
+        body: JSON.stringify({ prompt: 'hello', max_tokens: 3, stream: true }),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+    }
+    const pids = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const state = (await (await fetch(`${url}/_engine/state`, { headers: { connection: 'close' } })).json()) as { pid: number };
+      pids.add(state.pid);
+    }
+    expect(pids.size).toBe(2);
+    for (const id of ids) {
+      const truth = await fetch(`${url}/_truth/requests/${id}`, { headers: { connection: 'close' } });
+      expect(truth.status).toBe(200);
+      expect(((await truth.json()) as { id: string }).id).toBe(id);
+    }
+    const metrics = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="length"} 12');
+    expect(metrics).toContain('vllm:generation_tokens_total{model_name="benchtruth/fake-model",engine="0"} 36');
+  }, 60_000);
+});

@@ -1,0 +1,54 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { CliError } from '../../../contracts/cli-error.ts';
+import { applyServeConfig, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from '../../../server/cli/engine-serve-flags.ts';
+
+function parse(args: string[], yaml?: string): ReturnType<typeof engineOptionsFromFlags> {
+  const command = registerEngineFlags(new Command('serve')).option('--model <name>', 'model', 'base').exitOverride();
+  const extra: string[] = [];
+  if (yaml !== undefined) {
+    const file = join(mkdtempSync(join(tmpdir(), 'bt-')), 'serve.yaml');
+    writeFileSync(file, yaml);
+    extra.push('--config', file);
+  }
+  command.parse([...args, ...extra], { from: 'user' });
+  const flags = command.opts() as EngineServeFlags & Record<string, unknown>;
+  applyServeConfig(flags, command);
+  return engineOptionsFromFlags(flags);
+}
+
+describe('engine serve flags and --config YAML', () => {
+  it('reads llm-d-inference-sim spellings', () => {
+    expect(
+      parse(['--max-num-seqs', '5', '--time-factor-under-load', '2', '--inter-token-latency-std-dev', '3', '--prefill-time-per-token', '250us', '--kv-cache-size', '512', '--scheduler', 'batching']),
+    ).toMatchObject({ maxNumSeqs: 5, timeFactorUnderLoad: 2, itlSpreadMs: 3, prefillPerTokenMs: 0.25, kvCacheBlocks: 512, scheduler: 'batching' });
+  });
+
+  it('takes settings from the file where the command line is silent, and per-model timing from models:', () => {
+    const yaml = 'max-num-seqs: 8\nmax-loras: 2\nlatency-distribution: lognormal\nmodels:\n  lora-a:\n    time-to-first-token: 50ms\n    inter-token-latency: 4\n';
+    expect(parse(['--max-num-seqs', '3'], yaml)).toMatchObject({
+      maxNumSeqs: 3,
+      maxLoras: 2,
+      latencyDistribution: 'lognormal',
+      modelTiming: { 'lora-a': { ttftMs: 50, itlMs: 4 } },
+    });
+    expect(parse(['--model-timing', 'lora-a=inter-token-latency=9ms'], yaml).modelTiming).toEqual({ 'lora-a': { itlMs: 9 } });
+  });
+
+  it.each([
+    [['--scheduler', 'fifo'], '--scheduler'],
+    [['--time-factor-under-load', '0.5'], '--time-factor-under-load'],
+    [['--max-num-seqs', '0'], '--max-num-seqs'],
+    [['--model-timing', 'x=warp=9'], 'unknown timing setting'],
+  ])('%j is a CliError naming the flag', (args, name) => {
+    expect(() => parse(args)).toThrow(CliError);
+    expect(() => parse(args)).toThrow(name);
+  });
+
+  it('an unknown key in the file is a CliError', () => {
+    expect(() => parse([], 'max-num-seq: 3\n')).toThrow(/unknown setting "max-num-seq"/);
+  });
+});

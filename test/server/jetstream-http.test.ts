@@ -1,0 +1,194 @@
+/**
+ * JetStream's HTTP surfaces through inject(): the ai-on-gke proxy's `/generate` (one body, or
+ * pretty-printed objects back to back), JetStream's `/v1/generate` (protobuf-JSON steps plus
+ * EOS, FastAPI's 422 for a body it forbids), the health routes and the jetstream_* metrics.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JsonObjectDecoder } from '../../client/decode/json-object-decoder.ts';
+import { buildServer, type BenchtruthServer } from '../../server/app.ts';
+import { JETSTREAM_BUCKETS } from '../../server/dialects/jetstream/jetstream-metrics.ts';
+
+let server: BenchtruthServer;
+
+beforeAll(async () => {
+  server = buildServer({ seed: 11, ttftMs: 0, itlMs: 0, multibyteRate: 0.3 });
+  await server.app.ready();
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+
+function objects(body: string): string[] {
+  const out: string[] = [];
+  const decoder = new JsonObjectDecoder({ onObject: (o) => out.push(o.text) });
+  decoder.feed(Buffer.from(body), 0);
+  expect(decoder.end()).toEqual({ pendingBytes: 0, strayBytes: 0 });
+  return out;
+}
+
+describe('ai-on-gke proxy POST /generate', () => {
+  it('answers a non-streamed request with {"response": text}', async () => {
+    const response = await post('/generate', { prompt: 'Hello there', max_tokens: 6 }, { 'x-request-id': 'p-1' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json');
+    const body = JSON.parse(response.body) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['response']);
+    const truth = server.context.truth.get('p-1');
+    expect(body.response).toBe(truth?.tokens.map((t) => t.text).join(''));
+  });
+
+  it('streams one pretty-printed {id, time_created, text} per step, back to back, a new id each', async () => {
+    const response = await post('/generate', { prompt: 'Hello there', max_tokens: 7, stream: true }, { 'x-request-id': 'p-2' });
+    expect(response.statusCode).toBe(200);
+    const chunks = objects(response.body);
+    expect(chunks).toHaveLength(7);
+    expect(response.body.includes('}{')).toBe(true);
+    const ids = new Set<string>();
+    const truth = server.context.truth.get('p-2');
+    chunks.forEach((text, i) => {
+      expect(text).toMatch(/^\{\n {2}"id": "generate-[0-9a-f]{32}",\n {2}"time_created": \d+\.\d+,\n {2}"text": ".*"\n\}$/s);
+      const chunk = JSON.parse(text) as { id: string; time_created: number; text: string };
+      expect(Object.keys(chunk)).toEqual(['id', 'time_created', 'text']);
+      expect(chunk.text).toBe(truth?.tokens[i]?.text);
+      expect(Math.abs(chunk.time_created * 1000 - Date.now())).toBeLessThan(60_000);
+      ids.add(chunk.id);
+    });
+    expect(ids.size).toBe(7);
+  });
+
+  it('answers a body without prompt in FastAPI’s 422 shape', async () => {
+    const response = await post('/generate', { max_tokens: 3 });
+    expect(response.statusCode).toBe(422);
+    expect(JSON.parse(response.body)).toEqual({ detail: [{ type: 'missing', loc: ['body', 'prompt'], msg: 'Field required', input: { max_tokens: 3 } }] });
+  });
+
+  it('GET /healthcheck → {"response": {"is_live": true}}', async () => {
+    const response = await server.app.inject({ method: 'GET', url: '/healthcheck' });
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ response: { is_live: true } });
+  });
+});
+
+describe('JetStream POST /v1/generate', () => {
+  it('streams protobuf-JSON steps (camelCase, indent 2) and one EOS step', async () => {
+    const response = await post('/v1/generate', { max_tokens: 5, text_content: { text: 'Tell me a story' } }, { 'x-request-id': 'n-1' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(response.body.startsWith('data:')).toBe(false);
+    const chunks = objects(response.body);
+    expect(chunks).toHaveLength(6);
+    const truth = server.context.truth.get('n-1');
+    chunks.slice(0, 5).forEach((text, i) => {
+      const token = truth?.tokens[i];
+      expect(text).toBe(JSON.stringify({ streamContent: { samples: [{ text: token?.text, tokenIds: [token?.id] }] } }, null, 2));
+    });
+    expect(chunks[5]).toBe('{\n  "streamContent": {\n    "samples": [\n      {}\n    ]\n  }\n}');
+  });
+
+  it('answers token-id requests with token ids only (empty text omitted)', async () => {
+    const response = await post('/v1/generate', { max_tokens: 3, token_content: { token_ids: [1, 2, 3] } }, { 'x-request-id': 'n-2' });
+    const chunks = objects(response.body).map((t) => JSON.parse(t) as { streamContent: { samples: Array<Record<string, unknown>> } });
+    const truth = server.context.truth.get('n-2');
+    expect(truth?.promptTokens).toBe(3);
+    expect(chunks.slice(0, 3).map((c) => c.streamContent.samples[0])).toEqual(truth?.tokens.map((t) => ({ tokenIds: [t.id] })));
+  });
+
+  it.each([
+    ['an unknown field', { max_tokens: 3, text_content: { text: 'x' }, prompt: 'x' }, [{ type: 'extra_forbidden', loc: ['body', 'prompt'], msg: 'Extra inputs are not permitted', input: 'x' }]],
+    ['a missing max_tokens', { text_content: { text: 'x' } }, [{ type: 'missing', loc: ['body', 'max_tokens'], msg: 'Field required', input: { text_content: { text: 'x' } } }]],
+    ['a non-integer max_tokens', { max_tokens: 'lots', text_content: { text: 'x' } }, [{ type: 'int_parsing', loc: ['body', 'max_tokens'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 'lots' }]],
+    ['an unknown nested field', { max_tokens: 2, text_content: { text: 'x', lang: 'en' } }, [{ type: 'extra_forbidden', loc: ['body', 'text_content', 'lang'], msg: 'Extra inputs are not permitted', input: 'en' }]],
+  ])('answers %s with 422 in FastAPI’s shape', async (_name, body, detail) => {
+    const response = await post('/v1/generate', body);
+    expect(response.statusCode).toBe(422);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(response.body)).toEqual({ detail });
+  });
+
+  it('answers a body that is not JSON with 422 json_invalid, never a 500', async () => {
+    const response = await post('/v1/generate', '{"max_tokens": ');
+    expect(response.statusCode).toBe(422);
+    const detail = (JSON.parse(response.body) as { detail: Array<{ type: string }> }).detail;
+    expect(detail[0]?.type).toBe('json_invalid');
+  });
+
+  it('GET /v1/health → {"is_live": "True"}', async () => {
+    const response = await server.app.inject({ method: 'GET', url: '/v1/health' });
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ is_live: 'True' });
+  });
+});
+
+describe('jetstream_* metrics', () => {
+  it('exposes DESIGN §7’s names, types, labels and buckets, fed by finished requests', async () => {
+    const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]));
+    expect(Object.fromEntries(types)).toMatchObject({
+      jetstream_prefill_backlog_size: 'gauge',
+      jetstream_transfer_backlog_size: 'gauge',
+      jetstream_generate_backlog_size: 'gauge',
+      jetstream_slots_used_percentage: 'gauge',
+      jetstream_server_startup_latency: 'gauge',
+      jetstream_request_success_count_total: 'counter',
+      jetstream_queue_duration: 'histogram',
+      jetstream_time_to_first_token: 'histogram',
+      jetstream_time_per_output_token: 'histogram',
+      jetstream_time_per_prefill_token: 'histogram',
+      jetstream_time_per_request: 'histogram',
+      jetstream_wait_time_per_request: 'histogram',
+      jetstream_request_input_length: 'histogram',
+      jetstream_request_output_length: 'histogram',
+    });
+    expect(text).toMatch(/^jetstream_slots_used_percentage\{id="[^"]+",idx="0"\} 0$/m);
+    expect(text).toMatch(/^jetstream_prefill_backlog_size\{id="[^"]+"\} 0$/m);
+    const les = (name: string) => [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)",id="[^"]+"\\}`, 'gm'))].map((m) => m[1]);
+    expect(les('jetstream_time_to_first_token')).toEqual([...JETSTREAM_BUCKETS.timeToFirstToken.map(String), '+Inf']);
+    expect(les('jetstream_time_per_output_token')).toEqual([...JETSTREAM_BUCKETS.timePerOutputToken.map(String), '+Inf']);
+    expect(les('jetstream_time_per_request')).toEqual([...JETSTREAM_BUCKETS.timePerRequest.map(String), '+Inf']);
+    const success = /^jetstream_request_success_count_total\{id="[^"]+"\} (\d+)$/m.exec(text);
+    expect(Number(success?.[1])).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('a full prefill queue', () => {
+  it('refuses HTTP requests beyond the queue limit with 503 in FastAPI’s shape, never a 500', async () => {
+    const small = buildServer({ seed: 1, ttftMs: 200, itlMs: 0, jetstreamSlots: 1, jetstreamQueueLimit: 1 });
+    await small.app.ready();
+    try {
+      const body = JSON.stringify({ max_tokens: 2, text_content: { text: 'x' } });
+      const first = small.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json' }, payload: body });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const refused = await small.app.inject({ method: 'POST', url: '/generate', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ prompt: 'x', max_tokens: 2 }) });
+      expect(refused.statusCode).toBe(503);
+      expect(JSON.parse(refused.body)).toEqual({ detail: 'The prefill queue is full (1 requests in flight); retry later.' });
+      expect((await first).statusCode).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('wire faults on JetStream’s surfaces', () => {
+  it('answers an HTTP fault before the stream in FastAPI’s shape, with Retry-After', async () => {
+    const response = await post('/v1/generate', { max_tokens: 3, text_content: { text: 'x' } }, { 'x-benchtruth-wire': 'fault=http:429:3' });
+    expect(response.statusCode).toBe(429);
+    expect(response.headers['retry-after']).toBe('3');
+    expect(JSON.parse(response.body)).toEqual({ detail: 'Too Many Requests: the prefill queue is full, retry later (benchtruth wire fault)' });
+  });
+
+  it('drops the EOS step under nodone, so a reader can tell the stream was cut short', async () => {
+    const response = await post('/v1/generate', { max_tokens: 3, text_content: { text: 'x' } }, { 'x-benchtruth-wire': 'fault=nodone', 'x-request-id': 'f-1' });
+    expect(objects(response.body)).toHaveLength(3);
+    expect(server.context.truth.get('f-1')?.fault?.kind).toBe('nodone');
+  });
+
+  it('answers a wire spec it cannot read with 400 in FastAPI’s shape', async () => {
+    const response = await post('/generate', { prompt: 'x', max_tokens: 3 }, { 'x-benchtruth-wire': 'cut=banana' });
+    expect(response.statusCode).toBe(400);
+    expect((JSON.parse(response.body) as { detail: string }).detail).toMatch(/^x-benchtruth-wire: /);
+  });
+});

@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BenchtruthServer } from '../../../server/app.ts';
+import { builtinTokenizer } from '../../../server/tokenizers/builtin-tokenizer.ts';
+import { chunks, firstChoice, injectServer, postTo, sseData, type Json } from './vllm-inject.ts';
+
+const servers: Record<string, BenchtruthServer> = {};
+
+beforeAll(async () => {
+  servers['0.11'] = await injectServer({ vllmVersion: '0.11' });
+  servers['0.10.1'] = await injectServer({ vllmVersion: '0.10.1' });
+});
+
+afterAll(async () => {
+  for (const server of Object.values(servers)) await server.close();
+});
+
+const modern = (v: string): boolean => v === '0.11';
+const ids = (v: string): string[] => (modern(v) ? ['prompt_token_ids', 'token_ids'] : []);
+
+describe.each(['0.11', '0.10.1'])('vLLM %s field sets and order', (version) => {
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postTo(servers[version] as BenchtruthServer, url, body, headers);
+
+  it('streams completion chunks with every field, nulls included, the finish reason on the last token', async () => {
+    const response = await post('/v1/completions', { prompt: 'hi there', max_tokens: 3, stream: true }, { 'x-request-id': 'c1' });
+    const data = sseData(response.body);
+    expect(data.at(-1)).toBe('[DONE]');
+    const all = chunks(response.body);
+    expect(all).toHaveLength(3);
+    all.forEach((chunk, i) => {
+      expect(Object.keys(chunk)).toEqual(['id', 'object', 'created', 'model', 'choices', 'usage']);
+      expect(chunk).toMatchObject({ id: 'cmpl-c1', object: 'text_completion', created: 1741212154, model: 'fake-model', usage: null });
+      expect(Object.keys(firstChoice(chunk))).toEqual(['index', 'text', 'logprobs', 'finish_reason', 'stop_reason', ...ids(version)]);
+      expect(firstChoice(chunk).finish_reason).toBe(i === 2 ? 'length' : null);
+    });
+  });
+
+  it('answers a non-streamed completion with the response model’s every field', async () => {
+    const response = await post('/v1/completions', { prompt: 'hi there', max_tokens: 3 }, { 'x-request-id': 'c2' });
+    expect(response.headers['content-type']).toBe('application/json');
+    const body = JSON.parse(response.body) as Json;
+    expect(Object.keys(body)).toEqual(['id', 'object', 'created', 'model', 'choices', 'service_tier', 'system_fingerprint', 'usage', 'kv_transfer_params']);
+    const choiceKeys = modern(version)
+      ? ['index', 'text', 'logprobs', 'finish_reason', 'stop_reason', 'token_ids', 'prompt_logprobs', 'prompt_token_ids']
+      : ['index', 'text', 'logprobs', 'finish_reason', 'stop_reason', 'prompt_logprobs'];
+    expect(Object.keys(firstChoice(body))).toEqual(choiceKeys);
+    expect(body.usage).toEqual({ prompt_tokens: 2, total_tokens: 5, completion_tokens: 3, prompt_tokens_details: null });
+  });
+
+  it('streams chat as a role chunk, content chunks, a finish chunk with stop_reason, only the fields vLLM sets', async () => {
+    const response = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'hello' }], max_tokens: 3, stream: true }, { 'x-request-id': 'h1' });
+    const all = chunks(response.body);
+    expect(all).toHaveLength(4);
+    const [role, ...rest] = all as [Json, ...Json[]];
+    expect(Object.keys(role)).toEqual(['id', 'object', 'created', 'model', 'choices', ...(modern(version) ? ['prompt_token_ids'] : [])]);
+    expect(firstChoice(role)).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
+    expect(role).toMatchObject({ id: 'chatcmpl-h1', object: 'chat.completion.chunk' });
+    rest.forEach((chunk, i) => {
+      expect(Object.keys(chunk)).toEqual(['id', 'object', 'created', 'model', 'choices']);
+      const last = i === rest.length - 1;
+      const keys = last ? ['index', 'delta', 'logprobs', 'finish_reason', 'stop_reason'] : ['index', 'delta', 'logprobs', 'finish_reason'];
+      expect(Object.keys(firstChoice(chunk))).toEqual([...keys, ...(modern(version) ? ['token_ids'] : [])]);
+      expect(Object.keys(firstChoice(chunk).delta as Json)).toEqual(['content']);
+    });
+  });
+
+  it('answers a non-streamed chat with the whole message object', async () => {
+    const response = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'hello' }], max_completion_tokens: 2 }, { 'x-request-id': 'h2' });
+    const body = JSON.parse(response.body) as Json;
+    expect(Object.keys(body)).toEqual([
+      'id', 'object', 'created', 'model', 'choices', 'service_tier', 'system_fingerprint', 'usage', 'prompt_logprobs',
+      ...(modern(version) ? ['prompt_token_ids'] : []), 'kv_transfer_params',
+    ]);
+    expect(body).toMatchObject({ id: 'chatcmpl-h2', object: 'chat.completion' });
+    const choice = firstChoice(body);
+    expect(Object.keys(choice)).toEqual(['index', 'message', 'logprobs', 'finish_reason', 'stop_reason', ...(modern(version) ? ['token_ids'] : [])]);
+    expect(Object.keys(choice.message as Json)).toEqual(['role', 'content', 'refusal', 'annotations', 'audio', 'function_call', 'tool_calls', 'reasoning_content']);
+    expect((body.usage as Json).completion_tokens).toBe(2);
+  });
+
+  it('adds usage: one final chunk without nulls, and running usage per chunk with continuous_usage_stats', async () => {
+    const stream_options = { include_usage: true, continuous_usage_stats: true };
+    const completion = chunks((await post('/v1/completions', { prompt: 'a b c', max_tokens: 2, stream: true, stream_options })).body);
+    expect(completion.map((c) => c.usage)).toEqual([
+      { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1, prompt_tokens_details: null },
+      { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2, prompt_tokens_details: null },
+      { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2 },
+    ]);
+    const chat = chunks((await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'a b c' }], max_tokens: 2, stream: true, stream_options })).body);
+    expect(chat.map((c) => c.usage)).toEqual([
+      { prompt_tokens: 3, total_tokens: 3, completion_tokens: 0 },
+      { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 },
+      { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2 },
+      { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2 },
+    ]);
+    expect(chat.at(-1)?.choices).toEqual([]);
+  });
+});
+
+describe('request semantics', () => {
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postTo(servers['0.11'] as BenchtruthServer, url, body, headers);
+
+  it('treats stream_options: {} as include_usage (vLLM’s default is True)', async () => {
+    const all = chunks((await post('/v1/completions', { prompt: 'x', max_tokens: 2, stream: true, stream_options: {} })).body);
+    expect(all.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 2 } });
+  });
+
+  it('gives n choices, each with its own text, and usage summed over them', async () => {
+    const body = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 4, n: 3 }, { 'x-request-id': 'n3' })).body) as Json;
+    const choices = body.choices as Json[];
+    expect(choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(choices.map((c) => c.text)).size).toBe(3);
+    expect((body.usage as Json).completion_tokens).toBe(12);
+    const single = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 4 }, { 'x-request-id': 'n3' })).body) as Json;
+    expect(firstChoice(single).text).toBe(choices[0]?.text);
+  });
+
+  it('streams n chat choices with a role chunk each and a finish chunk each', async () => {
+    const all = chunks((await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 2, n: 2, stream: true })).body);
+    expect(all.filter((c) => (firstChoice(c).delta as Json).role === 'assistant').map((c) => firstChoice(c).index)).toEqual([0, 1]);
+    expect(all.filter((c) => firstChoice(c).finish_reason === 'length').map((c) => firstChoice(c).index)).toEqual([0, 1]);
+  });
+
+  it('ends a choice at a stop string: finish_reason "stop", stop_reason = the string, text cut before it', async () => {
+    const free = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 40 }, { 'x-request-id': 'stop' })).body) as Json;
+    const text = firstChoice(free).text as string;
+    const word = text.split(' ').filter((w) => /^[a-z]+$/.test(w))[2] as string;
+    const stop = ` ${word}`;
+    const cut = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 40, stop: [stop, 'zzz'] }, { 'x-request-id': 'stop' })).body) as Json;
+    expect(firstChoice(cut)).toMatchObject({ text: text.slice(0, text.indexOf(stop)), finish_reason: 'stop', stop_reason: stop });
+    const kept = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 40, stop, include_stop_str_in_output: true }, { 'x-request-id': 'stop' })).body) as Json;
+    expect(firstChoice(kept).text).toBe(text.slice(0, text.indexOf(stop) + stop.length));
+    const streamed = chunks((await post('/v1/completions', { prompt: 'x', max_tokens: 40, stop, stream: true }, { 'x-request-id': 'stop' })).body);
+    expect(streamed.map((c) => firstChoice(c).text).join('')).toBe(firstChoice(cut).text);
+    expect(firstChoice(streamed.at(-1) as Json)).toMatchObject({ finish_reason: 'stop', stop_reason: stop });
+  });
+
+  it('reads messages given as content-part arrays (text parts joined with a newline)', async () => {
+    const parts = await post('/v1/chat/completions', { messages: [{ role: 'user', content: [{ type: 'text', text: 'one two' }, { type: 'image_url', image_url: { url: 'x' } }, { type: 'text', text: 'three' }] }], max_tokens: 1 });
+    expect((JSON.parse(parts.body) as { usage: Json }).usage.prompt_tokens).toBe(4);
+  });
+
+  it('lets max_completion_tokens win over max_tokens', async () => {
+    const body = JSON.parse((await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 9, max_completion_tokens: 2 })).body) as Json;
+    expect((body.usage as Json).completion_tokens).toBe(2);
+  });
+
+  it('stops at the EOS point (--eos-after) when a chat sets no limit, and runs on with ignore_eos', async () => {
+    const server = await injectServer({ eosAfterTokens: 5, maxModelLen: 12 });
+    const natural = JSON.parse((await postTo(server, '/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }] })).body) as Json;
+    expect(firstChoice(natural).finish_reason).toBe('stop');
+    expect((natural.usage as Json).completion_tokens).toBe(5);
+    const ignoring = JSON.parse((await postTo(server, '/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], ignore_eos: true })).body) as Json;
+    expect(firstChoice(ignoring).finish_reason).toBe('length');
+    expect((ignoring.usage as Json).completion_tokens).toBe(11);
+    await server.close();
+  });
+
+  it('accepts what pydantic’s lax mode accepts: digit strings for integers, yes/no for booleans', async () => {
+    const response = await post('/v1/completions', { prompt: 'x', max_tokens: '2', stream: 'yes' });
+    expect(response.statusCode).toBe(200);
+    expect(chunks(response.body)).toHaveLength(2);
+  });
+});
+
+describe('context-length messages, per version and endpoint', () => {
+  it.each([
+    ['0.11', '/v1/completions', { prompt: 'a b c', max_tokens: 100 }, "This model's maximum context length is -36 tokens. However, your request has 3 input tokens. Please reduce the length of the input messages."],
+    ['0.10.1', '/v1/completions', { prompt: 'a b c', max_tokens: 100 }, "'max_tokens' or 'max_completion_tokens' is too large: 100. This model's maximum context length is 64 tokens and your request has 3 input tokens (100 > 64 - 3)."],
+    ['0.11', '/v1/chat/completions', { messages: [{ role: 'user', content: 'a b c' }], max_tokens: 100 }, "'max_tokens' or 'max_completion_tokens' is too large: 100. This model's maximum context length is 64 tokens and your request has 3 input tokens (100 > 64 - 3). None"],
+    ['0.11', '/v1/chat/completions', { messages: [{ role: 'user', content: `a${' a'.repeat(63)}` }] }, "This model's maximum context length is 64 tokens. However, your request has 64 input tokens. Please reduce the length of the input messages. None"],
+  ] as const)('vLLM %s %s', async (version, url, body, message) => {
+    const server = await injectServer({ vllmVersion: version, maxModelLen: 64 });
+    const response = await postTo(server, url, body);
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({ error: { message, type: 'BadRequestError', param: null, code: 400 } });
+    await server.close();
+  });
+});
+
+describe('return_token_ids (0.11 only)', () => {
+  const PROMPT_IDS = builtinTokenizer.encode(' the model');
+
+  const post = (version: '0.11' | '0.10.1', url: string, body: unknown) => postTo(servers[version] as BenchtruthServer, url, body, { 'x-request-id': 'ids' });
+
+  it('fills prompt_token_ids and token_ids in completions, streamed (prompt ids on the first chunk) and not', async () => {
+    const whole = JSON.parse((await post('0.11', '/v1/completions', { prompt: ' the model', max_tokens: 3, return_token_ids: true })).body) as Json;
+    const choice = firstChoice(whole);
+    expect(choice.prompt_token_ids).toEqual(PROMPT_IDS);
+    expect(choice.token_ids).toHaveLength(3);
+    const streamed = chunks((await post('0.11', '/v1/completions', { prompt: ' the model', max_tokens: 3, stream: true, return_token_ids: true })).body);
+    expect(streamed.map((c) => firstChoice(c).prompt_token_ids)).toEqual([PROMPT_IDS, null, null]);
+    expect(streamed.flatMap((c) => firstChoice(c).token_ids as number[])).toEqual(choice.token_ids);
+  });
+
+  it('fills them in chat: prompt ids on the role chunk and the response, token ids per chunk and choice', async () => {
+    const body = { messages: [{ role: 'user', content: ' the model' }], max_tokens: 2, return_token_ids: true };
+    const whole = JSON.parse((await post('0.11', '/v1/chat/completions', body)).body) as Json;
+    expect(whole.prompt_token_ids).toEqual(PROMPT_IDS);
+    expect(firstChoice(whole).token_ids).toHaveLength(2);
+    const streamed = chunks((await post('0.11', '/v1/chat/completions', { ...body, stream: true })).body);
+    expect(streamed[0]?.prompt_token_ids).toEqual(PROMPT_IDS);
+    expect(streamed.slice(1).flatMap((c) => firstChoice(c).token_ids as number[])).toEqual(firstChoice(whole).token_ids);
+  });
+
+  it('is ignored by the 0.10.1 shape, which has no such fields', async () => {
+    const whole = JSON.parse((await post('0.10.1', '/v1/completions', { prompt: ' the model', max_tokens: 3, return_token_ids: true })).body) as Json;
+    expect('token_ids' in firstChoice(whole)).toBe(false);
+  });
+});
+
+describe('chat request rules', () => {
+  const post = (body: unknown) => postTo(servers['0.11'] as BenchtruthServer, '/v1/chat/completions', body);
+  const user = [{ role: 'user', content: 'x' }];
+
+  it.each([
+    ['tools without --enable-auto-tool-choice', { messages: user, tools: [{ type: 'function', function: { name: 'f' } }] }, 'BadRequestError', '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'],
+    ['tool_choice without tools', { messages: user, tool_choice: 'required' }, 'Bad Request', 'When using `tool_choice`, `tools` must be set.'],
+    ['top_logprobs without logprobs', { messages: user, top_logprobs: 2 }, 'Bad Request', 'when using `top_logprobs`, `logprobs` must be set to true.'],
+    ['continue_final_message with the generation prompt', { messages: user, continue_final_message: true }, 'Bad Request', 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'],
+    ['prompt_logprobs while streaming', { messages: user, stream: true, prompt_logprobs: 1 }, 'Bad Request', '`prompt_logprobs` are not available when `stream=True`.'],
+  ])('%s → 400', async (_name, body, type, message) => {
+    const response = await post(body);
+    expect(response.statusCode).toBe(400);
+    const error = (JSON.parse(response.body) as { error: Json }).error;
+    expect(error.type).toBe(type);
+    expect(error.message).toContain(message);
+  });
+
+  it('answers in the last message’s role when add_generation_prompt is false', async () => {
+    const body = JSON.parse((await post({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'Once' }], add_generation_prompt: false, max_tokens: 2 })).body) as Json;
+    expect((firstChoice(body).message as Json).role).toBe('assistant');
+    const custom = JSON.parse((await post({ messages: [{ role: 'narrator', content: 'x' }], add_generation_prompt: false, max_tokens: 2 })).body) as Json;
+    expect((firstChoice(custom).message as Json).role).toBe('narrator');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Every shipped scenario loads, is documented, replays deterministically, and a correct client
+ * (ours, in the in-memory pipeline) reports what the scenario says: exact metrics, its failure
+ * kind, or a mix where each request is one or the other as its truth record says.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { requestMetrics, truthTiming } from '../../../contracts/metrics.ts';
+import { countTokens } from '../../../contracts/tokenizer.ts';
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import type { StreamOptions } from '../../../server/dialects/vllm/completion-request.ts';
+import { planChat } from '../../../server/dialects/vllm/plan-chat.ts';
+import { planCompletion } from '../../../server/dialects/vllm/plan-completion.ts';
+import { loadScenario, scenarioNames, ScenarioError, type Scenario } from '../../../server/wire/scenarios.ts';
+import { requestWirePolicy } from '../../../server/wire/request-wire.ts';
+import { endsAsFailure } from '../../../server/wire/stream-faults.ts';
+import { wireOptionsFromFlags } from '../../../server/wire/wire-flags.ts';
+import { executeWire, readWire } from '../../pipeline/wire-virtual.ts';
+
+const DOC = readFileSync(new URL('../../../docs/scenarios.md', import.meta.url), 'utf8');
+const NAMES = scenarioNames();
+const FAILURE_OF: Record<string, string> = { error: 'stream_error', disconnect: 'disconnected', nodone: 'truncated', malformed: 'malformed' };
+
+function streamOptionsOf(scenario: Scenario): StreamOptions | null {
+  const raw = scenario.request?.stream_options as { include_usage?: boolean; continuous_usage_stats?: boolean } | undefined;
+  return raw === undefined ? null : { includeUsage: raw.include_usage === true, continuousUsageStats: raw.continuous_usage_stats === true };
+}
+
+function plan(scenario: Scenario, key: string): TruthRecord {
+  const settings = wireOptionsFromFlags({}, scenario);
+  const wire = requestWirePolicy(settings, 'm', undefined);
+  if (!wire.ok) throw new Error(wire.message);
+  const server = scenario.server ?? {};
+  const prompt = ' replay this scenario';
+  const options = { seed: 17, model: 'm', ttftMs: 40, itlMs: 10, multibyteRate: Number(server['multibyte-rate'] ?? 0.05) };
+  if (scenario.endpoint === '/v1/chat/completions') {
+    return planChat({
+      options,
+      request: { model: 'm', messages: [{ role: 'user', text: prompt }], maxTokens: 12, stream: true, streamOptions: streamOptionsOf(scenario), ignoreEos: true, n: 1, stop: [], includeStopStrInOutput: false, returnTokenIds: false },
+      maxTokens: 12,
+      naturalStop: false,
+      requestId: key,
+      requestKey: key,
+      promptTokens: countTokens(prompt),
+      created: 1,
+      arrivalEpochMs: 0,
+      wire: wire.policy,
+    }).record;
+  }
+  return planCompletion({
+    options,
+    request: { model: 'm', prompt, maxTokens: 12, stream: true, streamOptions: streamOptionsOf(scenario), ignoreEos: true },
+    requestId: key,
+    requestKey: key,
+    promptTokens: countTokens(prompt),
+    created: 1,
+    arrivalEpochMs: 0,
+    wire: wire.policy,
+  }).record;
+}
+
+describe('scenarios/', () => {
+  it('ships at least the bug classes of the issue', () => {
+    for (const name of ['role-chunk-first', 'usage-split', 'crlf-events', 'no-space-data', 'strip-eats-space', 'utf8-split', 'burst-first-event', 'mid-stream-error', 'disconnect', 'rate-limited']) {
+      expect(NAMES).toContain(name);
+    }
+  });
+
+  it.each(NAMES)('%s loads, is named after its file, and is listed in docs/scenarios.md', (name) => {
+    const scenario = loadScenario(name);
+    expect(scenario.name).toBe(name);
+    expect(DOC).toContain(`\`${name}\``);
+  });
+
+  it.each(NAMES)('%s replays: same bytes every time; the client reports what the scenario expects', (name) => {
+    const scenario = loadScenario(name);
+    const kinds = new Set<string>();
+    for (let i = 0; i < 16; i++) {
+      const planned = plan(scenario, `${name}-${i}`);
+      expect(Buffer.from(plan(scenario, `${name}-${i}`).body).equals(Buffer.from(planned.body))).toBe(true);
+      const executed = executeWire(planned);
+      const client = readWire(executed, true);
+      const fault = executed.fault;
+      if (endsAsFailure(fault)) {
+        const want = fault?.kind === 'http' ? `http_${String(fault.params.status)}` : FAILURE_OF[fault?.kind ?? ''];
+        expect(client.failure?.kind).toBe(want);
+        kinds.add(want as string);
+      } else {
+        expect(client.failure).toBeNull();
+        expect(client.metrics).toEqual(requestMetrics(truthTiming(executed)));
+        expect(client.outputTokens).toBe(12);
+        kinds.add('exact');
+      }
+    }
+    if (scenario.expect === 'mixed') expect(kinds.size).toBeGreaterThan(1);
+    else expect([...kinds]).toEqual([scenario.expect]);
+  });
+
+  it.each([
+    ['no-such-thing', /no scenario "no-such-thing".*shipped scenarios: .*usage-split/],
+    ['/nonexistent/dir/x.yaml', /no file \/nonexistent\/dir\/x.yaml/],
+  ])('%s is a clear error', (ref, message) => {
+    expect(() => loadScenario(ref)).toThrow(ScenarioError);
+    expect(() => loadScenario(ref)).toThrow(message);
+  });
+});

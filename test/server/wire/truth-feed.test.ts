@@ -1,0 +1,86 @@
+/** GET /_truth/stream: truth records as requests finish, filtered, and never holding a shutdown open. */
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { SseDecoder, type SseEvent } from '../../../client/decode/sse-decoder.ts';
+import type { TruthRecordJson } from '../../../contracts/truth.ts';
+import { startServer } from '../../helpers/server.ts';
+
+async function openFeed(url: string): Promise<{ events: SseEvent[]; comments: string[]; next(n: number): Promise<void>; status: number; contentType: string }> {
+  const response = await request(url);
+  const events: SseEvent[] = [];
+  const comments: string[] = [];
+  const waiters: Array<() => void> = [];
+  const decoder = new SseDecoder({
+    onEvent: (e) => {
+      events.push(e);
+      for (const w of waiters.splice(0)) w();
+    },
+    onComment: (c) => comments.push(c),
+  });
+  response.body.on('data', (chunk: Buffer) => decoder.feed(chunk, 0));
+  response.body.on('error', () => {});
+  return {
+    events,
+    comments,
+    status: response.statusCode,
+    contentType: String(response.headers['content-type']),
+    next: (n) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`feed: only ${events.length} of ${n} events`)), 5000);
+        const check = (): void => {
+          if (events.length >= n) {
+            clearTimeout(timer);
+            resolve();
+          } else waiters.push(check);
+        };
+        check();
+      }),
+  };
+}
+
+const complete = (base: string, id: string, wire = 'vllm') =>
+  request(`${base}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': id, 'x-benchtruth-wire': wire },
+    body: JSON.stringify({ prompt: 'x', max_tokens: 3, stream: true }),
+  }).then((r) => r.body.text());
+
+describe('GET /_truth/stream', () => {
+  it('streams each finished request’s truth record, equal to /_truth/requests/:id', async () => {
+    const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1 });
+    try {
+      const feed = await openFeed(`${running.url}/_truth/stream`);
+      expect(feed.status).toBe(200);
+      expect(feed.contentType).toContain('text/event-stream');
+      await complete(running.url, 'feed-a');
+      await complete(running.url, 'feed-b', 'fault=nodone');
+      await feed.next(2);
+      expect(feed.events.map((e) => [e.event, e.id])).toEqual([
+        ['truth', 'feed-a'],
+        ['truth', 'feed-b'],
+      ]);
+      const fromFeed = JSON.parse(feed.events[1]?.data as string) as TruthRecordJson;
+      const stored = await request(`${running.url}/_truth/requests/feed-b`).then((r) => r.body.json() as Promise<TruthRecordJson>);
+      expect(fromFeed).toEqual(stored);
+      expect(fromFeed.fault?.kind).toBe('nodone');
+      expect(fromFeed.end?.how).toBe('fault');
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('filters by ?faults=only and ?model=, and the server closes with feeds open', async () => {
+    const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1, model: 'm1' });
+    const faultsOnly = await openFeed(`${running.url}/_truth/stream?faults=only`);
+    const otherModel = await openFeed(`${running.url}/_truth/stream?model=not-served`);
+    await complete(running.url, 'ok-1');
+    await complete(running.url, 'bad-1', 'fault=dupdone');
+    await complete(running.url, 'ok-2');
+    await faultsOnly.next(1);
+    expect(faultsOnly.events.map((e) => e.id)).toEqual(['bad-1']);
+    expect(otherModel.events).toEqual([]);
+    const started = performance.now();
+    await running.close();
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+});

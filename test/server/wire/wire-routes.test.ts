@@ -1,0 +1,110 @@
+/**
+ * The wire policy through the server: per request by header, server-wide, per model; the truth
+ * record holds the exact bytes, writes and fault; bad headers get vLLM's 400. Uses inject().
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { truthFromJson, type TruthRecordJson } from '../../../contracts/truth.ts';
+import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
+
+let server: BenchtruthServer;
+
+beforeAll(async () => {
+  server = buildServer({ seed: 3, ttftMs: 0, itlMs: 0, created: 1, wire: 'keepalive=2', wireModels: { 'crlf-model': 'eol=crlf' }, model: 'crlf-model' });
+  await server.app.ready();
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+async function post(id: string, wire: string | undefined, body: Record<string, unknown> = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': id };
+  if (wire !== undefined) headers['x-benchtruth-wire'] = wire;
+  const response = await server.app.inject({
+    method: 'POST',
+    url: '/v1/completions',
+    headers,
+    payload: JSON.stringify({ prompt: 'hello there', max_tokens: 5, stream: true, ...body }),
+  });
+  const truth = await server.app.inject({ method: 'GET', url: `/_truth/requests/${encodeURIComponent(id)}` });
+  return { response, truth: truth.statusCode === 200 ? truthFromJson(JSON.parse(truth.body) as TruthRecordJson) : null };
+}
+
+describe('policies by layer', () => {
+  it('server-wide (keepalive) and per-model (CRLF) specs apply to a request without the header', async () => {
+    const { response, truth } = await post('layers', undefined);
+    expect(response.body.startsWith(': keep-alive\r\n\r\n')).toBe(true);
+    expect(truth?.wire).toBe('eol=crlf;keepalive=2');
+  });
+
+  it('the header layers on top and the truth record holds the exact bytes and every write', async () => {
+    const { response, truth } = await post('cut', 'vllm;cut=usage,done;gap=1ms', { stream_options: { include_usage: true } });
+    expect(truth).not.toBeNull();
+    if (truth === null) return;
+    expect(Buffer.from(truth.body).toString('utf8')).toBe(response.body);
+    expect(truth.writes.length).toBe(truth.events.length + 2);
+    expect(truth.writes.every((w) => w.actualMs !== null)).toBe(true);
+    expect(truth.wire).toBe('cut=usage,done;gap=1ms');
+  });
+
+  it.each([
+    ['http:429:4', 429, 'http'],
+    ['http:503', 503, 'http'],
+    ['http:500', 500, 'http'],
+    ['http:400', 400, 'http'],
+  ])('fault=%s answers %i in vLLM’s error shape before any stream', async (fault, status, kind) => {
+    const { response, truth } = await post(`http-${fault}`, `fault=${fault}`);
+    expect(response.statusCode).toBe(status);
+    expect(response.headers['content-type']).toBe('application/json');
+    const body = JSON.parse(response.body) as { error: Record<string, unknown> };
+    expect(Object.keys(body.error)).toEqual(['message', 'type', 'param', 'code']);
+    expect(body.error.code).toBe(status);
+    if (status === 429) expect(response.headers['retry-after']).toBe('4');
+    expect(truth?.status).toBe(status);
+    expect(truth?.fault?.kind).toBe(kind);
+    expect(truth?.end?.how).toBe('fault');
+  });
+
+  it('an error event after the 200 is in the stream and the truth', async () => {
+    const { response, truth } = await post('err', 'vllm;fault=error:2:500');
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('data: {"error": {"message": "Internal server error (benchtruth wire fault).", "type": "InternalServerError", "param": null, "code": 500}}\n\ndata: [DONE]\n\n');
+    expect(truth?.events.map((e) => e.kind)).toEqual(['content', 'content', 'error', 'done']);
+    expect(truth?.fault).toEqual({ kind: 'error', params: { afterTokens: 2, status: 500, probability: 1 } });
+    expect(truth?.end?.how).toBe('fault');
+  });
+
+  it('slow headers are planned in the truth record', async () => {
+    const { truth } = await post('slow', 'vllm;fault=slowheaders:30ms');
+    expect(truth?.headersDueMs).toBe(30);
+    expect(truth?.headersMs).toBeGreaterThanOrEqual(29);
+    expect(truth?.writes.every((w) => w.dueMs >= 30)).toBe(true);
+    expect(truth?.end?.how).toBe('completed');
+  });
+
+  it('a fault that does not fire leaves no trace; the same request id always decides the same way', async () => {
+    const a = await post('maybe-1', 'vllm;fault=nodone@0.5');
+    const again = await post('maybe-1', 'vllm;fault=nodone@0.5');
+    expect(again.truth?.fault).toEqual(a.truth?.fault);
+    expect(again.response.body).toBe(a.response.body);
+  });
+
+  it('non-streamed responses can be cut too (content-length is the whole body)', async () => {
+    const { response, truth } = await post('plain', 'vllm;cut=4', { stream: false });
+    expect(response.statusCode).toBe(200);
+    expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.body));
+    expect(truth?.writes).toHaveLength(4);
+    expect(JSON.parse(response.body)).toMatchObject({ object: 'text_completion' });
+  });
+});
+
+describe('bad x-benchtruth-wire headers are the client’s mistake: 400 in vLLM’s shape', () => {
+  it.each(['eol=sideways', 'fault=explode', 'cut=0', 'writes=', 'tokens=burst:x'])('%s', async (spec) => {
+    const { response } = await post(`bad-${spec}`, spec);
+    expect(response.statusCode).toBe(400);
+    const body = JSON.parse(response.body) as { error: Record<string, unknown> };
+    expect(body.error.type).toBe('BadRequestError');
+    expect(body.error.param).toBe('x-benchtruth-wire');
+    expect(String(body.error.message)).toContain(JSON.stringify(spec));
+  });
+});

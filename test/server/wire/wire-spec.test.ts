@@ -1,0 +1,135 @@
+/** The `x-benchtruth-wire` spec grammar: every item, every error, canonical form, layering. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { applyWireSpec, formatWireSpec, parseWireSpec, WireSpecError } from '../../../server/wire/wire-spec.ts';
+import { requestWirePolicy } from '../../../server/wire/request-wire.ts';
+import { VLLM_WIRE_POLICY, type WirePolicy } from '../../../server/wire/wire-policy.ts';
+import { policyArb, benignFaultArb, failingFaultArb } from '../../pipeline/wire-virtual.ts';
+
+describe('parseWireSpec: each item', () => {
+  it.each<[string, (p: WirePolicy) => unknown, unknown]>([
+    ['vllm', (p) => p, VLLM_WIRE_POLICY],
+    ['eol=crlf', (p) => p.framing.eol, 'crlf'],
+    ['eol=cr', (p) => p.framing.eol, 'cr'],
+    ['eol=mixed', (p) => p.framing.eol, 'mixed'],
+    ['space=no', (p) => p.framing.space, false],
+    ['nospace', (p) => p.framing.space, false],
+    ['bom', (p) => p.framing.bom, true],
+    ['keepalive', (p) => p.framing.keepAliveEvery, 1],
+    ['keepalive=3', (p) => p.framing.keepAliveEvery, 3],
+    ['event=completion', (p) => p.framing.eventName, 'completion'],
+    ['id', (p) => p.framing.ids, true],
+    ['multiline', (p) => p.framing.multiline, true],
+    ['writes=4', (p) => p.writes.eventsPerWrite, 4],
+    ['writes=bytes', (p) => p.writes.bytes, true],
+    ['bytes', (p) => p.writes.bytes, true],
+    ['cut=3', (p) => [p.writes.randomCuts, p.writes.places], [2, []]],
+    ['cut=data,done,crlf,utf8,usage,blank,text', (p) => p.writes.places, ['data', 'done', 'crlf', 'utf8', 'usage', 'blank', 'text']],
+    ['cut=2,usage', (p) => [p.writes.randomCuts, p.writes.places], [1, ['usage']]],
+    ['gap=7ms', (p) => p.writes.gapMs, 7],
+    ['gap=0.5s', (p) => p.writes.gapMs, 500],
+    ['role=early', (p) => p.writes.earlyRole, true],
+    ['role=early;role=with-first', (p) => p.writes.earlyRole, false],
+    ['tokens=3', (p) => p.tokens.perEvent, 3],
+    ['tokens=burst:4', (p) => p.tokens.burstMax, 4],
+    ['burst=4', (p) => p.tokens.burstMax, 4],
+    ['first=5', (p) => p.tokens.first, 5],
+    ['fault=http:429', (p) => p.faults, [{ kind: 'http', status: 429, retryAfterS: 1, p: 1 }]],
+    ['fault=http:503:7@0.25', (p) => p.faults, [{ kind: 'http', status: 503, retryAfterS: 7, p: 0.25 }]],
+    ['fault=error:3', (p) => p.faults, [{ kind: 'error', afterTokens: 3, status: 500, p: 1 }]],
+    ['fault=error:0:400', (p) => p.faults, [{ kind: 'error', afterTokens: 0, status: 400, p: 1 }]],
+    ['fault=disconnect:5@0.1', (p) => p.faults, [{ kind: 'disconnect', afterTokens: 5, p: 0.1 }]],
+    ['fault=stall:2:1.5s', (p) => p.faults, [{ kind: 'stall', afterTokens: 2, stallMs: 1500, p: 1 }]],
+    ['fault=malformed', (p) => p.faults, [{ kind: 'malformed', afterTokens: 1, p: 1 }]],
+    ['fault=slowheaders:300ms', (p) => p.faults, [{ kind: 'slowheaders', delayMs: 300, p: 1 }]],
+    ['fault=nodone,nousage,dupdone', (p) => p.faults.map((f) => f.kind), ['nodone', 'nousage', 'dupdone']],
+    ['fault=nodone;fault=dupdone', (p) => p.faults.map((f) => f.kind), ['nodone', 'dupdone']],
+    [' eol = crlf ; ; bom ', (p) => [p.framing.eol, p.framing.bom], ['crlf', true]],
+  ])('%s', (spec, pick, expected) => {
+    expect(pick(parseWireSpec(spec))).toEqual(expected);
+  });
+});
+
+describe('parseWireSpec: mistakes name the item and say what was expected', () => {
+  it.each([
+    ['colour=red', /"colour=red": unknown item/],
+    ['eol=lfcr', /expected one of lf, crlf, cr, mixed/],
+    ['writes=0', /from 1/],
+    ['writes=x', /whole number/],
+    ['cut=middle', /places among data, done/],
+    ['gap=soon', /duration like 250ms/],
+    ['gap', /needs a duration/],
+    ['tokens=0', /from 1/],
+    ['role=late', /expected early or with-first/],
+    ['fault=boom', /unknown fault "boom"/],
+    ['fault=http:200', /from 400/],
+    ['fault=http:600', /400–599/],
+    ['fault=disconnect:x', /whole number/],
+    ['fault=nodone:1', /takes no arguments/],
+    ['fault=nodone@2', /probability must be from 0 to 1/],
+    ['fault=', /needs a fault/],
+    ['space=maybe', /yes or no/],
+    ['event=a\nb', /line break/],
+    ['x'.repeat(3000), /at most 2000/],
+  ])('%s', (spec, message) => {
+    expect(() => parseWireSpec(spec)).toThrow(WireSpecError);
+    expect(() => parseWireSpec(spec)).toThrow(message);
+  });
+});
+
+describe('canonical form', () => {
+  it('vLLM’s own policy formats as "vllm"', () => {
+    expect(formatWireSpec(VLLM_WIRE_POLICY)).toBe('vllm');
+  });
+
+  it('parse(format(p)) = p for any policy', () => {
+    fc.assert(
+      fc.property(policyArb(fc.array(fc.oneof(benignFaultArb, failingFaultArb), { maxLength: 3 })), (policy) => {
+        const normal = { ...policy, tokens: policy.tokens.burstMax > 0 ? { ...policy.tokens, perEvent: 1 } : policy.tokens };
+        // Bursts make perEvent moot and one byte per write makes eventsPerWrite moot: the canonical form drops them.
+        const writes = { ...normal.writes, places: [...new Set(normal.writes.places)], eventsPerWrite: normal.writes.bytes ? 1 : normal.writes.eventsPerWrite };
+        const dedupedPlaces = { ...normal, writes };
+        expect(parseWireSpec(formatWireSpec(dedupedPlaces))).toEqual(dedupedPlaces);
+      }),
+      { seed: 0x5bec, numRuns: 300 },
+    );
+  });
+});
+
+describe('layering: server-wide → per model → per request', () => {
+  const settings = { wire: 'eol=crlf;fault=nodone', wireModels: { special: 'tokens=3;fault=dupdone' } };
+
+  it('later layers edit what they name and keep the rest', () => {
+    const r = requestWirePolicy(settings, 'special', 'cut=usage');
+    if (!r.ok) throw new Error(r.message);
+    expect(r.policy.framing.eol).toBe('crlf');
+    expect(r.policy.tokens.perEvent).toBe(3);
+    expect(r.policy.writes.places).toEqual(['usage']);
+    expect(r.policy.faults.map((f) => f.kind)).toEqual(['dupdone']);
+  });
+
+  it('a model without its own spec gets the server-wide one; `vllm` in the header resets everything', () => {
+    const plain = requestWirePolicy(settings, 'other', undefined);
+    expect(plain.ok && plain.policy.faults.map((f) => f.kind)).toEqual(['nodone']);
+    const reset = requestWirePolicy(settings, 'special', 'vllm');
+    expect(reset.ok && reset.policy).toEqual(VLLM_WIRE_POLICY);
+  });
+
+  it('`fault=none` clears the faults of the layers below', () => {
+    const r = requestWirePolicy(settings, 'other', 'fault=none');
+    expect(r.ok && r.policy.faults).toEqual([]);
+  });
+
+  it('a bad header is reported, naming the header', () => {
+    const r = requestWirePolicy(settings, 'other', 'eol=sideways');
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.message).toMatch(/^x-benchtruth-wire: wire spec item "eol=sideways"/);
+  });
+
+  it('applyWireSpec never edits the policy it layers on', () => {
+    const base = parseWireSpec('eol=cr;fault=nodone');
+    const copy = structuredClone(base);
+    applyWireSpec(base, 'eol=lf;cut=usage;fault=dupdone');
+    expect(base).toEqual(copy);
+  });
+});

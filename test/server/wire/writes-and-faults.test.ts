@@ -1,0 +1,183 @@
+/**
+ * Write planning (named and random cuts, grouping, one byte per write, gaps, due times from
+ * anchors) and the stream faults' rewriting of events, on small hand-checked cases.
+ */
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../contracts/rng.ts';
+import { applyWirePolicy } from '../../../server/wire/apply-wire-policy.ts';
+import type { PayloadEvent } from '../../../server/wire/payload-event.ts';
+import { applyStreamFault, chooseFault, eventAfterTokens } from '../../../server/wire/stream-faults.ts';
+import { planTokenGroups } from '../../../server/wire/token-groups.ts';
+import { VLLM_FAULT_SHAPES } from '../../../server/wire/vllm-fault-shapes.ts';
+import { parseWireSpec } from '../../../server/wire/wire-spec.ts';
+
+const content = (i: number, text: string, dueMs: number): PayloadEvent => ({
+  kind: 'content',
+  tokenStart: i,
+  tokenCount: 1,
+  data: `{"choices":[{"text":${JSON.stringify(text)}}],"usage":null}`,
+  dueMs,
+});
+const EVENTS: PayloadEvent[] = [
+  content(0, ' the', 100),
+  content(1, ' 你', 110),
+  content(2, ' end', 120),
+  { kind: 'usage', tokenStart: 0, tokenCount: 0, data: '{"choices":[],"usage":{"prompt_tokens":1,"total_tokens":4,"completion_tokens":3}}', dueMs: 120 },
+  { kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: 120 },
+];
+
+function pieces(spec: string, events: readonly PayloadEvent[] = EVENTS): { texts: string[]; dues: number[]; body: Buffer } {
+  const applied = applyWirePolicy(events, { framing: 'sse', policy: parseWireSpec(spec), rng: new Rng(9) });
+  return {
+    texts: applied.writes.map((w) => applied.body.toString('latin1', w.offset, w.offset + w.length)),
+    dues: applied.writes.map((w) => w.dueMs),
+    body: applied.body,
+  };
+}
+
+describe('named cut places', () => {
+  it.each([
+    ['data', (t: string[]) => t.some((p, i) => p.endsWith('data:') && (t[i + 1] ?? '').startsWith(' {'))],
+    ['done', (t: string[]) => t.some((p, i) => p.endsWith('[DO') && (t[i + 1] ?? '').startsWith('NE]'))],
+    ['usage', (t: string[]) => t.some((p) => /"usage":\{"prompt_tok[^}]*$/.test(p))],
+    ['blank', (t: string[]) => t.some((p, i) => p.endsWith('}\n') && t[i + 1] === '\n')],
+    ['text', (t: string[]) => t.some((p, i) => p.endsWith('"text":"') && (t[i + 1] ?? '').startsWith(' the'))],
+  ])('cut=%s cuts there', (place, check) => {
+    expect(check(pieces(`cut=${place}`).texts)).toBe(true);
+  });
+
+  it('cut=crlf puts CR and LF in different writes', () => {
+    const { texts } = pieces('eol=crlf;cut=crlf');
+    expect(texts.every((t) => !t.includes('\r\n'))).toBe(true);
+    expect(texts.filter((t) => t.endsWith('\r')).length).toBe(10);
+  });
+
+  it('cut=utf8 splits the first multi-byte character of an event', () => {
+    const { texts } = pieces('cut=utf8');
+    const lead = texts.findIndex((t) => t.endsWith('\xe4'));
+    expect(lead).toBeGreaterThanOrEqual(0);
+    expect(texts[lead + 1]?.startsWith('\xbd\xa0')).toBe(true);
+  });
+});
+
+describe('write grouping, cutting and due times', () => {
+  it('vLLM: one event per write, at the event’s due time', () => {
+    const { texts, dues } = pieces('vllm');
+    expect(texts).toHaveLength(5);
+    expect(dues).toEqual([100, 110, 120, 120, 120]);
+  });
+
+  it('writes=2 groups events; a group goes when its last event is due', () => {
+    const { texts, dues } = pieces('writes=2');
+    expect(texts).toHaveLength(3);
+    expect(dues).toEqual([110, 120, 120]);
+  });
+
+  it('cut=3 gives three pieces per event, the gap apart, starting at the event’s due', () => {
+    const { texts, dues } = pieces('cut=3;gap=4ms');
+    expect(texts).toHaveLength(15);
+    expect(dues.slice(0, 6)).toEqual([100, 104, 108, 110, 114, 118]);
+    // The next event cannot overtake the last piece of the one before.
+    expect(dues.slice(6, 9)).toEqual([120, 124, 128]);
+  });
+
+  it('writes=bytes: one byte per write, concatenating to the body', () => {
+    const { texts, body } = pieces('writes=bytes');
+    expect(texts.every((t) => t.length === 1)).toBe(true);
+    expect(texts.join('')).toBe(body.toString('latin1'));
+  });
+});
+
+describe('token grouping', () => {
+  it.each([
+    ['vllm', 7, [1, 1, 1, 1, 1, 1, 1]],
+    ['tokens=3', 7, [3, 3, 1]],
+    ['first=4', 7, [4, 1, 1, 1]],
+    ['tokens=2;first=5', 6, [5, 1]],
+  ])('%s over %i tokens → %j', (spec, n, groups) => {
+    expect(planTokenGroups(parseWireSpec(spec).tokens, new Rng(1), n)).toEqual(groups);
+  });
+
+  it('bursts are 1..max, seeded, and sum to the token count', () => {
+    const groups = planTokenGroups(parseWireSpec('tokens=burst:4').tokens, new Rng(3), 100);
+    expect(groups.reduce((a, b) => a + b, 0)).toBe(100);
+    expect(Math.max(...groups)).toBeLessThanOrEqual(4);
+    expect(new Set(groups).size).toBeGreaterThan(1);
+    expect(planTokenGroups(parseWireSpec('tokens=burst:4').tokens, new Rng(3), 100)).toEqual(groups);
+  });
+});
+
+describe('stream faults', () => {
+  const kinds = (events: readonly PayloadEvent[]): string[] => events.map((e) => e.kind);
+
+  it('eventAfterTokens: -1 for 0, the event holding the k-th token, the last one past the end', () => {
+    expect([0, 1, 2, 3, 9].map((k) => eventAfterTokens(EVENTS, k))).toEqual([-1, 0, 1, 2, 2]);
+  });
+
+  it('error after k tokens: the tokens so far, vLLM’s error event in Python spacing, then [DONE]', () => {
+    const out = applyStreamFault(EVENTS, { kind: 'error', afterTokens: 2, status: 500, p: 1 }, VLLM_FAULT_SHAPES);
+    expect(kinds(out.events)).toEqual(['content', 'content', 'error', 'done']);
+    expect(out.events[2]?.data).toBe(
+      '{"error": {"message": "Internal server error (benchtruth wire fault).", "type": "InternalServerError", "param": null, "code": 500}}',
+    );
+    expect(out.events[2]?.dueMs).toBe(120);
+  });
+
+  it('disconnect after k tokens: the events so far, dropped when the next was due', () => {
+    const out = applyStreamFault(EVENTS, { kind: 'disconnect', afterTokens: 1, p: 1 }, VLLM_FAULT_SHAPES);
+    expect(kinds(out.events)).toEqual(['content']);
+    expect(out.disconnectAfterEvent).toBe(0);
+    expect(out.disconnectAtMs).toBe(110);
+  });
+
+  it('stall after k tokens delays everything after by T', () => {
+    const out = applyStreamFault(EVENTS, { kind: 'stall', afterTokens: 1, stallMs: 1000, p: 1 }, VLLM_FAULT_SHAPES);
+    expect(out.events.map((e) => e.dueMs)).toEqual([100, 1110, 1120, 1120, 1120]);
+  });
+
+  it('malformed after k tokens inserts half a payload', () => {
+    const out = applyStreamFault(EVENTS, { kind: 'malformed', afterTokens: 1, p: 1 }, VLLM_FAULT_SHAPES);
+    expect(kinds(out.events)).toEqual(['content', 'error', 'content', 'content', 'usage', 'done']);
+    expect(() => JSON.parse(out.events[1]?.data as string)).toThrow();
+  });
+
+  it.each([
+    ['nodone', ['content', 'content', 'content', 'usage']],
+    ['nousage', ['content', 'content', 'content', 'done']],
+    ['dupdone', ['content', 'content', 'content', 'usage', 'done', 'done']],
+  ] as const)('%s', (kind, expected) => {
+    expect(kinds(applyStreamFault(EVENTS, { kind, p: 1 }, VLLM_FAULT_SHAPES).events)).toEqual(expected);
+  });
+
+  it('vLLM’s HTTP error body is compact JSON with status = code', () => {
+    expect(JSON.parse(VLLM_FAULT_SHAPES.httpErrorBody(429))).toEqual({
+      error: { message: expect.stringContaining('Too many requests') as unknown, type: 'TooManyRequestsError', param: null, code: 429 },
+    });
+  });
+
+  it('a fault with probability p fires for about p of the request streams, the same way every time', () => {
+    const faults = parseWireSpec('fault=disconnect:1@0.3').faults;
+    const fired = Array.from({ length: 2000 }, (_, i) => chooseFault(faults, new Rng(7).derive(`r${i}`), true) !== null);
+    const share = fired.filter(Boolean).length / fired.length;
+    expect(share).toBeGreaterThan(0.26);
+    expect(share).toBeLessThan(0.34);
+    expect(Array.from({ length: 2000 }, (_, i) => chooseFault(faults, new Rng(7).derive(`r${i}`), true) !== null)).toEqual(fired);
+  });
+
+  it('stream-only faults never fire for a non-streamed request', () => {
+    const faults = parseWireSpec('fault=error:1,nodone,malformed,dupdone,nousage').faults;
+    expect(chooseFault(faults, new Rng(1), false)).toBeNull();
+    expect(chooseFault(parseWireSpec('fault=http:500').faults, new Rng(1), false)?.kind).toBe('http');
+  });
+});
+
+describe('role=early', () => {
+  it('sends role-only events at arrival, everything else as planned', () => {
+    const role: PayloadEvent = { kind: 'role', tokenStart: 0, tokenCount: 0, data: '{"choices":[{"delta":{"role":"assistant","content":""}}]}', dueMs: 100 };
+    const events = [role, ...EVENTS];
+    const early = applyWirePolicy(events, { framing: 'sse', policy: parseWireSpec('role=early'), rng: new Rng(1) });
+    const vllm = applyWirePolicy(events, { framing: 'sse', policy: parseWireSpec('vllm'), rng: new Rng(1) });
+    expect(early.writes.map((w) => w.dueMs)).toEqual([0, 100, 110, 120, 120, 120]);
+    expect(vllm.writes.map((w) => w.dueMs)).toEqual([100, 100, 110, 120, 120, 120]);
+  });
+});
