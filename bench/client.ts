@@ -95,12 +95,13 @@ function eventsOf(records: readonly RequestRecord[]): { events: number; seconds:
   return { events, seconds: (last - first) / 1000 };
 }
 
-async function pacedEvents(): Promise<{ steps: string[]; best: number | null }> {
+async function pacedEvents(): Promise<{ steps: string[]; best: number | null; bestMedian: number | null }> {
   const itlMs = 10;
   const tokens = 100;
   const { url, child } = await startServe(['--seed', '1', '--time-to-first-token', '20ms', '--inter-token-latency', `${itlMs}ms`]);
   const steps: string[] = [];
   let best: number | null = null;
+  let bestMedian: number | null = null;
   try {
     const concurrencies = quick ? [50, 200] : [50, 100, 200, 300, 400, 500, 600, 800];
     for (const [step, concurrency] of concurrencies.entries()) {
@@ -126,11 +127,12 @@ async function pacedEvents(): Promise<{ steps: string[]; best: number | null }> 
       steps.push(line);
       process.stdout.write(`${line}\n`);
       if (p99 <= 1 && ok.length === result.records.length) best = Math.max(best ?? 0, rate);
+      if (p50 <= 1 && ok.length === result.records.length) bestMedian = Math.max(bestMedian ?? 0, rate);
     }
   } finally {
     await stop(child);
   }
-  return { steps, best };
+  return { steps, best, bestMedian };
 }
 
 function retainedHeap(): number {
@@ -148,18 +150,23 @@ async function memoryPerRequest(): Promise<string[]> {
   try {
     // A short run first so that code, connections and caches are warm before measuring.
     await runBench(base(url, { load: closedLoop(32, 200), maxTokens: 8, keepRecords: false }));
-    for (const tokens of quick ? [16] : [16, 64]) {
-      const requests = quick ? 2000 : 20_000;
+    // 16 tokens x 30,000: exact samples. 64 tokens x 40,000: 2.5 Mi gaps in one stage, past the
+    // exact limit, so pooled ITL is kept as the sketch.
+    const plans: Array<[tokens: number, requests: number, runs: number]> = quick ? [[16, 2000, 1]] : [[16, 10_000, 3], [64, 40_000, 1]];
+    for (const [tokens, requests, runs] of plans) {
+      // Runs kept alive together, so allocator noise is small next to what they retain.
       const before = retainedHeap();
-      let result: Awaited<ReturnType<typeof runBench>> | null = await runBench(base(url, { load: closedLoop(64, requests), maxTokens: tokens, keepRecords: false, seed: tokens }));
+      let kept: Array<Awaited<ReturnType<typeof runBench>>> = [];
+      for (let i = 0; i < runs; i++) kept.push(await runBench(base(url, { load: closedLoop(64, requests), maxTokens: tokens, keepRecords: false, seed: tokens * 10 + i })));
       const after = retainedHeap();
-      const samples = [...result.samples.values()].reduce((n, s) => n + s.retainedBytes, 0);
-      const exact = [...result.samples.values()].every((s) => s.interChunkMs.isExact);
-      result = null;
+      const samples = kept.flatMap((r) => [...r.samples.values()]).reduce((n, s) => n + s.retainedBytes, 0);
+      const exact = kept.every((r) => [...r.samples.values()].every((s) => s.interChunkMs.isExact));
+      kept = [];
       const released = after - retainedHeap();
+      const total = requests * runs;
       const line =
-        `  ${tokens} tokens/request (${tokens - 1} gaps), ${requests.toLocaleString('en-US')} requests: heap growth ${((after - before) / requests).toFixed(0)} B/request, ` +
-        `freed with the result ${(released / requests).toFixed(0)} B/request; compact samples ${(samples / requests).toFixed(0)} B/request (${exact ? 'exact: 64 fixed + 8 per gap' : 'past 1 Mi gaps: 64 fixed + the ±0.5 % ITL sketch'})`;
+        `  ${tokens} tokens/request (${tokens - 1} gaps), ${runs} x ${requests.toLocaleString('en-US')} requests: heap growth ${((after - before) / total).toFixed(0)} B/request, ` +
+        `freed with the results ${(released / total).toFixed(0)} B/request; compact samples ${(samples / total).toFixed(0)} B/request (${exact ? 'exact: 64 fixed + 8 per gap' : 'past 1 Mi gaps: 64 fixed + the ±0.5 % ITL sketch'})`;
       lines.push(line);
       process.stdout.write(`${line}\n`);
     }
@@ -204,7 +211,8 @@ const pinned = pinning && TASKSET && CORES > 1;
 process.stdout.write(`benchtruth client benchmark — node ${process.version}, ${CORES} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${pinned ? 'client pinned to core 0, server to the others' : 'not pinned'}; the client is one thread\n\n`);
 process.stdout.write('1. paced token events (1 event per write, 10 ms apart, 100 tokens per stream):\n');
 const paced = await pacedEvents();
-process.stdout.write(`   highest rate with error p99 <= 1 ms: ${paced.best === null ? 'none' : `${Math.round(paced.best).toLocaleString('en-US')} events/s`} (target >= 40,000)\n\n`);
+const fmt = (x: number | null): string => (x === null ? 'none' : `${Math.round(x).toLocaleString('en-US')} events/s`);
+process.stdout.write(`   highest rate with error p99 <= 1 ms: ${fmt(paced.best)} (target >= 40,000); with error p50 <= 1 ms: ${fmt(paced.bestMedian)}\n\n`);
 process.stdout.write('2. memory retained per finished request (target <= 300 bytes):\n');
 await memoryPerRequest();
 process.stdout.write('\n3. raw decode on coalesced streams (25 events per write, no pacing, 500 tokens per stream, 8 streams):\n');

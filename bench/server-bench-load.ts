@@ -1,9 +1,11 @@
 /**
  * The benchmark's load generator, in its own process so its CPU is not the server's:
  * `node --import tsx bench/server-bench-load.ts '<LoadSpec JSON>'` (with an IPC channel).
- * Opens `streams` streaming /v1/completions requests, their starts spread evenly over
- * `rampMs` so token phases do not line up, and counts token events (SSE events other than
- * [DONE]) as they arrive. The parent asks for the running count with a 'count' message.
+ * Keeps `streams` streaming /v1/completions requests open (closed loop: a stream that ends is
+ * replaced at once, so the server keeps planning new requests as a real one would), their
+ * first starts spread evenly over `rampMs` so token phases do not line up, and counts token
+ * events (SSE events other than [DONE]) as they arrive. The parent asks for the running count
+ * with a 'count' message. `reopen: false` opens each stream once (the idle-memory phase).
  */
 import { Agent, request } from 'node:http';
 
@@ -12,6 +14,7 @@ interface LoadSpec {
   streams: number;
   maxTokens: number;
   rampMs: number;
+  reopen?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
@@ -22,6 +25,7 @@ let events = 0;
 let withHeaders = 0;
 let finished = 0;
 let failed = 0;
+let opened = 0;
 const errors = new Map<string, number>();
 const failure = (error: Error & { code?: string }): void => {
   failed++;
@@ -29,7 +33,8 @@ const failure = (error: Error & { code?: string }): void => {
   errors.set(key, (errors.get(key) ?? 0) + 1);
 };
 
-function open(index: number): void {
+function open(): void {
+  const index = opened++;
   const body = JSON.stringify({ model: '', prompt: 'benchmark prompt', max_tokens: spec.maxTokens, stream: true });
   const req = request(
     { host: target.hostname, port: target.port, path: '/v1/completions', method: 'POST', agent, headers: { 'content-type': 'application/json', 'x-request-id': `bench-${process.pid}-${index}` } },
@@ -47,6 +52,7 @@ function open(index: number): void {
       res.on('end', () => {
         events--; // the [DONE] event carries no token
         finished++;
+        if (spec.reopen !== false) open();
       });
       res.on('error', failure);
     },
@@ -56,7 +62,7 @@ function open(index: number): void {
 }
 
 const start = performance.now();
-for (let i = 0; i < spec.streams; i++) setTimeout(() => open(i), (i * spec.rampMs) / spec.streams);
+for (let i = 0; i < spec.streams; i++) setTimeout(open, (i * spec.rampMs) / spec.streams);
 process.on('message', (message: unknown) => {
   if (message === 'count') process.send?.({ events, withHeaders, finished, failed, errors: Object.fromEntries(errors), elapsedMs: performance.now() - start });
   if (message === 'stop') process.exit(0);

@@ -1,7 +1,8 @@
 /**
  * `npm run bench:server`: how many token events the server delivers per CPU-second, how late
  * its writes are, and what it costs in memory — against a naive node:http server with one
- * timer per stream (bench/server-bench-baseline.ts). Server, baseline and load generator each
+ * timer per stream (bench/server-bench-baseline.ts). Each load keeps N streams of 4 s open
+ * (closed loop), so server CPU includes planning new requests, not only writing tokens. Server, baseline and load generator each
  * run in their own process; server CPU is read from /proc, so a load generator that shares
  * the machine does not inflate the server's figures. A benchmark: it prints, never fails.
  *
@@ -36,7 +37,8 @@ interface Figures {
 
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv[process.argv.indexOf('--only') + 1];
-const RAMP_MS = 1000;
+/** Initial starts spread over 1 ms per stream: a burst of thousands of connects overflows the listen backlog (ECONNRESET). */
+const rampMs = (streams: number): number => Math.max(1000, streams);
 const WARMUP_MS = QUICK ? 1500 : 3000;
 const MEASURE_MS = QUICK ? 3000 : 6000;
 const LOADS_ARG = process.argv.includes('--loads') ? process.argv[process.argv.indexOf('--loads') + 1] : undefined;
@@ -51,6 +53,7 @@ const LOADS: Load[] = LOADS_ARG === 'none'
   ? [{ streams: 500, tokensPerSec: 40 }, { streams: 2000, tokensPerSec: 50 }]
   : [{ streams: 100, tokensPerSec: 20 }, { streams: 500, tokensPerSec: 40 }, { streams: 1000, tokensPerSec: 50 }, { streams: 2000, tokensPerSec: 50 }];
 const IDLE_STREAMS = 2000;
+const STREAM_SECONDS = 4;
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
 const CLK_TCK = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
@@ -90,7 +93,7 @@ interface LoadCounts {
   errors: Record<string, number>;
 }
 
-function startLoad(spec: { url: string; streams: number; maxTokens: number; rampMs: number }): { child: ChildProcess; count(): Promise<LoadCounts>; started: Promise<void> } {
+function startLoad(spec: { url: string; streams: number; maxTokens: number; rampMs: number; reopen?: boolean }): { child: ChildProcess; count(): Promise<LoadCounts>; started: Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', here('./server-bench-load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting: Array<(counts: LoadCounts) => void> = [];
   let onStarted: () => void = () => {};
@@ -120,13 +123,14 @@ async function stop(child: ChildProcess): Promise<void> {
 
 async function measure(kind: string, load: Load): Promise<Figures> {
   const itlMs = 1000 / load.tokensPerSec;
-  const totalMs = RAMP_MS + WARMUP_MS + MEASURE_MS + 2000;
-  const maxTokens = Math.ceil((totalMs / 1000) * load.tokensPerSec);
+  // Closed loop: each stream lasts STREAM_SECONDS and is replaced when it ends, so the window
+  // holds request arrivals (planning) as well as token emission.
+  const maxTokens = Math.ceil(STREAM_SECONDS * load.tokensPerSec);
   const { child: server, url } = await startServer(kind, { ttftMs: itlMs, itlMs, seed: 1, truthCapacity: 10_000 });
   const pid = server.pid as number;
-  const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: RAMP_MS });
+  const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: rampMs(load.streams) });
   await generator.started;
-  await sleep(RAMP_MS + WARMUP_MS);
+  await sleep(rampMs(load.streams) + WARMUP_MS);
   await fetch(`${url}/_engine/lateness`, { method: 'DELETE' });
   const cpu0 = cpuTicks(pid);
   const c0 = await generator.count();
@@ -163,7 +167,7 @@ async function idleMemory(kind: string): Promise<{ server: string; kbPerStream: 
   const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1 });
   const pid = server.pid as number;
   // Warm the server's code paths first, so the figure is per stream, not JIT and first-use caches.
-  const warm = startLoad({ url, streams: 20, maxTokens: 50, rampMs: 100 });
+  const warm = startLoad({ url, streams: 20, maxTokens: 50, rampMs: 100, reopen: false });
   await sleep(1500);
   await stop(warm.child);
   await sleep(1000);
@@ -173,7 +177,7 @@ async function idleMemory(kind: string): Promise<{ server: string; kbPerStream: 
     return rssKb(pid);
   };
   const before = await settledRss();
-  const generator = startLoad({ url, streams: IDLE_STREAMS, maxTokens: IDLE_MAX_TOKENS, rampMs: 1000 });
+  const generator = startLoad({ url, streams: IDLE_STREAMS, maxTokens: IDLE_MAX_TOKENS, rampMs: rampMs(IDLE_STREAMS), reopen: false });
   await generator.started;
   const deadline = Date.now() + 20_000;
   while ((await generator.count()).withHeaders < IDLE_STREAMS && Date.now() < deadline) await sleep(200);

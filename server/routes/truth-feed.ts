@@ -2,12 +2,15 @@
  * `GET /_truth/stream`: a live server-sent-events feed of truth records as requests finish
  * (event `truth`, id = request id, data = the record's JSON as /_truth/requests/:id serves it).
  * Filters: `?model=NAME`, `?faults=only`. Feeds end when the server closes, so a watching
- * dashboard never holds a shutdown open.
+ * dashboard never holds a shutdown open, and a feed whose reader falls far behind is closed.
  */
 import type { FastifyInstance } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
+
+/** Records a feed may fall behind (while its socket is backed up) before it is closed. */
+const MAX_BACKLOG = 10_000;
 
 interface FeedQuery {
   model?: string;
@@ -28,8 +31,19 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
       // Held now: the response lets go of its socket once it finishes.
       const socket = request.raw.socket;
       reply.sse({ comment: ' benchtruth truth feed' });
+      // A reader that stops reading must not make the server hold every record for it.
+      let backlog = 0;
+      reply.raw.on('drain', () => {
+        backlog = 0;
+      });
       const unsubscribe = ctx.truth.subscribe((record) => {
-        if (wanted(record)) reply.sse({ id: record.id, event: 'truth', data: JSON.stringify(truthToJson(record)) });
+        if (!wanted(record)) return;
+        if (reply.raw.writableNeedDrain && ++backlog > MAX_BACKLOG) {
+          reply.sse({ comment: ` feed closed: the reader fell ${MAX_BACKLOG} records behind` });
+          close(true);
+          return;
+        }
+        reply.sse({ id: record.id, event: 'truth', data: JSON.stringify(truthToJson(record)) });
       });
       const close = (shutdown: boolean): void => {
         if (!open.delete(close)) return;

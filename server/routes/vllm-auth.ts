@@ -20,6 +20,6 @@ export function installVllmApiKey(app: FastifyInstance, apiKey: string | null): 
     if (path !== '/v1' && !path.startsWith('/v1/')) return;
     const sent = request.headers.authorization;
     if (typeof sent === 'string' && sameKey(sent, expected)) return;
-    return reply.code(401).header('content-type', 'application/json').send(Buffer.from('{"error":"Unauthorized"}'));
+    return reply.code(401).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"error":"Unauthorized"}'));
   });
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
-import { autoToolChoiceRefused, checkSampling } from '../dialects/vllm/sampling-request.ts';
+import { autoToolChoiceRefused, checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, fail, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -29,10 +29,14 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (tooLong !== null) return fail(reply, badRequest(`${tooLong.message} None`));
     const sampling = checkSampling(req, req.maxTokens);
     if (sampling !== null) return fail(reply, sampling);
+    const logprobs = checkLogprobs(req.logprobs ?? null);
+    if (logprobs !== null) return fail(reply, logprobs);
     const wire = wirePolicyFor(ctx, model.name, request);
     if (wire instanceof VllmError) return fail(reply, wire);
 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
+    const huge = planTooLarge(req.n, output.maxTokens);
+    if (huge !== null) return fail(reply, huge);
     const admission = admit(ctx, { identity, arrivalMono }, model, promptTokens, output.maxTokens);
     if (admission instanceof VllmError) return fail(reply, admission);
     const planned = planChat({

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion } from '../dialects/vllm/plan-completion.ts';
-import { checkSampling } from '../dialects/vllm/sampling-request.ts';
+import { checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, fail, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
@@ -35,11 +35,15 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (!limited && counts.some((c) => c >= options.maxModelLen)) return fail(reply, badRequest('max_tokens must be at least 1, got 0.'));
     const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [] }, limited ? req.maxTokens : null);
     if (sampling !== null) return fail(reply, sampling);
+    const logprobs = checkLogprobs(req.logprobs ?? null);
+    if (logprobs !== null) return fail(reply, logprobs);
     const wire = wirePolicyFor(ctx, model.name, request);
     if (wire instanceof VllmError) return fail(reply, wire);
 
     const longest = Math.max(...counts);
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos);
+    const huge = planTooLarge(prompts.length * (req.n ?? 1), output.maxTokens);
+    if (huge !== null) return fail(reply, huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {
       echoes = prompts.map((p, i) => echoTokens(tokenizer, texts[i] ?? tokenizer.decode(p as number[]) ?? ''));
@@ -56,6 +60,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       promptTokensOfPrompt: counts,
       ...(req.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
       servedModel: model.name,
+      ...(req.echo === true ? { echoPrompts: prompts.map((p, i) => texts[i] ?? tokenizer.decode(p as number[]) ?? '') } : {}),
       naturalStop: output.naturalStop,
       ...(echoes === undefined ? {} : { echoes }),
       created: createdAt(ctx),

@@ -4,7 +4,7 @@ import { VllmError } from '../dialects/vllm/errors.ts';
 import { jsonInvalid, validationError } from '../dialects/vllm/request-fields.ts';
 
 export function sendVllmError(reply: FastifyReply, error: VllmError): FastifyReply {
-  return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json' }).send(Buffer.from(error.body()));
+  return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(error.body()));
 }
 
 /** Fastify's own failures (bad JSON, oversized body, unknown route) in vLLM's shape; never a 500 for client input. */
@@ -23,6 +23,6 @@ export function installVllmErrorHandlers(app: FastifyInstance): void {
     return sendVllmError(reply, new VllmError(status, 'BadRequestError', error.message));
   });
   app.setNotFoundHandler((_request, reply) =>
-    reply.code(404).header('content-type', 'application/json').send(Buffer.from(JSON.stringify({ detail: 'Not Found' }))),
+    reply.code(404).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ detail: 'Not Found' }))),
   );
 }

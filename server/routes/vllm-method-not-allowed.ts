@@ -12,6 +12,6 @@ export function methodNotAllowed(app: FastifyInstance, url: string, allowed: 'GE
     method: others as HTTPMethods[],
     url,
     handler: async (_request, reply) =>
-      reply.code(405).headers({ allow: allowed, 'content-type': 'application/json' }).send(Buffer.from('{"detail":"Method Not Allowed"}')),
+      reply.code(405).headers({ allow: allowed, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"detail":"Method Not Allowed"}')),
   });
 }

@@ -39,7 +39,7 @@ function card(ctx: ServerContext, id: string, root: string, parent: string | nul
 }
 
 function plainText(reply: FastifyReply, text: string): FastifyReply {
-  return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(Buffer.from(text));
+  return reply.code(200).headers({ 'content-type': 'text/plain; charset=utf-8', server: 'uvicorn' }).send(Buffer.from(text));
 }
 
 function objectBody(body: unknown): Record<string, unknown> | null {
@@ -52,7 +52,7 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
     const created = options.created ?? Math.floor(Date.now() / 1000);
     const data = [card(ctx, options.model, options.model, null, options.maxModelLen, created)];
     for (const lora of state.models.loras()) data.push(card(ctx, lora.name, lora.path, lora.baseModelName ?? options.model, null, created));
-    return reply.header('content-type', 'application/json').send(Buffer.from(JSON.stringify({ object: 'list', data })));
+    return reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ object: 'list', data })));
   });
 
   app.post('/v1/load_lora_adapter', async (request, reply) => {

@@ -11,7 +11,7 @@ import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
 
-const json = (reply: FastifyReply, body: unknown): FastifyReply => reply.header('content-type', 'application/json').send(Buffer.from(JSON.stringify(body)));
+const json = (reply: FastifyReply, body: unknown): FastifyReply => reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify(body)));
 
 function modelOf(body: Record<string, unknown>, issues: FieldIssue[]): string {
   const model = body.model;

@@ -16,13 +16,30 @@ export const SCENARIO_DIR = fileURLToPath(new URL('../../scenarios/', import.met
 
 const FAILURE_KIND = /^(http_\d{3}|stream_error|disconnected|truncated|malformed|timeout)$/;
 
+/**
+ * A wire policy in YAML: the spec string, or a mapping of its items (`eol: crlf`, `cut: [usage,
+ * blank]`, `bom: true`, `fault: [disconnect:5@0.1]`), which is turned into the spec string.
+ */
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+const wireSchema = z.union([z.string(), z.record(z.string(), z.union([scalar, z.array(scalar)]))]).transform((value) => (typeof value === 'string' ? value : specOf(value)));
+
+function specOf(items: Record<string, string | number | boolean | Array<string | number | boolean>>): string {
+  return Object.entries(items)
+    .map(([key, value]) => {
+      if (value === true) return key;
+      if (value === false) return `${key}=no`;
+      return `${key}=${Array.isArray(value) ? value.join(',') : String(value)}`;
+    })
+    .join(';');
+}
+
 const scenarioSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase words joined by hyphens'),
   title: z.string().min(1),
   /** One paragraph: the real-world bug and who it bit. */
   description: z.string().min(80),
-  wire: z.string(),
-  models: z.record(z.string(), z.string()).optional(),
+  wire: wireSchema,
+  models: z.record(z.string(), wireSchema).optional(),
   /** `serve` flags by their long name (without `--`), e.g. `time-to-first-token: 150ms`. */
   server: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   /** Where to send requests to meet the bug (default /v1/completions). */
@@ -33,7 +50,7 @@ const scenarioSchema = z.strictObject({
   expect: z.union([z.literal('exact'), z.literal('mixed'), z.string().regex(FAILURE_KIND, 'a failure kind such as http_429 or disconnected')]),
 });
 
-export type Scenario = z.infer<typeof scenarioSchema>;
+export type Scenario = z.output<typeof scenarioSchema>;
 
 export class ScenarioError extends Error {
   constructor(message: string) {

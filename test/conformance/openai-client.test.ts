@@ -81,6 +81,14 @@ describe('openai client: chat', () => {
     expect(usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 8 });
   });
 
+  it('parses logprobs', async () => {
+    const chat = await client.chat.completions.create({ model: 'conformance-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3, logprobs: true, top_logprobs: 2 });
+    const content = chat.choices[0]?.logprobs?.content ?? [];
+    expect(content).toHaveLength(3);
+    expect(content.map((c) => c.token).join('')).toBe(chat.choices[0]?.message.content);
+    expect(content[0]?.top_logprobs).toHaveLength(2);
+  });
+
   it('the stream helper assembles the final message', async () => {
     const runner = client.chat.completions.stream({ model: 'conformance-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 });
     const final = await runner.finalChatCompletion();

@@ -78,12 +78,12 @@ describe('arbitrary wire policies over 127.0.0.1 against the truth', () => {
           const ttft = (c.ttftMs as number) - (t.ttftMs as number);
           worst.ttft = Math.max(worst.ttft, ttft);
           c.itlMs.forEach((gap, i) => (worst.itl = Math.max(worst.itl, Math.abs(gap - (t.itlMs[i] as number)))));
-          expect(ttft).toBeGreaterThanOrEqual(0);
-          expect(ttft).toBeLessThanOrEqual(TOLERANCE_MS.oneSided);
+          expect(ttft, `client TTFT − truth of ${record.requestId}`).toBeGreaterThanOrEqual(0);
+          expect(ttft, `client TTFT − truth of ${record.requestId}`).toBeLessThanOrEqual(TOLERANCE_MS.oneSided);
           expect(c.outputTokens).toBe(t.outputTokens);
           expect(c.outputTokens).toBe(tokens);
           expect(c.itlMs).toHaveLength(t.itlMs.length);
-          c.itlMs.forEach((gap, i) => expect(Math.abs(gap - (t.itlMs[i] as number))).toBeLessThanOrEqual(TOLERANCE_MS.twoSided));
+          c.itlMs.forEach((gap, i) => expect(Math.abs(gap - (t.itlMs[i] as number)), `|ITL gap ${i} − truth| of ${record.requestId}`).toBeLessThanOrEqual(TOLERANCE_MS.twoSided));
         }
       }),
       { seed: 0xe2e_3, numRuns: 14 },

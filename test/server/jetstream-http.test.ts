@@ -192,3 +192,33 @@ describe('wire faults on JetStream’s surfaces', () => {
     expect((JSON.parse(response.body) as { detail: string }).detail).toMatch(/^x-benchtruth-wire: /);
   });
 });
+
+describe('JetStream behind the batching engine', () => {
+  it('reports queue wait apart: TTFT metric + queue duration = the truth’s first-token time', async () => {
+    const batching = buildServer({ seed: 4, ttftMs: 20, itlMs: 5, scheduler: 'batching', maxNumSeqs: 1 });
+    await batching.app.ready();
+    try {
+      const ids = ['b-1', 'b-2', 'b-3'];
+      const responses = await Promise.all(
+        ids.map((id) =>
+          batching.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-request-id': id }, payload: JSON.stringify({ max_tokens: 4, text_content: { text: 'queue me' } }) }),
+        ),
+      );
+      expect(responses.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+      const text = (await batching.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const value = (name: string): number => Number(new RegExp(`^${name}\\{id="[^"]+"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      const firstTokenSec = ids.reduce((sum, id) => {
+        const record = batching.context.truth.get(id);
+        const first = record?.events.find((e) => e.tokenCount > 0);
+        const write = record?.writes.find((w) => first !== undefined && first.completesAt < w.offset + w.length);
+        return sum + (write?.actualMs ?? Number.NaN) / 1000;
+      }, 0);
+      expect(value('jetstream_queue_duration_count')).toBe(3);
+      // One decode slot: the later requests waited for the earlier ones.
+      expect(value('jetstream_queue_duration_sum')).toBeGreaterThan(0);
+      expect(value('jetstream_time_to_first_token_sum') + value('jetstream_queue_duration_sum')).toBeCloseTo(firstTokenSec, 6);
+    } finally {
+      await batching.close();
+    }
+  });
+});

@@ -18,6 +18,8 @@ export interface ChatRequest extends SamplingFields {
   maxTokens: number | null;
   /** The role of the answer: the assistant (default), or with add_generation_prompt=false the last message's. */
   role?: string;
+  /** `logprobs: true` → `top_logprobs` alternatives per position; null when logprobs are off. */
+  logprobs?: number | null;
 }
 
 function readContent(raw: unknown, at: number, issues: FieldIssue[]): string {
@@ -89,10 +91,12 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   // vLLM: `request.max_completion_tokens or request.max_tokens` (a 0 falls through, as in Python).
   const maxTokens = maxCompletionTokens !== null && maxCompletionTokens !== 0 ? maxCompletionTokens : maxTokensField;
   const addGenerationPrompt = reader.bool('add_generation_prompt', true);
+  const wantLogprobs = reader.bool('logprobs', false);
+  const topLogprobs = reader.int('top_logprobs', 0) ?? 0;
   const typeFailure2 = typeErrors(reader);
   if (typeFailure2 !== null) return typeFailure2;
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
-  return { ok: true, value: { ...fields, messages, maxTokens, role } };
+  return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null } };
 }
 
 /** The text echo mode hands back: the last message's text. */

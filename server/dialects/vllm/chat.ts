@@ -7,6 +7,7 @@
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import type { PlannedChoice } from './choices.ts';
 import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dialect-version.ts';
+import { chatLogprobsJson, type LogprobSpec } from './logprobs.ts';
 import type { StreamOptions } from './sampling-request.ts';
 import { stepTokenIds, type StreamStep } from './stream-steps.ts';
 import { usageJson, usageJsonWithDetails } from './usage.ts';
@@ -23,6 +24,8 @@ export interface ChatContext {
   promptTokenIds?: readonly number[];
   /** The answer's role (default assistant). */
   role?: string;
+  /** `logprobs: true` asked for: deterministic stand-in values (logprobs.ts). */
+  logprobs?: LogprobSpec;
 }
 
 const q = JSON.stringify;
@@ -45,6 +48,9 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
     events.push({ kind: 'role', tokenStart: 0, tokenCount: 0, data: `${prefix}[${role}]${runningUsage(0)}${promptIds}}`, dueMs: firstDue });
   }
   const withIds = ctx.promptTokenIds !== undefined;
+  const spec = ctx.logprobs;
+  const stepLogprobs = (step: StreamStep): string =>
+    spec === undefined ? 'null' : chatLogprobsJson(spec, step.choice.index, step.choice.tokens, step.completionTokens - step.tokenCount, step.completionTokens);
   for (const step of steps) {
     const { choice } = step;
     const ids = modern ? `,"token_ids":${withIds ? stepTokenIds(step) : 'null'}` : '';
@@ -56,7 +62,7 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
       kind: step.finish ? 'finish' : 'content',
       tokenStart: step.tokenStart,
       tokenCount: step.tokenCount,
-      data: `${prefix}[{"index":${choice.index},"delta":${delta},"logprobs":null,${tail}}]${runningUsage(step.completionTokens)}}`,
+      data: `${prefix}[{"index":${choice.index},"delta":${delta},"logprobs":${stepLogprobs(step)},${tail}}]${runningUsage(step.completionTokens)}}`,
       dueMs: step.dueMs,
     });
   }
@@ -74,7 +80,8 @@ export function chatBody(ctx: ChatContext, choices: readonly PlannedChoice[]): s
     const message = `{"role":${q(ctx.role ?? 'assistant')},"content":${q(choice.text)},"refusal":null,"annotations":null,"audio":null,"function_call":null,"tool_calls":[],"reasoning_content":null}`;
     const stopReason = choice.stopReason === null ? 'null' : q(choice.stopReason);
     const ids = modern ? `,"token_ids":${ctx.promptTokenIds === undefined ? 'null' : q(choice.tokens.map((t) => t.id))}` : '';
-    return `{"index":${choice.index},"message":${message},"logprobs":null,"finish_reason":${q(choice.finishReason)},"stop_reason":${stopReason}${ids}}`;
+    const logprobs = ctx.logprobs === undefined ? 'null' : chatLogprobsJson(ctx.logprobs, choice.index, choice.tokens, 0, choice.tokens.length);
+    return `{"index":${choice.index},"message":${message},"logprobs":${logprobs},"finish_reason":${q(choice.finishReason)},"stop_reason":${stopReason}${ids}}`;
   });
   const completionTokens = choices.reduce((sum, c) => sum + c.tokens.length, 0);
   return (

@@ -21,6 +21,10 @@ export interface CompletionRequest {
   stop?: string[];
   includeStopStrInOutput?: boolean;
   returnTokenIds?: boolean;
+  /** `logprobs`: alternatives per position, or null/absent for none. */
+  logprobs?: number | null;
+  /** `echo`: each choice's text starts with its prompt. */
+  echo?: boolean;
 }
 
 function isPrompt(value: unknown): value is CompletionRequest['prompt'] {
@@ -52,6 +56,8 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
   const fields: SamplingFields = readSamplingFields(reader);
   const explicitNull = body.max_tokens === null;
   const maxTokens = reader.int('max_tokens', defaultMaxTokens);
+  const logprobs = reader.int('logprobs', null);
+  const echo = reader.bool('echo', false);
   if (body.prompt !== undefined && body.prompt !== null && !isPrompt(body.prompt)) {
     reader.issues.push({ type: 'string_type', loc: ['prompt', 'str'], msg: 'Input should be a valid string', input: body.prompt });
   }
@@ -73,6 +79,8 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
       stop: fields.stop,
       includeStopStrInOutput: fields.includeStopStrInOutput,
       returnTokenIds: fields.returnTokenIds,
+      logprobs,
+      echo,
     },
   };
 }

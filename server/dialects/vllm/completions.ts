@@ -7,6 +7,7 @@ import type { PlannedToken } from '../../../contracts/truth.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import type { PlannedChoice } from './choices.ts';
 import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dialect-version.ts';
+import { completionLogprobsJson, type LogprobSpec } from './logprobs.ts';
 import type { StreamOptions } from './sampling-request.ts';
 import { mergeSteps, stepTokenIds, type StreamStep } from './stream-steps.ts';
 import { usageJson, usageJsonWithDetails } from './usage.ts';
@@ -28,6 +29,8 @@ export interface CompletionContext {
   promptTokensOfChoice?: readonly number[];
   /** `return_token_ids`: each choice's prompt token ids (0.11 shape only). */
   promptTokenIdsOfChoice?: ReadonlyArray<readonly number[]>;
+  /** `logprobs` asked for: deterministic stand-in values (logprobs.ts). */
+  logprobs?: LogprobSpec;
 }
 
 const q = JSON.stringify;
@@ -36,7 +39,7 @@ function head(ctx: CompletionContext): string {
   return `{"id":${q(ctx.id)},"object":"text_completion","created":${ctx.created},"model":${q(ctx.model)},"choices":`;
 }
 
-function streamChoice(ctx: CompletionContext, step: StreamStep): string {
+function streamChoice(ctx: CompletionContext, step: StreamStep, textOffset: number): string {
   const finish = step.finish ? q(step.choice.finishReason) : 'null';
   const stopReason = step.finish && step.choice.stopReason !== null ? q(step.choice.stopReason) : 'null';
   let ids = '';
@@ -48,7 +51,10 @@ function streamChoice(ctx: CompletionContext, step: StreamStep): string {
       ? ',"prompt_token_ids":null,"token_ids":null'
       : `,"prompt_token_ids":${first ? q(promptIds) : 'null'},"token_ids":${stepTokenIds(step)}`;
   }
-  return `{"index":${step.choice.index},"text":${q(step.text)},"logprobs":null,"finish_reason":${finish},"stop_reason":${stopReason}${ids}}`;
+  const logprobs = ctx.logprobs === undefined
+    ? 'null'
+    : completionLogprobsJson(ctx.logprobs, step.choice.index, step.choice.tokens, step.completionTokens - step.tokenCount, step.completionTokens, textOffset);
+  return `{"index":${step.choice.index},"text":${q(step.text)},"logprobs":${logprobs},"finish_reason":${finish},"stop_reason":${stopReason}${ids}}`;
 }
 
 /** The events of a streamed completion: one chunk per step, the usage chunk, `[DONE]`. */
@@ -57,14 +63,21 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
   const includeUsage = ctx.streamOptions?.includeUsage === true;
   const continuous = includeUsage && ctx.streamOptions?.continuousUsageStats === true;
   const events: PayloadEvent[] = [];
+  // vLLM's text_offset continues from the text a choice has streamed so far (code points).
+  const streamed = ctx.logprobs === undefined ? null : new Map<number, number>();
   for (const step of steps) {
+    let textOffset = 0;
+    if (streamed !== null) {
+      textOffset = streamed.get(step.choice.index) ?? 0;
+      streamed.set(step.choice.index, textOffset + [...step.text].length);
+    }
     const prompt = ctx.promptTokensOfChoice?.[step.choice.index] ?? ctx.promptTokens;
     const usage = continuous ? usageJsonWithDetails(prompt, step.completionTokens) : 'null';
     events.push({
       kind: step.finish ? 'finish' : 'content',
       tokenStart: step.tokenStart,
       tokenCount: step.tokenCount,
-      data: `${prefix}[${streamChoice(ctx, step)}],"usage":${usage}}`,
+      data: `${prefix}[${streamChoice(ctx, step, textOffset)}],"usage":${usage}}`,
       dueMs: step.dueMs,
     });
   }
@@ -79,7 +92,8 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
 export function completionBody(ctx: CompletionContext, choices: readonly PlannedChoice[]): string {
   const modern = hasTokenIdFields(ctx.version ?? DEFAULT_VLLM_VERSION);
   const rendered = choices.map((choice) => {
-    const common = `{"index":${choice.index},"text":${q(choice.text)},"logprobs":null,"finish_reason":${q(choice.finishReason)},"stop_reason":${choice.stopReason === null ? 'null' : q(choice.stopReason)}`;
+    const logprobs = ctx.logprobs === undefined ? 'null' : completionLogprobsJson(ctx.logprobs, choice.index, choice.tokens, 0, choice.tokens.length, 0);
+    const common = `{"index":${choice.index},"text":${q(choice.text)},"logprobs":${logprobs},"finish_reason":${q(choice.finishReason)},"stop_reason":${choice.stopReason === null ? 'null' : q(choice.stopReason)}`;
     if (!modern) return `${common},"prompt_logprobs":null}`;
     const promptIds = ctx.promptTokenIdsOfChoice?.[choice.index];
     if (promptIds === undefined) return `${common},"token_ids":null,"prompt_logprobs":null,"prompt_token_ids":null}`;

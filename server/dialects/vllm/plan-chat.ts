@@ -3,6 +3,7 @@
  * same stages as plan-completion.ts: engine tokens per choice → chat events → wire frame and
  * writes → truth record. The route plays it.
  */
+import { hashString } from '../../../contracts/rng.ts';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
@@ -59,6 +60,7 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     version: options.vllmVersion,
     ...(request.role === undefined ? {} : { role: request.role }),
     ...(input.promptTokenIds === undefined ? {} : { promptTokenIds: input.promptTokenIds }),
+    ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey) } }),
   };
   let merged = mergeSteps(choices);
   const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);

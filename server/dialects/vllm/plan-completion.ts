@@ -3,6 +3,7 @@
  * their due times, events, body bytes and writes. The route plays it; tests compose it in
  * memory with a virtual clock.
  */
+import { hashString } from '../../../contracts/rng.ts';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
@@ -27,6 +28,8 @@ export interface CompletionPlanInput {
   servedModel?: string;
   /** Prompt tokens of each prompt of a batch (default: one prompt of promptTokens). */
   promptTokensOfPrompt?: readonly number[];
+  /** `echo: true`: each prompt's text, put in front of its choices' text (first chunk). */
+  echoPrompts?: readonly string[];
   /** `return_token_ids`: each prompt's token ids. */
   promptTokenIdsOfPrompt?: ReadonlyArray<readonly number[]>;
   /** Echo mode: each prompt's tokens, given back as the output. */
@@ -56,6 +59,13 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     stop: { stop: request.stop ?? [], includeStopStrInOutput: request.includeStopStrInOutput ?? false },
     promptTokens: input.promptTokens,
   });
+  if (input.echoPrompts !== undefined) {
+    for (const choice of choices) {
+      const prompt = input.echoPrompts[Math.floor(choice.index / n)] ?? '';
+      choice.deltas[0] = prompt + (choice.deltas[0] ?? '');
+      choice.text = prompt + choice.text;
+    }
+  }
   const model = input.servedModel ?? options.model;
   const completion: CompletionContext = {
     id: `cmpl-${input.requestId}`,
@@ -66,6 +76,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     streamOptions: request.streamOptions,
     version: options.vllmVersion,
     promptTokensOfChoice: choices.map((c) => promptCounts[Math.floor(c.index / n)] ?? input.promptTokens),
+    ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey) } }),
     ...(input.promptTokenIdsOfPrompt === undefined ? {} : { promptTokenIdsOfChoice: choices.map((c) => input.promptTokenIdsOfPrompt?.[Math.floor(c.index / n)] ?? []) }),
   };
   let merged = mergeSteps(choices);

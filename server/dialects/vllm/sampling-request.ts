@@ -3,6 +3,7 @@
  * (lax coercion, every error collected), then SamplingParams' own checks (BadRequestError).
  */
 import { badRequest, type VllmError } from './errors.ts';
+import { MAX_LOGPROBS } from './logprobs.ts';
 import { beforeValidatorError, FieldReader, isPlainObject, laxBool, validationError, type Parsed } from './request-fields.ts';
 
 export interface StreamOptions {
@@ -33,6 +34,16 @@ export function pyTruthy(value: unknown): boolean {
 
 /** The largest n benchtruth plans (vLLM has no cap; a fake server needs one to stay up). */
 export const MAX_CHOICES = 128;
+
+/** The most output tokens one request may plan (choices × limit): a plan lives in memory. */
+export const MAX_PLANNED_TOKENS = 2_000_000;
+
+/** benchtruth's own guard (not vLLM's): a request whose plan would not fit in memory. */
+export function planTooLarge(choices: number, maxTokens: number): VllmError | null {
+  const total = choices * maxTokens;
+  if (total <= MAX_PLANNED_TOKENS) return null;
+  return badRequest(`benchtruth plans at most ${MAX_PLANNED_TOKENS} output tokens per request; this one asks for ${total} (${choices} choices × ${maxTokens} tokens).`, 'max_tokens');
+}
 
 const numberAbove = (value: unknown, limit: number): boolean => typeof value === 'number' && value > limit;
 const numberBelow = (value: unknown, limit: number): boolean => typeof value === 'number' && value < limit;
@@ -111,6 +122,12 @@ export function readSamplingFields(reader: FieldReader): SamplingFields {
     includeStopStrInOutput: reader.bool('include_stop_str_in_output', false),
     returnTokenIds: reader.bool('return_token_ids', false),
   };
+}
+
+/** vLLM's engine check on the number of logprobs asked for (--max-logprobs, default 20). */
+export function checkLogprobs(count: number | null): VllmError | null {
+  if (count === null || count <= MAX_LOGPROBS) return null;
+  return badRequest(`Requested sample logprobs of ${count}, which is greater than max allowed: ${MAX_LOGPROBS}`);
 }
 
 /** SamplingParams' checks, after the types are known to be right. */

@@ -155,6 +155,12 @@ describe('request semantics', () => {
     await server.close();
   });
 
+  it('refuses a plan too large to hold in memory (benchtruth’s own guard) instead of falling over', async () => {
+    const response = await post('/v1/completions', { prompt: 'x', n: 128, max_tokens: 20_000 });
+    expect(response.statusCode).toBe(400);
+    expect((JSON.parse(response.body) as { error: Json }).error.param).toBe('max_tokens');
+  });
+
   it('accepts what pydantic’s lax mode accepts: digit strings for integers, yes/no for booleans', async () => {
     const response = await post('/v1/completions', { prompt: 'x', max_tokens: '2', stream: 'yes' });
     expect(response.statusCode).toBe(200);
@@ -231,5 +237,52 @@ describe('chat request rules', () => {
     expect((firstChoice(body).message as Json).role).toBe('assistant');
     const custom = JSON.parse((await post({ messages: [{ role: 'narrator', content: 'x' }], add_generation_prompt: false, max_tokens: 2 })).body) as Json;
     expect((firstChoice(custom).message as Json).role).toBe('narrator');
+  });
+});
+
+describe('logprobs (deterministic stand-in values in vLLM’s shapes)', () => {
+  const post = (url: string, body: unknown) => postTo(servers['0.11'] as BenchtruthServer, url, body, { 'x-request-id': 'lp' });
+
+  it('completions: text_offset, token_logprobs, tokens and top_logprobs per position, streamed offsets continuing', async () => {
+    const whole = firstChoice(JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 3, logprobs: 2 })).body) as Json);
+    const logprobs = whole.logprobs as { text_offset: number[]; token_logprobs: number[]; tokens: string[]; top_logprobs: Array<Record<string, number>> };
+    expect(Object.keys(logprobs)).toEqual(['text_offset', 'token_logprobs', 'tokens', 'top_logprobs']);
+    expect(logprobs.tokens.join('')).toBe(whole.text);
+    expect(logprobs.text_offset[0]).toBe(0);
+    logprobs.top_logprobs.forEach((top, i) => {
+      expect(Object.keys(top)).toHaveLength(2);
+      expect(top[logprobs.tokens[i] as string]).toBe(logprobs.token_logprobs[i]);
+    });
+    const streamed = chunks((await post('/v1/completions', { prompt: 'x', max_tokens: 3, logprobs: 2, stream: true })).body);
+    expect(streamed.map((c) => (firstChoice(c).logprobs as { text_offset: number[] }).text_offset[0])).toEqual(logprobs.text_offset);
+  });
+
+  it('chat: content entries with token, logprob, bytes and top_logprobs; none without logprobs: true', async () => {
+    const body = { messages: [{ role: 'user', content: 'x' }], max_tokens: 2 };
+    const whole = firstChoice(JSON.parse((await post('/v1/chat/completions', { ...body, logprobs: true, top_logprobs: 3 })).body) as Json);
+    const content = (whole.logprobs as { content: Json[] }).content;
+    expect(content).toHaveLength(2);
+    expect(Object.keys(content[0] as Json)).toEqual(['token', 'logprob', 'bytes', 'top_logprobs']);
+    expect((content[0] as Json).top_logprobs).toHaveLength(3);
+    expect(Buffer.from((content[0] as { bytes: number[] }).bytes).toString()).toBe((content[0] as Json).token);
+    expect(firstChoice(JSON.parse((await post('/v1/chat/completions', body)).body) as Json).logprobs).toBeNull();
+  });
+
+  it('refuses more than --max-logprobs (20), as vLLM’s engine does', async () => {
+    const response = await post('/v1/completions', { prompt: 'x', logprobs: 21 });
+    expect(JSON.parse(response.body)).toEqual({ error: { message: 'Requested sample logprobs of 21, which is greater than max allowed: 20', type: 'BadRequestError', param: null, code: 400 } });
+  });
+});
+
+describe('completions echo', () => {
+  it('puts the prompt in front of the text, in the first chunk when streaming', async () => {
+    const post = (body: unknown) => postTo(servers['0.11'] as BenchtruthServer, '/v1/completions', body, { 'x-request-id': 'echo' });
+    const plain = firstChoice(JSON.parse((await post({ prompt: 'Tell me', max_tokens: 3 })).body) as Json).text as string;
+    const echoed = JSON.parse((await post({ prompt: 'Tell me', max_tokens: 3, echo: true })).body) as Json;
+    expect(firstChoice(echoed).text).toBe(`Tell me${plain}`);
+    expect((echoed.usage as Json).completion_tokens).toBe(3);
+    const streamed = chunks((await post({ prompt: 'Tell me', max_tokens: 3, echo: true, stream: true })).body);
+    expect(firstChoice(streamed[0] as Json).text as string).toMatch(/^Tell me/);
+    expect(streamed.map((c) => firstChoice(c).text).join('')).toBe(`Tell me${plain}`);
   });
 });

@@ -3,7 +3,9 @@
  * (ours, in the in-memory pipeline) reports what the scenario says: exact metrics, its failure
  * kind, or a mix where each request is one or the other as its truth record says.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requestMetrics, truthTiming } from '../../../contracts/metrics.ts';
 import { countTokens } from '../../../contracts/tokenizer.ts';
@@ -94,6 +96,51 @@ describe('scenarios/', () => {
     }
     if (scenario.expect === 'mixed') expect(kinds.size).toBeGreaterThan(1);
     else expect([...kinds]).toEqual([scenario.expect]);
+  });
+
+  it('a scenario’s wire policy may be a YAML mapping of spec items', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'benchtruth-scenario-'));
+    try {
+      const file = join(dir, 'mapped.yaml');
+      writeFileSync(
+        file,
+        [
+          'name: mapped',
+          'title: Mapping form',
+          `description: ${'A scenario whose wire policy is written as a YAML mapping instead of a spec string. '.repeat(2)}`,
+          'wire:',
+          '  eol: crlf',
+          '  space: false',
+          '  bom: true',
+          '  cut: [3, usage, blank]',
+          '  gap: 4ms',
+          '  fault: ["disconnect:5@0.1", nodone@0.2]',
+          'models:',
+          '  other: { tokens: 3 }',
+          'expect: mixed',
+        ].join('\n'),
+      );
+      const scenario = loadScenario(file);
+      expect(scenario.wire).toBe('eol=crlf;space=no;bom;cut=3,usage,blank;gap=4ms;fault=disconnect:5@0.1,nodone@0.2');
+      expect(scenario.models).toEqual({ other: 'tokens=3' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a scenario file with a bad item or field names it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'benchtruth-scenario-'));
+    try {
+      const base = ['name: bad', 'title: Bad', `description: ${'x'.repeat(90)}`, 'expect: exact'];
+      writeFileSync(join(dir, 'spec.yaml'), [...base, 'wire: eol=sideways'].join('\n'));
+      expect(() => loadScenario(join(dir, 'spec.yaml'))).toThrow(/wire spec item "eol=sideways"/);
+      writeFileSync(join(dir, 'field.yaml'), [...base, 'wire: vllm', 'colour: red'].join('\n'));
+      expect(() => loadScenario(join(dir, 'field.yaml'))).toThrow(ScenarioError);
+      writeFileSync(join(dir, 'expect.yaml'), [...base.slice(0, 3), 'wire: vllm', 'expect: sometimes'].join('\n'));
+      expect(() => loadScenario(join(dir, 'expect.yaml'))).toThrow(/expect/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { truthFromJson, type TruthRecordJson } from '../../../contracts/truth.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
+import { formatWireSpec, parseWireSpec } from '../../../server/wire/wire-spec.ts';
 
 let server: BenchtruthServer;
 
@@ -106,5 +107,30 @@ describe('bad x-benchtruth-wire headers are the client’s mistake: 400 in vLLM�
     expect(body.error.type).toBe('BadRequestError');
     expect(body.error.param).toBe('x-benchtruth-wire');
     expect(String(body.error.message)).toContain(JSON.stringify(spec));
+  });
+});
+
+describe('every policy and fault, asked for by header, is byte-exact in the truth record', () => {
+  // A disconnect cannot be injected (the fake socket rejects); test/e2e/wire-faults.test.ts covers it on a real one.
+  const SPECS = [
+    'eol=lf', 'eol=crlf', 'eol=cr', 'eol=mixed', 'space=no', 'bom', 'keepalive', 'keepalive=2', 'event=completion', 'id', 'multiline',
+    'writes=3', 'writes=bytes', 'cut=3', 'cut=data', 'cut=done', 'eol=crlf;cut=crlf', 'cut=utf8', 'cut=usage', 'cut=blank', 'cut=text', 'gap=1ms;cut=2',
+    'tokens=2', 'tokens=burst:3', 'first=3', 'role=early',
+    'fault=http:429:2', 'fault=http:500', 'fault=http:503', 'fault=http:400', 'fault=error:2', 'fault=stall:1:20ms',
+    'fault=nodone', 'fault=nousage', 'fault=dupdone', 'fault=malformed:1', 'fault=slowheaders:20ms', 'fault=disconnect:2@0.5,nodone@0.5',
+  ];
+
+  it.each(SPECS)('%s', async (spec) => {
+    const id = `exact-${spec}`;
+    const { response, truth } = await post(id, `vllm;${spec}`, { max_tokens: 6, prompt: 'multi byte 你好 text', stream_options: { include_usage: true } });
+    expect(truth).not.toBeNull();
+    if (truth === null) return;
+    const body = Buffer.from(truth.body);
+    expect(Buffer.from(response.rawPayload).equals(body)).toBe(true);
+    const json = JSON.parse((await server.app.inject({ method: 'GET', url: `/_truth/requests/${encodeURIComponent(id)}` })).body) as TruthRecordJson;
+    expect(Buffer.concat(json.writes.map((w) => Buffer.from(w.base64, 'base64'))).equals(body)).toBe(true);
+    expect(json.writes.every((w) => w.actualMs !== null && w.actualEpochMs !== null && w.lateMs !== null)).toBe(true);
+    expect(truth.wire).toBe(spec === 'eol=lf' ? 'vllm' : formatWireSpec(parseWireSpec(spec)));
+    if (spec.startsWith('fault=') && !spec.includes('@')) expect(truth.fault?.kind).toBe(spec.slice(6).split(/[:@,]/)[0]);
   });
 });
