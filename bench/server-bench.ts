@@ -57,6 +57,11 @@ const STREAM_SECONDS = 4;
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
 const CLK_TCK = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+/** Every child this benchmark started, killed on the way out however it ends. */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,6 +78,7 @@ function rssKb(pid: number): number {
 async function startServer(kind: string, options: Record<string, unknown>): Promise<{ child: ChildProcess; url: string }> {
   const script = kind === 'baseline' ? here('./server-bench-baseline.ts') : here('./server-bench-target.ts');
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (piece: Buffer) => {
@@ -95,6 +101,7 @@ interface LoadCounts {
 
 function startLoad(spec: { url: string; streams: number; maxTokens: number; rampMs: number; reopen?: boolean }): { child: ChildProcess; count(): Promise<LoadCounts>; started: Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', here('./server-bench-load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(child);
   const waiting: Array<(counts: LoadCounts) => void> = [];
   let onStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => (onStarted = resolve));
@@ -126,12 +133,13 @@ async function measure(kind: string, load: Load): Promise<Figures> {
   // Closed loop: each stream lasts STREAM_SECONDS and is replaced when it ends, so the window
   // holds request arrivals (planning) as well as token emission.
   const maxTokens = Math.ceil(STREAM_SECONDS * load.tokensPerSec);
-  const { child: server, url } = await startServer(kind, { ttftMs: itlMs, itlMs, seed: 1, truthCapacity: 10_000 });
+  const { child: server, url } = await startServer(kind, { ttftMs: itlMs, itlMs, seed: 1, truthCapacity: Number(process.env.TRUTH_CAPACITY ?? 10_000), emissionSleep: true });
   const pid = server.pid as number;
   const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: rampMs(load.streams) });
   await generator.started;
   await sleep(rampMs(load.streams) + WARMUP_MS);
-  await fetch(`${url}/_engine/lateness`, { method: 'DELETE' });
+  // An overloaded server may answer late; the figures are still worth printing.
+  await fetch(`${url}/_engine/lateness`, { method: 'DELETE', signal: AbortSignal.timeout(30_000) }).catch(() => {});
   const cpu0 = cpuTicks(pid);
   const c0 = await generator.count();
   let rss = rssKb(pid);
@@ -140,7 +148,10 @@ async function measure(kind: string, load: Load): Promise<Figures> {
   const cpu1 = cpuTicks(pid);
   const c1 = await generator.count();
   clearInterval(sampler);
-  const state = (await (await fetch(`${url}/_engine/state`)).json()) as { lateness: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null } };
+  const empty = { lateness: { p50Ms: null, p99Ms: null, maxMs: null } };
+  const state = (await fetch(`${url}/_engine/state`, { signal: AbortSignal.timeout(30_000) })
+    .then((r) => r.json())
+    .catch(() => empty)) as { lateness: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null } };
   await stop(generator.child);
   await stop(server);
   const seconds = MEASURE_MS / 1000;
@@ -164,7 +175,7 @@ async function measure(kind: string, load: Load): Promise<Figures> {
 }
 
 async function idleMemory(kind: string): Promise<{ server: string; kbPerStream: number; streams: number }> {
-  const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1 });
+  const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1, emissionSleep: true });
   const pid = server.pid as number;
   // Warm the server's code paths first, so the figure is per stream, not JIT and first-use caches.
   const warm = startLoad({ url, streams: 20, maxTokens: 50, rampMs: 100, reopen: false });
@@ -214,4 +225,8 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(rows)}\n`);
 }
 
-await main();
+await main().catch((error: unknown) => {
+  process.stderr.write(`bench:server failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});
+process.exit();

@@ -106,7 +106,10 @@ function unwrap(schema: unknown): unknown {
 function formatIssue(issue: z.core.$ZodIssue, source: string): string {
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // Report the branch the input came closest to (fewest complaints), at its full path.
-    const best = [...issue.errors].sort((a, b) => a.length - b.length)[0] as z.core.$ZodIssue[];
+    // A branch that rejected the value's very type (a number where an object was given) is
+    // the least likely meant.
+    const score = (issues: z.core.$ZodIssue[]): number => issues.length + (issues[0]?.code === 'invalid_type' && issues[0].path.length === 0 ? 100 : 0);
+    const best = [...issue.errors].sort((a, b) => score(a) - score(b))[0] as z.core.$ZodIssue[];
     const inner = best[0];
     if (inner !== undefined) return formatIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, source);
   }
@@ -123,7 +126,11 @@ function formatIssue(issue: z.core.$ZodIssue, source: string): string {
   let hint = '';
   if (issue.code === 'invalid_type') hint = ` (fix: make ${path} a ${issue.expected})`;
   else if (issue.code === 'invalid_value') hint = ` (fix: use one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')})`;
-  else if (issue.code === 'too_small' || issue.code === 'too_big') hint = ` (fix: change ${path})`;
+  else if (issue.code === 'too_small' || issue.code === 'too_big') {
+    const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+    const relation = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
+    hint = issue.origin === 'array' ? ` (fix: give ${path} ${relation} ${String(bound)} items)` : issue.origin === 'string' ? ` (fix: make ${path} ${relation} ${String(bound)} characters)` : ` (fix: use a value ${relation} ${String(bound)})`;
+  }
   else if (issue.code === 'invalid_union') hint = ` (fix: see examples/ for the accepted shapes of ${path})`;
   return `${source}: ${path}: ${issue.message}${hint}`;
 }

@@ -33,6 +33,8 @@ export interface RequestRecord {
   index: number;
   /** The x-request-id the client sent; the server's truth is filed under it. */
   requestId: string;
+  /** The model (or LoRA adapter) the request named, when the run set it. */
+  model?: string;
   stage: number;
   warmup: boolean;
   scheduledMs: number;

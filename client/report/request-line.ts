@@ -11,6 +11,7 @@ export function requestLine(record: RequestRecord, originMs: number, originEpoch
   return JSON.stringify({
     index: record.index,
     request_id: record.requestId,
+    model: record.model ?? null,
     stage: record.stage,
     warmup: record.warmup,
     ok: record.failure === null,

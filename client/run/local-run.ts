@@ -68,7 +68,8 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     const item = dataset.item(index);
     input.onIssue?.();
     let handle: InFlight | null = null;
-    const record = await sender.send({ index, requestId, stage, warmup, scheduledMs, model: modelFor(index, input.model, options), item }, (h) => {
+    const model = modelFor(index, input.model, options);
+    const record = await sender.send({ index, requestId, stage, warmup, scheduledMs, model, item }, (h) => {
       if (h === null) {
         if (handle !== null) inFlight.delete(handle);
       } else {
@@ -76,6 +77,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
         inFlight.add(h);
       }
     });
+    record.model = model;
     if (!record.warmup) {
       let stageSamples = samples.get(record.stage);
       if (stageSamples === undefined) samples.set(record.stage, (stageSamples = new StageSamples()));

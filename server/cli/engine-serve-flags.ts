@@ -31,6 +31,8 @@ export interface EngineServeFlags {
   maxLoras?: string;
   modelTiming?: string[];
   workers?: string;
+  /** `--no-emission-sleep` sets this to false. */
+  emissionSleep?: boolean;
 }
 
 /** The file's per-model timing, kept beside the flags object it was read for. */
@@ -88,8 +90,9 @@ function parseModelTimingFlag(raw: string): [string, Partial<ModelTimingOptions>
   return [raw.slice(0, eq), modelTimingEntry('--model-timing', settings)];
 }
 
+/** Options for a `serve` process, which does nothing but serve: its scheduler may sleep. */
 export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineOptions> {
-  const out: Partial<EngineOptions> = {};
+  const out: Partial<EngineOptions> = { emissionSleep: flags.emissionSleep !== false };
   const set = <K extends keyof EngineOptions>(key: K, flag: string, raw: string | undefined, parse: (raw: string) => EngineOptions[K]): void => {
     if (raw !== undefined) out[key] = flagValue(flag, raw, parse);
   };
@@ -138,7 +141,8 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
     .option('--block-size <n>', `tokens per KV-cache block (default ${d.blockSize})`)
     .option('--max-loras <n>', `LoRA adapters active at once (default ${d.maxLoras})`)
     .option('--model-timing <name=settings...>', 'timing of one model or adapter, e.g. lora-a=time-to-first-token=50ms,inter-token-latency=5ms')
-    .option('--workers <n>', 'server processes sharing the port (Node cluster; default 1)');
+    .option('--workers <n>', 'server processes sharing the port (Node cluster; default 1)')
+    .option('--no-emission-sleep', 'spin the last 1.5 ms before each write instead of sleeping (less lateness under CPU contention, more CPU)');
 }
 
 const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -173,7 +177,8 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
     if (option === undefined || key === 'config') throw new CliError(`--config ${file}: unknown setting ${JSON.stringify(key)} (use the serve flag names, e.g. max-num-seqs)`);
     const attribute = option.attributeName();
     if (command.getOptionValueSource(attribute) === 'cli') continue;
-    const parsed = option.isBoolean() ? value === true : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : String(value);
+    // `no-emission-sleep: true` in the file means what the flag means: the attribute is false.
+    const parsed = option.isBoolean() ? (option.negate ? value !== true : value === true) : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : String(value);
     command.setOptionValueWithSource(attribute, parsed, 'config');
     flags[camel(key)] = parsed;
   }

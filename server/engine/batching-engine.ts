@@ -16,6 +16,7 @@ import { EngineEvents, type EngineListener, type EngineRequest } from './engine-
 import { finishedReason } from './isolated-engine.ts';
 import { timingFor } from './model-timing.ts';
 import { samplePrefillMs } from './timing.ts';
+import { deliveredTokenTimes } from './token-times.ts';
 import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availability.ts';
 
 interface Tracked {
@@ -157,6 +158,7 @@ export class BatchingEngine implements Engine {
       prefillMs: scheduledAt === null || first === null ? null : first - scheduledAt,
       decodeMs: first === null || last === null ? null : last - first,
       generatedTokens: seq?.generated ?? 0,
+      deliveredMs: deliveredTokenTimes(record),
     });
   }
 

@@ -39,6 +39,8 @@ export interface RequestOutcome {
   decodeMs: number | null;
   /** Tokens the engine produced (the client may have seen fewer on an abort). */
   generatedTokens: number;
+  /** Truth time (ms after arrival) of every token the client was sent (token-times.ts). */
+  deliveredMs: readonly number[];
 }
 
 export interface EngineListener {

@@ -36,6 +36,12 @@ export interface EngineOptions extends Omit<ModelTimingOptions, 'ttftMs' | 'itlM
   modelTiming: Record<string, Partial<ModelTimingOptions>>;
   /** Server processes sharing the port (Node cluster); 1 = this process only. */
   workers: number;
+  /**
+   * Let the emission scheduler block the thread (futex) until a write is due instead of spinning
+   * event-loop turns. Right for a process that only serves (`benchtruth serve` turns it on);
+   * wrong when a client shares the process, since it cannot read while the thread sleeps.
+   */
+  emissionSleep: boolean;
 }
 
 export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
@@ -56,4 +62,5 @@ export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   maxLoras: 1,
   modelTiming: {},
   workers: 1,
+  emissionSleep: false,
 });

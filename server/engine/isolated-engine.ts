@@ -70,6 +70,7 @@ export class IsolatedEngine implements Engine {
       prefillMs: first ?? null,
       decodeMs: first === undefined || last === undefined ? null : last - first,
       generatedTokens: times.length,
+      deliveredMs: times,
     });
   }
 

@@ -5,7 +5,6 @@
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { RequestOutcome } from '../engine/engine-events.ts';
-import { deliveredTokenTimes } from '../engine/token-times.ts';
 import { FastHistogram } from './fast-histogram.ts';
 import type { MetricSetContext } from './metrics-hub.ts';
 
@@ -119,7 +118,7 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
 
   const finished = (outcome: RequestOutcome): void => {
     const { record } = outcome;
-    const times = deliveredTokenTimes(record);
+    const times = outcome.deliveredMs;
     const n = times.length;
     promptTokens.inc(record.promptTokens);
     prefixQueries.inc(record.promptTokens);

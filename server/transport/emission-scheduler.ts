@@ -3,7 +3,8 @@
  * timer per stream. Node timers have millisecond granularity, so the timer is armed a little
  * early and the last stretch is covered by setImmediate turns, which keep serving I/O.
  *
- * Within that last stretch a turn that finds nothing due yet sleeps until the next due time
+ * In a process that only serves (`sleep: true`, set by `benchtruth serve`), a turn within that
+ * last stretch that finds nothing due yet sleeps until the next due time
  * (Atomics.wait: a futex with microsecond resolution) instead of spinning through empty event
  * loop turns: spinning burns a core polling for I/O, sleeping costs one syscall. The sleep is
  * shorter than the gap to the next write (≤ the 1.5 ms window), and every run of due work is
@@ -12,7 +13,7 @@
  * A task whose next due time is not known yet (the batching engine has not produced the token
  * it waits for) returns Infinity and is parked outside the heap until `wake()`.
  */
-import { realClock, type Clock } from '../../contracts/clock.ts';
+import type { Clock } from '../../contracts/clock.ts';
 import { LatenessTally } from '../metrics/lateness-tally.ts';
 
 export interface ScheduledTask {
@@ -28,6 +29,8 @@ const SPIN_WINDOW_MS = 1.5;
  */
 /** Shorter gaps are not worth a syscall. */
 const MIN_SLEEP_MS = 0.01;
+/** Longest stretch of due work run without letting the event loop poll I/O. */
+const MAX_TURN_MS = 5;
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 export class EmissionScheduler {
@@ -44,10 +47,13 @@ export class EmissionScheduler {
 
   readonly #sleeps: boolean;
 
-  /** `sleep` (default: only on the real clock) lets the last stretch block instead of spin. */
+  /**
+   * `sleep` lets the last stretch block instead of spin: only for a process that does nothing
+   * but serve (a client in the same process could not read while the thread sleeps).
+   */
   constructor(clock: Clock, options: { sleep?: boolean } = {}) {
     this.#clock = clock;
-    this.#sleeps = options.sleep ?? clock === realClock;
+    this.#sleeps = options.sleep === true;
   }
 
   get pending(): number {
@@ -82,7 +88,10 @@ export class EmissionScheduler {
       now = this.#clock.now();
     }
     const lateness = this.lateness;
-    while (this.#due.length > 0 && (this.#due[0] as number) <= now) {
+    // An overloaded server must still read: after a turn's budget the rest waits one
+    // setImmediate, so sockets (new requests, aborts, /metrics) are served between batches.
+    const turnEnds = now + MAX_TURN_MS;
+    while (this.#due.length > 0 && (this.#due[0] as number) <= now && now < turnEnds) {
       lateness.add(now - (this.#due[0] as number));
       const task = this.#pop();
       const next = task.run(now);

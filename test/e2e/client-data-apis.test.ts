@@ -12,7 +12,7 @@ import { percentile } from '../../contracts/stats.ts';
 import { TOLERANCE_MS } from '../../contracts/tolerance.ts';
 import { buildDataset, type DataSpec } from '../../client/data/data-spec.ts';
 import type { UsageRequest } from '../../client/run/bench-options.ts';
-import { benchAgainst, truthOf } from '../helpers/bench-run.ts';
+import { benchAgainst, truthOf } from '../client/helpers/bench-run.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 let server: RunningServer;

@@ -8,7 +8,7 @@ import { Rng } from '../../contracts/rng.ts';
 import { percentile } from '../../contracts/stats.ts';
 import type { RequestRecord } from '../../client/record/request-record.ts';
 import { arrivalOffsetsMs } from '../../client/load/arrivals.ts';
-import { arrivalMs, benchAgainst, peakConcurrency, SCHEDULE_SLACK_MS, truthOf } from '../helpers/bench-run.ts';
+import { arrivalMs, benchAgainst, peakConcurrency, SCHEDULE_SLACK_MS, truthOf } from '../client/helpers/bench-run.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 let server: RunningServer;

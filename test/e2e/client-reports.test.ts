@@ -12,7 +12,7 @@ import { consoleSummary } from '../../client/report/console-summary.ts';
 import type { LifecycleReport } from '../../client/report/lifecycle-report.ts';
 import { LiveCounters, startProgress } from '../../client/report/progress.ts';
 import type { BenchResult } from '../../client/run/run-bench.ts';
-import { benchAgainst } from '../helpers/bench-run.ts';
+import { benchAgainst } from '../client/helpers/bench-run.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 let server: RunningServer;

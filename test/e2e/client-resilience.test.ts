@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LifecycleReport } from '../../client/report/lifecycle-report.ts';
-import { benchAgainst } from '../helpers/bench-run.ts';
+import { benchAgainst } from '../client/helpers/bench-run.ts';
 import { BIN, runCli, startServeProcess } from '../helpers/cli.ts';
 import { startServer } from '../helpers/server.ts';
 

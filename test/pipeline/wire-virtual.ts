@@ -15,6 +15,7 @@ import type { RequestRecord } from '../../client/record/request-record.ts';
 import type { CompletionRequest, StreamOptions } from '../../server/dialects/vllm/completion-request.ts';
 import { planChat } from '../../server/dialects/vllm/plan-chat.ts';
 import { planCompletion } from '../../server/dialects/vllm/plan-completion.ts';
+import { endsAsFailure } from '../../server/wire/stream-faults.ts';
 import { CUT_PLACES, type FaultSpec, type WirePolicy } from '../../server/wire/wire-policy.ts';
 
 export interface Lateness {
@@ -34,7 +35,7 @@ export function executeWire(record: TruthRecord, execution: Lateness = {}): Trut
   });
   const lastAt = writes[writes.length - 1]?.actualMs ?? headersMs;
   const disconnect = record.fault?.kind === 'disconnect';
-  const failing = record.fault !== null && ['http', 'error', 'disconnect', 'nodone', 'malformed'].includes(record.fault.kind);
+  const failing = endsAsFailure(record.fault);
   const endAt = disconnect ? Math.max(lastAt, Number(record.fault?.params.atMs ?? 0)) : lastAt;
   return { ...record, writes, headersMs, end: { atMs: endAt, how: failing ? 'fault' : 'completed' } };
 }

@@ -1,10 +1,10 @@
 /** Runs the benchmark client against an in-process server and lines its records up with the truth. */
-import { realClock } from '../../contracts/clock.ts';
-import type { TruthRecord } from '../../contracts/truth.ts';
-import type { RequestRecord } from '../../client/record/request-record.ts';
-import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../../client/run/bench-options.ts';
-import { runBench, type BenchResult } from '../../client/run/run-bench.ts';
-import type { RunningServer } from './server.ts';
+import { realClock } from '../../../contracts/clock.ts';
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import type { RequestRecord } from '../../../client/record/request-record.ts';
+import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../../../client/run/bench-options.ts';
+import { runBench, type BenchResult } from '../../../client/run/run-bench.ts';
+import type { RunningServer } from '../../helpers/server.ts';
 
 /** How far a send may land from its planned time on a shared, busy CI machine (not a metric tolerance). */
 export const SCHEDULE_SLACK_MS = 30;
