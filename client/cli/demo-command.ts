@@ -1,12 +1,14 @@
 /**
  * `benchtruth demo` (what `npm start` runs): the server in-process on a free port, a short
  * streaming benchmark against it, the report, and the client-vs-truth comparison. Exits 0
- * only when every deviation is inside the contract's tolerance.
+ * only when every deviation is inside the contract's tolerance. The server runs on its own
+ * thread so that neither side's work or garbage collection delays the other's clock readings.
  */
 import type { Command } from 'commander';
 import { flagValue, positiveNumber } from '../../contracts/cli-error.ts';
 import { parseDurationMs } from '../../contracts/units.ts';
-import { buildServer } from '../../server/app.ts';
+import type { TruthRecord } from '../../contracts/truth.ts';
+import { startServerThread } from '../../server/thread/server-thread.ts';
 import { compareRunWithTruth, formatTruthComparison } from '../measure/truth-comparison.ts';
 import { consoleSummary } from '../report/console-summary.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../run/bench-options.ts';
@@ -28,13 +30,12 @@ export function registerDemoCommand(program: Command): void {
     .action(async (flags: DemoFlags) => {
       const durationSec = flagValue('--duration', flags.duration, (raw) => parseDurationMs(raw, 's')) / 1000;
       const rate = flagValue('--rate', flags.rate, positiveNumber);
-      const server = buildServer({ port: 0, seed: 7, ttftMs: 120, itlMs: 15 });
-      const port = await server.listen(0);
-      process.stdout.write(`demo: benchtruth server on 127.0.0.1:${port} (TTFT 120 ms, ITL 15 ms); streaming ${rate} req/s for ${durationSec} s\n\n`);
+      const server = await startServerThread({ port: 0, seed: 7, ttftMs: 120, itlMs: 15, emissionSleep: true });
+      process.stdout.write(`demo: benchtruth server on 127.0.0.1:${server.port} (TTFT 120 ms, ITL 15 ms); streaming ${rate} req/s for ${durationSec} s\n\n`);
       try {
         const result = await runBench({
           ...DEFAULT_BENCH_OPTIONS,
-          url: `http://127.0.0.1:${port}`,
+          url: server.url,
           stream: true,
           rate,
           durationSec,
@@ -47,7 +48,12 @@ export function registerDemoCommand(program: Command): void {
           outputDir: flags.output ?? null,
         });
         process.stdout.write(`${consoleSummary(result.report)}\n\n`);
-        const comparison = compareRunWithTruth(result.records, (id) => server.context.truth.get(id));
+        const truths = new Map<string, TruthRecord>();
+        for (const record of result.records) {
+          const truth = await server.truth(record.requestId);
+          if (truth !== undefined) truths.set(record.requestId, truth);
+        }
+        const comparison = compareRunWithTruth(result.records, (id) => truths.get(id));
         process.stdout.write(`${formatTruthComparison(comparison)}\n`);
         process.exitCode = comparison.pass ? 0 : 1;
       } finally {

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../contracts/clock.ts';
 import { requestMetrics, truthTiming } from '../../contracts/metrics.ts';
 import { TOLERANCE_MS } from '../../contracts/tolerance.ts';
+import { runTimed } from '../helpers/interference.ts';
+import { truthViolations } from '../helpers/truth-violations.ts';
 import { completionsApi } from '../../client/apis/completions.ts';
 import { sendAndMeasure } from '../../client/send/http-sender.ts';
 import type { RequestRecord } from '../../client/record/request-record.ts';
@@ -67,7 +69,8 @@ describe('arbitrary wire policies over 127.0.0.1 against the truth', () => {
       fc.asyncProperty(policies, fc.integer({ min: 1, max: 14 }), fc.constantFrom('none' as const, 'include' as const, 'continuous' as const), async (policy, maxTokens, usage) => {
         const tokens = policy.writes.bytes ? Math.min(maxTokens, 3) : maxTokens;
         // One at a time: client and server share this process, and the machine is shared too.
-        const records = [await send(policy, tokens, usage), await send(policy, tokens, usage)];
+        const pair = async () => [await send(policy, tokens, usage), await send(policy, tokens, usage)];
+        const { result: records } = await runTimed(pair, (rs) => truthViolations(rs, (id) => running.server.context.truth.get(id)));
         for (const record of records) {
           expect(record.failure).toBeNull();
           const truth = running.server.context.truth.get(record.requestId);
