@@ -56,6 +56,8 @@ const IDLE_STREAMS = 2000;
 const STREAM_SECONDS = 4;
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
+/** Extra node flags for the server child (profiling: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/sprof'). */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const CLK_TCK = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 /** Every child this benchmark started, killed on the way out however it ends. */
 const children = new Set<ChildProcess>();
@@ -77,7 +79,7 @@ function rssKb(pid: number): number {
 
 async function startServer(kind: string, options: Record<string, unknown>): Promise<{ child: ChildProcess; url: string }> {
   const script = kind === 'baseline' ? here('./server-bench-baseline.ts') : here('./server-bench-target.ts');
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', ...SERVER_NODE_ARGS, '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../contracts/clock.ts';
-import type { EndReason, TruthRecord } from '../../contracts/truth.ts';
+import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
@@ -37,6 +37,31 @@ function plannedDisconnectMs(record: TruthRecord): number | null {
 
 function isRealSocket(socket: unknown): socket is Socket {
   return socket !== null && typeof socket === 'object' && typeof (socket as Socket).setNoDelay === 'function';
+}
+
+/**
+ * True when the response's bytes may go straight to its socket in chunked framing: the headers
+ * have left, the response is chunked and it is the socket's current message (not a pipelined
+ * response still buffering behind another).
+ */
+function ownsChunkedSocket(res: ServerResponse, socket: unknown): socket is Socket {
+  return res.headersSent && res.chunkedEncoding && isRealSocket(socket) && (socket as { _httpMessage?: unknown })._httpMessage === res;
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** `<hex length>\r\n<bytes>\r\n`: one HTTP/1.1 chunk in one buffer (pooled for small chunks). */
+function framedChunk(body: Buffer, offset: number, length: number): Buffer {
+  const hex = length.toString(16);
+  const framed = Buffer.allocUnsafe(hex.length + length + 4);
+  let at = framed.write(hex, 0, 'latin1');
+  framed[at++] = CR;
+  framed[at++] = LF;
+  at += body.copy(framed, at, offset, offset + length);
+  framed[at++] = CR;
+  framed[at] = LF;
+  return framed;
 }
 
 class ResponsePlayer implements ScheduledTask {
@@ -82,20 +107,40 @@ class ResponsePlayer implements ScheduledTask {
     const res = this.#res;
     if (record.headersMs === null && this.#plan.headersAtArrival && now - arrivalMono >= this.#headersDueMs) this.#sendHeaders();
     while (this.#next < writes.length) {
-      const write = writes[this.#next];
-      if (write === undefined || arrivalMono + write.dueMs > now) break;
+      const first = writes[this.#next];
+      if (first === undefined || arrivalMono + first.dueMs > now) break;
       this.#sendHeaders();
-      const chunk = this.#body.subarray(write.offset, write.offset + write.length);
-      write.actualMs = this.#deps.clock.now() - arrivalMono;
-      this.#next++;
+      // Writes planned for different times that are all due by now (a late stream) leave in
+      // one send: one syscall instead of several, each stamped with the moment the bytes are
+      // handed over. Writes planned for the same instant (pieces of a cut event with no gap,
+      // an event and [DONE]) keep their own sends, as planned.
+      const offset = first.offset;
+      let end = offset + first.length;
+      let last = this.#next;
+      let lastDueMs = first.dueMs;
+      for (let following = writes[last + 1]; following !== undefined && following.dueMs > lastDueMs && arrivalMono + following.dueMs <= now && following.offset === end; following = writes[last + 1]) {
+        end += following.length;
+        lastDueMs = following.dueMs;
+        last++;
+      }
+      const actualMs = this.#deps.clock.now() - arrivalMono;
+      for (let i = this.#next; i <= last; i++) (writes[i] as TruthWrite).actualMs = actualMs;
+      this.#next = last + 1;
       if (this.#next === writes.length && this.#disconnectMs === null) {
-        res.end(chunk);
-        this.#end(write.actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
+        res.end(this.#body.subarray(offset, end));
+        this.#end(actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
         return null;
       }
-      res.write(chunk);
-      // http corks the socket until the next tick; flush now so the write leaves when stamped.
       const socket = res.socket;
+      if (ownsChunkedSocket(res, socket)) {
+        // One buffer, one send: the chunk's framing and bytes go to the socket together,
+        // instead of res.write's separate pieces gathered into a writev. An empty chunk
+        // would read as the end of the body, so it sends nothing (as res.write does).
+        if (end > offset) socket.write(framedChunk(this.#body, offset, end - offset));
+      } else {
+        res.write(this.#body.subarray(offset, end));
+      }
+      // http corks the socket until the next tick; flush now so the write leaves when stamped.
       if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
     }
     const next = this.#nextDueMs();

@@ -118,5 +118,9 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
     truth[i] = { kind: event.kind, tokenStart: event.tokenStart, tokenCount: event.tokenCount, offset, length, completesAt, dueMs: event.dueMs };
     offset += length;
   }
-  return { body: Buffer.from(pieces.join('')), events: truth };
+  // Each piece is encoded straight into the body: no joined copy of the whole text first.
+  const body = Buffer.allocUnsafe(offset);
+  let at = 0;
+  for (let i = 0; i < pieces.length; i++) at += body.write(pieces[i] as string, at);
+  return { body, events: truth };
 }

@@ -8,7 +8,7 @@
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 /** A stall this long explains a tolerance miss (baseline deviations are about 1 ms). */
-export const STALL_EVIDENCE_MS = 3;
+export const STALL_EVIDENCE_MS = 2;
 
 interface Watch {
   stop(): number;
