@@ -5,32 +5,9 @@
  * actually observed during it (event-loop delay or GC pause). A violation in a run with no
  * observed stall fails at once, and so does one that survives every attempt.
  */
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { STALL_EVIDENCE_MS, watchStalls } from '../../client/measure/stall-watch.ts';
 
-/** A stall this long explains a tolerance miss (baseline deviations are about 1 ms). */
-export const STALL_EVIDENCE_MS = 2;
-
-interface Watch {
-  stop(): number;
-}
-
-function watchStalls(): Watch {
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  delay.enable();
-  let worstGc = 0;
-  const gc = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) worstGc = Math.max(worstGc, entry.duration);
-  });
-  gc.observe({ entryTypes: ['gc'] });
-  return {
-    stop(): number {
-      delay.disable();
-      gc.disconnect();
-      // The delay monitor's own timer granularity is 1 ms; anything beyond it is a stall.
-      return Math.max(delay.max / 1e6 - 1, worstGc);
-    },
-  };
-}
+export { STALL_EVIDENCE_MS };
 
 export interface TimedOutcome<T> {
   result: T;
