@@ -4,7 +4,6 @@
  * writes → truth record. The route plays it.
  */
 import { hashString } from '../../../contracts/rng.ts';
-import type { TruthRecord } from '../../../contracts/truth.ts';
 import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
 import { planWireResponse } from '../../wire/plan-wire-response.ts';
@@ -13,7 +12,7 @@ import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
 import { chatBody, chatChunkEvents, type ChatContext } from './chat.ts';
 import type { ChatRequest } from './chat-request.ts';
 import type { VllmVersion } from './dialect-version.ts';
-import type { PlannedCompletion } from './plan-completion.ts';
+import { plannedResponse, type PlannedCompletion } from './planned-response.ts';
 import { planChoices } from './plan-choices.ts';
 import { mergeSteps } from './stream-steps.ts';
 
@@ -79,30 +78,14 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     },
     shapes: VLLM_FAULT_SHAPES,
   });
-  const record: TruthRecord = {
-    id: input.requestId,
-    dialect: 'vllm',
+  return plannedResponse(framed, {
+    requestId: input.requestId,
     endpoint: '/v1/chat/completions',
     model,
     stream: request.stream,
     arrivalEpochMs: input.arrivalEpochMs,
-    status: framed.status,
-    headersMs: null,
-    headersDueMs: framed.headersDueMs,
-    wire: framed.wire,
     promptTokens: input.promptTokens,
     finishReason: choices[0]?.finishReason ?? null,
     tokens: merged.tokens,
-    events: framed.events,
-    writes: framed.writes,
-    fault: framed.fault,
-    body: framed.body,
-    end: null,
-  };
-  const headers: Record<string, string | number> = framed.errorHeaders !== null
-    ? { ...framed.errorHeaders, 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' }
-    : request.stream
-    ? { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': input.requestId, server: 'uvicorn' }
-    : { 'content-type': 'application/json', 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' };
-  return { record, headers };
+  });
 }

@@ -4,7 +4,6 @@
  * memory with a virtual clock.
  */
 import { hashString } from '../../../contracts/rng.ts';
-import type { TruthRecord } from '../../../contracts/truth.ts';
 import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
 import { planWireResponse } from '../../wire/plan-wire-response.ts';
@@ -15,11 +14,9 @@ import { completionBody, completionChunkEvents, type CompletionContext } from '.
 import type { VllmVersion } from './dialect-version.ts';
 import { planChoices } from './plan-choices.ts';
 import { mergeSteps } from './stream-steps.ts';
+import { plannedResponse, type PlannedCompletion } from './planned-response.ts';
 
-export interface PlannedCompletion {
-  record: TruthRecord;
-  headers: Record<string, string | number>;
-}
+export type { PlannedCompletion } from './planned-response.ts';
 
 export interface CompletionPlanInput {
   options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { vllmVersion?: VllmVersion };
@@ -96,30 +93,14 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     },
     shapes: VLLM_FAULT_SHAPES,
   });
-  const record: TruthRecord = {
-    id: input.requestId,
-    dialect: 'vllm',
+  return plannedResponse(framed, {
+    requestId: input.requestId,
     endpoint: '/v1/completions',
     model,
     stream: request.stream,
     arrivalEpochMs: input.arrivalEpochMs,
-    status: framed.status,
-    headersMs: null,
-    headersDueMs: framed.headersDueMs,
-    wire: framed.wire,
     promptTokens: input.promptTokens,
     finishReason: completion.finishReason,
     tokens: merged.tokens,
-    events: framed.events,
-    writes: framed.writes,
-    fault: framed.fault,
-    body: framed.body,
-    end: null,
-  };
-  const headers: Record<string, string | number> = framed.errorHeaders !== null
-    ? { ...framed.errorHeaders, 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' }
-    : request.stream
-    ? { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': input.requestId, server: 'uvicorn' }
-    : { 'content-type': 'application/json', 'content-length': framed.body.byteLength, 'x-request-id': input.requestId, server: 'uvicorn' };
-  return { record, headers };
+  });
 }
