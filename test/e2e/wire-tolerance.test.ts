@@ -18,13 +18,16 @@ import type { RequestRecord } from '../../client/record/request-record.ts';
 import { formatWireSpec, parseWireSpec } from '../../server/wire/wire-spec.ts';
 import type { FaultSpec, WirePolicy } from '../../server/wire/wire-policy.ts';
 import { policyArb } from '../pipeline/wire-virtual.ts';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import type { TruthRecord } from '../../contracts/truth.ts';
+import { startServerThread, type ServerThread } from '../../server/thread/server-thread.ts';
 
-let running: RunningServer;
+// The server runs on its own thread: in one thread, a burst of one-byte writes would keep the
+// reader from reading until the burst ends, which is the test's artefact, not the client's.
+let running: ServerThread;
 const agent = new Agent({ connections: 8 });
 
 beforeAll(async () => {
-  running = await startServer({ seed: 21, ttftMs: 25, itlMs: 6, multibyteRate: 0.3 });
+  running = await startServerThread({ seed: 21, ttftMs: 25, itlMs: 6, multibyteRate: 0.3 });
   // Warm up: open the pooled connections and let both sides' code get compiled before measuring.
   const vllm = parseWireSpec('vllm');
   for (let i = 0; i < 6; i++) await send(vllm, 8, i % 2 === 0 ? 'include' : 'none');
@@ -70,10 +73,20 @@ describe('arbitrary wire policies over 127.0.0.1 against the truth', () => {
         const tokens = policy.writes.bytes ? Math.min(maxTokens, 3) : maxTokens;
         // One at a time: client and server share this process, and the machine is shared too.
         const pair = async () => [await send(policy, tokens, usage), await send(policy, tokens, usage)];
-        const { result: records } = await runTimed(pair, (rs) => truthViolations(rs, (id) => running.server.context.truth.get(id)));
+        const truths = new Map<string, TruthRecord>();
+        const fetchTruths = async (rs: RequestRecord[]) => {
+          for (const r of rs) {
+            const truth = await running.truth(r.requestId);
+            if (truth !== undefined) truths.set(r.requestId, truth);
+          }
+        };
+        const { result: records } = await runTimed(pair, async (rs) => {
+          await fetchTruths(rs);
+          return truthViolations(rs, (id) => truths.get(id));
+        });
         for (const record of records) {
           expect(record.failure).toBeNull();
-          const truth = running.server.context.truth.get(record.requestId);
+          const truth = truths.get(record.requestId);
           if (truth === undefined || record.metrics === null) throw new Error(`no truth or metrics for ${record.requestId}`);
           expect(truth.end?.how).toBe('completed');
           const t = requestMetrics(truthTiming(truth));

@@ -17,14 +17,14 @@ export interface TimedOutcome<T> {
   stalls: number[];
 }
 
-export async function runTimed<T>(scenario: () => Promise<T>, violationsOf: (result: T) => string[], maxAttempts = 4): Promise<TimedOutcome<T>> {
+export async function runTimed<T>(scenario: () => Promise<T>, violationsOf: (result: T) => string[] | Promise<string[]>, maxAttempts = 4): Promise<TimedOutcome<T>> {
   const stalls: number[] = [];
   for (let attempt = 1; ; attempt++) {
     const watch = watchStalls();
     const result = await scenario();
     const stall = watch.stop();
     stalls.push(stall);
-    const violations = violationsOf(result);
+    const violations = await violationsOf(result);
     if (violations.length === 0 || stall < STALL_EVIDENCE_MS || attempt >= maxAttempts) {
       return { result, violations, attempts: attempt, stalls };
     }
