@@ -1,17 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { requestMetrics, truthTiming } from '../../contracts/metrics.ts';
-import { countTokens } from '../../contracts/tokenizer.ts';
-import { planCompletion } from '../../server/dialects/vllm/plan-completion.ts';
-import type { CompletionRequest, StreamOptions } from '../../server/dialects/vllm/completion-request.ts';
+import { VLLM_WIRE_POLICY } from '../../server/wire/wire-policy.ts';
+import { planWireCase, streamOptionsArb } from './wire-virtual.ts';
 import { executeVirtually, readVirtually } from '../helpers/virtual-pipeline.ts';
 
 const SEED = 20261130;
-
-const streamOptionsArb: fc.Arbitrary<StreamOptions | null> = fc.oneof(
-  fc.constant(null),
-  fc.record({ includeUsage: fc.boolean(), continuousUsageStats: fc.boolean() }),
-);
 
 const caseArb = fc.record({
   seed: fc.nat(),
@@ -28,24 +22,9 @@ const caseArb = fc.record({
 
 type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
 
+/** The foundation's case: vLLM's own wire behaviour (one event per write, no faults). */
 function plan(c: Case) {
-  const request: CompletionRequest = {
-    model: 'm',
-    prompt: ' hello world',
-    maxTokens: c.maxTokens,
-    stream: c.stream,
-    streamOptions: c.stream ? c.streamOptions : null,
-    ignoreEos: true,
-  };
-  return planCompletion({
-    options: { seed: c.seed, model: 'm', ttftMs: c.ttftMs, itlMs: c.itlMs, multibyteRate: c.multibyteRate },
-    request,
-    requestId: c.key,
-    requestKey: c.key,
-    promptTokens: countTokens(request.prompt as string),
-    created: 1,
-    arrivalEpochMs: 0,
-  }).record;
+  return planWireCase({ ...c, api: 'completions', policy: VLLM_WIRE_POLICY });
 }
 
 describe('pure pipeline: plan → bytes → cut reads → decode → metrics', () => {

@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { requestMetrics, truthTiming } from '../../contracts/metrics.ts';
 import type { TruthRecord } from '../../contracts/truth.ts';
 import { endsAsFailure } from '../../server/wire/stream-faults.ts';
-import { benignFaultArb, executeWire, executionArb, failingFaultArb, planWireCase, policyArb, readWire, wireCaseArb } from './wire-virtual.ts';
+import { executeVirtually, readVirtually } from '../helpers/virtual-pipeline.ts';
+import { benignFaultArb, executionArb, failingFaultArb, planWireCase, policyArb, wireCaseArb } from './wire-virtual.ts';
 
 const SEED = 0x3_a11_3e5;
 
@@ -58,8 +59,8 @@ describe('pure pipeline under wire policies (virtual clock)', () => {
       fc.property(benignCases, executionArb, (c, execution) => {
         const planned = planWireCase(c);
         expect(inconsistencies(planned)).toEqual([]);
-        const executed = executeWire(planned, execution);
-        const client = readWire(executed, c.stream, execution);
+        const executed = executeVirtually(planned, execution);
+        const client = readVirtually(executed, c.stream, execution);
         expect(client.failure).toBeNull();
         expect(client.metrics).toEqual(requestMetrics(truthTiming(executed)));
         expect(client.outputTokens).toBe(c.maxTokens);
@@ -75,8 +76,8 @@ describe('pure pipeline under wire policies (virtual clock)', () => {
       fc.property(anyCases, executionArb, (c, execution) => {
         const planned = planWireCase(c);
         expect(inconsistencies(planned)).toEqual([]);
-        const executed = executeWire(planned, execution);
-        const client = readWire(executed, c.stream, execution);
+        const executed = executeVirtually(planned, execution);
+        const client = readVirtually(executed, c.stream, execution);
         const fault = executed.fault;
         const failing = endsAsFailure(fault);
         if (fault !== null && failing) {

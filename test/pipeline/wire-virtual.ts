@@ -1,65 +1,16 @@
 /**
- * The in-memory pipeline for wire policies and faults, on a virtual clock: plan a completion
- * under a policy, "execute" it (each write's actual time = its due + a lateness, kept in
- * order; a disconnect drops the connection at its planned time), cut every write into reads,
- * and feed the reads to the client's measurer — as a socket would, including the transport
- * error a dropped connection gives.
+ * Cases for the in-memory pipeline under wire policies and faults: planning a completion or
+ * chat answer under a policy, and the arbitraries that generate cases. Execution and reading
+ * are test/helpers/virtual-pipeline.ts.
  */
 import fc from 'fast-check';
+import type { VirtualExecution } from '../helpers/virtual-pipeline.ts';
 import type { TruthRecord } from '../../contracts/truth.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
-import { chatApi } from '../../client/apis/chat.ts';
-import { completionsApi } from '../../client/apis/completions.ts';
-import { ResponseMeasurer } from '../../client/measure/response-measurer.ts';
-import type { RequestRecord } from '../../client/record/request-record.ts';
 import type { CompletionRequest, StreamOptions } from '../../server/dialects/vllm/completion-request.ts';
 import { planChat } from '../../server/dialects/vllm/plan-chat.ts';
 import { planCompletion } from '../../server/dialects/vllm/plan-completion.ts';
-import { endsAsFailure } from '../../server/wire/stream-faults.ts';
 import { CUT_PLACES, type FaultSpec, type WirePolicy } from '../../server/wire/wire-policy.ts';
-
-export interface Lateness {
-  /** Extra delay of each write beyond its due time. */
-  lateness?: readonly number[];
-  /** For each write, cut positions (0 < cut < length) splitting it into reads. */
-  cuts?: readonly (readonly number[])[];
-}
-
-export function executeWire(record: TruthRecord, execution: Lateness = {}): TruthRecord {
-  const headersMs = record.headersDueMs ?? 0;
-  let previous = headersMs;
-  const writes = record.writes.map((w, i) => {
-    const actual = Math.max(previous, w.dueMs + (execution.lateness?.[i] ?? 0));
-    previous = actual;
-    return { ...w, actualMs: actual };
-  });
-  const lastAt = writes[writes.length - 1]?.actualMs ?? headersMs;
-  const disconnect = record.fault?.kind === 'disconnect';
-  const failing = endsAsFailure(record.fault);
-  const endAt = disconnect ? Math.max(lastAt, Number(record.fault?.params.atMs ?? 0)) : lastAt;
-  return { ...record, writes, headersMs, end: { atMs: endAt, how: failing ? 'fault' : 'completed' } };
-}
-
-export function readWire(executed: TruthRecord, stream: boolean, execution: Lateness = {}): RequestRecord {
-  const measurer = new ResponseMeasurer(
-    { index: 0, requestId: executed.id, stage: 0, warmup: false, scheduledMs: 0, startMs: 0, promptTokens: executed.promptTokens },
-    { api: executed.endpoint === '/v1/chat/completions' ? chatApi : completionsApi, stream, tokenizerFallback: true },
-  );
-  const endAt = executed.end?.atMs ?? 0;
-  const disconnect = executed.fault?.kind === 'disconnect';
-  // A non-streamed response that never sent a byte has no status line either.
-  if (!disconnect || stream) measurer.response(executed.status);
-  executed.writes.forEach((w, i) => {
-    const bytes = executed.body.subarray(w.offset, w.offset + w.length);
-    const cuts = [...new Set((execution.cuts?.[i] ?? []).filter((c) => c > 0 && c < w.length))].sort((a, b) => a - b);
-    let from = 0;
-    for (const cut of [...cuts, w.length]) {
-      measurer.data(bytes.subarray(from, cut), w.actualMs as number);
-      from = cut;
-    }
-  });
-  return disconnect ? measurer.error('disconnected', 'other side closed', endAt) : measurer.end(endAt);
-}
 
 export interface WireCase {
   api: 'completions' | 'chat';
@@ -188,7 +139,7 @@ export function wireCaseArb(policy: fc.Arbitrary<WirePolicy>): fc.Arbitrary<Wire
   });
 }
 
-export const executionArb: fc.Arbitrary<Lateness> = fc.record({
+export const executionArb: fc.Arbitrary<VirtualExecution> = fc.record({
   lateness: fc.array(fc.double({ min: 0, max: 50, noNaN: true }), { maxLength: 120 }),
   cuts: fc.array(fc.array(fc.nat({ max: 400 }), { maxLength: 4 }), { maxLength: 120 }),
 });

@@ -17,7 +17,7 @@ import { loadScenario, scenarioNames, ScenarioError, type Scenario } from '../..
 import { requestWirePolicy } from '../../../server/wire/request-wire.ts';
 import { endsAsFailure } from '../../../server/wire/stream-faults.ts';
 import { wireOptionsFromFlags } from '../../../server/wire/wire-flags.ts';
-import { executeWire, readWire } from '../../pipeline/wire-virtual.ts';
+import { executeVirtually, readVirtually } from '../../helpers/virtual-pipeline.ts';
 
 const DOC = readFileSync(new URL('../../../docs/scenarios.md', import.meta.url), 'utf8');
 const NAMES = scenarioNames();
@@ -80,8 +80,8 @@ describe('scenarios/', () => {
     for (let i = 0; i < 16; i++) {
       const planned = plan(scenario, `${name}-${i}`);
       expect(Buffer.from(plan(scenario, `${name}-${i}`).body).equals(Buffer.from(planned.body))).toBe(true);
-      const executed = executeWire(planned);
-      const client = readWire(executed, true);
+      const executed = executeVirtually(planned);
+      const client = readVirtually(executed, true);
       const fault = executed.fault;
       if (endsAsFailure(fault)) {
         const want = fault?.kind === 'http' ? `http_${String(fault.params.status)}` : FAILURE_OF[fault?.kind ?? ''];
