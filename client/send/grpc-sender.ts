@@ -7,7 +7,8 @@
  */
 import { credentials, Metadata, status as GrpcStatus, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import type { Clock } from '../../contracts/clock.ts';
-import { ResponseMeasurer, type MeasureOptions, type RequestIdentity } from '../measure/response-measurer.ts';
+import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
+import { startMeasuredRequest } from './measured-request.ts';
 import type { FailureKind, RequestRecord } from '../record/request-record.ts';
 import { RequestTimeout, type InFlight } from './http-sender.ts';
 import { jetstreamPackage } from '../../server/grpc/jetstream-proto.ts';
@@ -60,17 +61,9 @@ export function sendAndMeasureGrpc(
   onInFlight?: (handle: InFlight | null) => void,
 ): Promise<RequestRecord> {
   return new Promise<RequestRecord>((resolve) => {
-    const startMs = clock.now();
-    const measurer = new ResponseMeasurer({ ...identity, startMs }, options);
+    const { startMs, measurer, settle } = startMeasuredRequest(clock, identity, options, resolve, () => onInFlight?.(null));
     let sawMetadata = false;
-    let settled = false;
     let abortReason: Error | null = null;
-    const settle = (record: RequestRecord): void => {
-      if (settled) return;
-      settled = true;
-      onInFlight?.(null);
-      resolve(record);
-    };
     const metadata = new Metadata();
     metadata.set('x-request-id', identity.requestId);
     let call: ClientReadableStream<object>;

@@ -5,7 +5,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../../contracts/clock.ts';
-import { ResponseMeasurer, type MeasureOptions, type RequestIdentity } from '../measure/response-measurer.ts';
+import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
+import { startMeasuredRequest } from './measured-request.ts';
 import type { FailureKind, RequestRecord } from '../record/request-record.ts';
 
 export interface HttpRequestSpec {
@@ -50,16 +51,8 @@ export function sendAndMeasure(
   onInFlight?: (handle: InFlight | null) => void,
 ): Promise<RequestRecord> {
   return new Promise<RequestRecord>((resolve) => {
-    const startMs = clock.now();
-    const measurer = new ResponseMeasurer({ ...identity, startMs }, options);
+    const { startMs, measurer, settle } = startMeasuredRequest(clock, identity, options, resolve, () => onInFlight?.(null));
     let sawResponse = false;
-    let settled = false;
-    const settle = (record: RequestRecord): void => {
-      if (settled) return;
-      settled = true;
-      onInFlight?.(null);
-      resolve(record);
-    };
     let abortRequest: ((reason: Error) => void) | null = null;
     let abortedEarly: Error | null = null;
     onInFlight?.({
