@@ -7,7 +7,8 @@
  * the machine does not inflate the server's figures. A benchmark: it prints, never fails.
  *
  * Flags: --quick (shorter windows, fewer loads), --only benchtruth|baseline,
- * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase).
+ * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase),
+ * --stream-seconds S (each stream's length; long streams leave planning out of the window).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -53,7 +54,8 @@ const LOADS: Load[] = LOADS_ARG === 'none'
   ? [{ streams: 500, tokensPerSec: 40 }, { streams: 2000, tokensPerSec: 50 }]
   : [{ streams: 100, tokensPerSec: 20 }, { streams: 500, tokensPerSec: 40 }, { streams: 1000, tokensPerSec: 50 }, { streams: 2000, tokensPerSec: 50 }];
 const IDLE_STREAMS = 2000;
-const STREAM_SECONDS = 4;
+/** `--stream-seconds S`: how long each stream lasts (default 4; 60 = no new requests in the window). */
+const STREAM_SECONDS = process.argv.includes('--stream-seconds') ? Number(process.argv[process.argv.indexOf('--stream-seconds') + 1]) : 4;
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
 /** Extra node flags for the server child (profiling: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/sprof'). */

@@ -40,7 +40,7 @@ export interface BenchtruthServer {
 
 export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock = realClock): BenchtruthServer {
   const options = resolveServerOptions(partial);
-  const truth = new TruthStore({ capacity: options.truthCapacity, logPath: options.truthLog ?? undefined });
+  const truth = new TruthStore({ capacity: options.truthCapacity, maxBytes: options.truthMaxBytes, logPath: options.truthLog ?? undefined });
   const scheduler = new EmissionScheduler(clock, { sleep: options.emissionSleep && clock === realClock });
   const engine = createEngine(options, clock, truth, scheduler);
   const metrics = new MetricsHub(engine, options);

@@ -18,8 +18,14 @@ export interface ServerOptions extends EngineOptions, VllmOptions {
   defaultMaxTokens: number;
   maxModelLen: number;
   truthLog: string | null;
-  /** How many truth records stay queryable in memory. */
+  /** How many truth records stay queryable in memory (oldest evicted first). */
   truthCapacity: number;
+  /**
+   * Bytes of truth records kept in memory (bodies and packed timings; oldest evicted first):
+   * a long run at hundreds of requests per second must not grow the server without bound.
+   * `--truth-log` keeps every record.
+   */
+  truthMaxBytes: number;
   logger: boolean;
   /** JetStream: which dialect's conventions `serve` follows (both are always routed on HTTP). */
   dialect: 'vllm' | 'jetstream';
@@ -51,6 +57,7 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   maxModelLen: 32768,
   truthLog: null,
   truthCapacity: 100_000,
+  truthMaxBytes: 512 * 1024 * 1024,
   logger: false,
   dialect: 'vllm',
   grpcPort: null,

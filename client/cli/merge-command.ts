@@ -3,7 +3,7 @@
  * an indexed Job each running `bench --shard i/N`) into one set of reports — from raw samples,
  * exactly as one process that saw every request would have reported.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
@@ -11,7 +11,7 @@ import { consoleSummary } from '../report/console-summary.ts';
 import { openRunOutput } from '../report/run-output.ts';
 import { buildRunReports, mergeRawSamples, rawSamplesFile, type RawSamplesFile } from '../report/run-reports.ts';
 
-function readShard(dir: string): { raw: RawSamplesFile; lines: string } {
+function readShard(dir: string): { raw: RawSamplesFile; lines: string; perRequest: boolean } {
   let raw: RawSamplesFile;
   try {
     raw = JSON.parse(readFileSync(join(dir, 'raw_samples.json'), 'utf8')) as RawSamplesFile;
@@ -24,7 +24,7 @@ function readShard(dir: string): { raw: RawSamplesFile; lines: string } {
   } catch {
     // requests.jsonl is optional for merging reports.
   }
-  return { raw, lines };
+  return { raw, lines, perRequest: existsSync(join(dir, 'per_request_lifecycle_metrics.json')) };
 }
 
 export function registerMergeCommand(program: Command): void {
@@ -43,7 +43,8 @@ export function registerMergeCommand(program: Command): void {
       }
       const reports = buildRunReports(merged.samples, merged.contexts, merged.slo);
       if (flags.output !== undefined) {
-        const out = openRunOutput(flags.output, false);
+        // Shards that kept per-request lifecycle metrics get them merged too (same lines).
+        const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest));
         for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
         await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(merged.samples, merged.contexts, merged.slo) });
       }

@@ -22,6 +22,8 @@ interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, Eng
   created?: string;
   maxModelLen: string;
   truthLog?: string;
+  truthCapacity: string;
+  truthMemory: string;
   log?: boolean;
 }
 
@@ -37,6 +39,8 @@ export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions>
     created: flags.created === undefined ? null : flagValue('--created', flags.created, wholeNumber(0)),
     maxModelLen: flagValue('--max-model-len', flags.maxModelLen, wholeNumber(1)),
     truthLog: flags.truthLog ?? null,
+    truthCapacity: flagValue('--truth-capacity', flags.truthCapacity, wholeNumber(1)),
+    truthMaxBytes: flagValue('--truth-memory', flags.truthMemory, wholeNumber(1)) * 1024 * 1024,
     logger: flags.log === true,
     ...vllmOptionsFromFlags(flags),
     ...jetstreamOptionsFromFlags(flags),
@@ -59,6 +63,8 @@ export function registerServeCommand(program: Command): void {
     .option('--created <epoch-seconds>', 'fixed `created` value for reproducible bytes')
     .option('--max-model-len <n>', 'context length for validation', String(d.maxModelLen))
     .option('--truth-log <file>', 'append each finished request’s truth record as a JSON line')
+    .option('--truth-capacity <n>', 'truth records kept queryable in memory (oldest dropped first)', String(d.truthCapacity))
+    .option('--truth-memory <MiB>', 'memory for truth records kept queryable (oldest dropped first; --truth-log keeps all)', String(d.truthMaxBytes / (1024 * 1024)))
     .option('--log', 'log every request (fastify logger)');
   registerVllmFlags(serve);
   registerJetstreamFlags(serve);

@@ -1,49 +1,79 @@
 /**
- * Where truth records live: an in-memory map bounded by count (oldest evicted first), an
- * optional JSONL log appended as each request ends, and listeners for live feeds.
+ * Where truth records live: an in-memory map bounded by count and by bytes (oldest evicted
+ * first), an optional JSONL log appended as each request ends, and listeners for live feeds.
+ * A record in flight is the live object its executor stamps; once it ends it is packed
+ * (compact-truth.ts) and unpacked again for whoever asks for it.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
+import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './compact-truth.ts';
 
 export type TruthListener = (record: TruthRecord) => void;
 
+interface Kept {
+  entry: TruthRecord | CompactTruth;
+  bytes: number;
+}
+
+/** What a record in flight is counted as until it is packed: its body and about 80 bytes per token. */
+function liveBytes(record: TruthRecord): number {
+  return record.body.byteLength + 80 * (record.tokens.length + record.events.length + record.writes.length) + 512;
+}
+
 export class TruthStore {
-  readonly #records = new Map<string, TruthRecord>();
+  readonly #records = new Map<string, Kept>();
   readonly #capacity: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
   readonly #log: WriteStream | null;
   readonly #listeners = new Set<TruthListener>();
 
-  constructor(options: { capacity: number; logPath?: string | undefined }) {
+  constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
     this.#capacity = options.capacity;
+    this.#maxBytes = options.maxBytes ?? Infinity;
     this.#log = options.logPath ? createWriteStream(options.logPath, { flags: 'a' }) : null;
   }
 
   /** Records a request as soon as it is planned, so in-flight truth can be asked for. */
   begin(record: TruthRecord): void {
-    this.#records.delete(record.id);
-    this.#records.set(record.id, record);
-    if (this.#records.size > this.#capacity) {
-      const oldest = this.#records.keys().next().value;
-      if (oldest !== undefined) this.#records.delete(oldest);
-    }
+    this.#remove(record.id);
+    const bytes = liveBytes(record);
+    this.#records.set(record.id, { entry: record, bytes });
+    this.#bytes += bytes;
+    this.#evict();
   }
 
   /** Called once when the request's response has ended, however it ended. */
   finish(record: TruthRecord): void {
     if (this.#log !== null) this.#log.write(`${JSON.stringify(truthToJson(record))}\n`);
     for (const listener of this.#listeners) listener(record);
+    const kept = this.#records.get(record.id);
+    // Evicted already, or its id reused by a newer request: nothing of this one is kept.
+    if (kept === undefined || kept.entry !== record) return;
+    const compact = compactTruth(record);
+    const bytes = compactBytes(compact);
+    this.#bytes += bytes - kept.bytes;
+    kept.entry = compact;
+    kept.bytes = bytes;
+    this.#evict();
   }
 
   get(id: string): TruthRecord | undefined {
-    return this.#records.get(id);
+    const kept = this.#records.get(id);
+    return kept === undefined ? undefined : unpacked(kept.entry);
   }
 
-  all(): IterableIterator<TruthRecord> {
-    return this.#records.values();
+  *all(): IterableIterator<TruthRecord> {
+    for (const kept of this.#records.values()) yield unpacked(kept.entry);
   }
 
   get size(): number {
     return this.#records.size;
+  }
+
+  /** Bytes the kept records hold, as counted against the budget. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   subscribe(listener: TruthListener): () => void {
@@ -56,4 +86,24 @@ export class TruthStore {
     if (log === null) return;
     await new Promise<void>((resolve) => log.end(resolve));
   }
+
+  #remove(id: string): void {
+    const kept = this.#records.get(id);
+    if (kept === undefined) return;
+    this.#records.delete(id);
+    this.#bytes -= kept.bytes;
+  }
+
+  #evict(): void {
+    // The newest record always stays, however large.
+    while (this.#records.size > 1 && (this.#records.size > this.#capacity || this.#bytes > this.#maxBytes)) {
+      const oldest = this.#records.keys().next().value;
+      if (oldest === undefined) return;
+      this.#remove(oldest);
+    }
+  }
+}
+
+function unpacked(entry: TruthRecord | CompactTruth): TruthRecord {
+  return 'numbers' in entry ? expandTruth(entry) : entry;
 }

@@ -92,7 +92,7 @@ describe('scale: worker threads and shards', () => {
     const shards = [tempDir(), tempDir()];
     const merged = tempDir();
     try {
-      for (const [i, dir] of shards.entries()) await benchAgainst(server, { stream: true, rate: 30, durationSec: 0.5, maxTokens: 4, promptTokens: 4, seed: 8, shard: { index: i, count: 2 }, outputDir: dir });
+      for (const [i, dir] of shards.entries()) await benchAgainst(server, { stream: true, rate: 30, durationSec: 0.5, maxTokens: 4, promptTokens: 4, seed: 8, shard: { index: i, count: 2 }, outputDir: dir, perRequestReport: true });
       expect(linesOf(shards[0]!).map((l) => l.index)).toEqual([0, 2, 4, 6, 8, 10, 12, 14]);
       const result = await runCli(['merge', ...shards, '--output', merged]);
       expect(result.stderr).toBe('');
@@ -102,6 +102,8 @@ describe('scale: worker threads and shards', () => {
       expect(summary.successes.count).toBe(15);
       expect(summary.successes.output_len.mean).toBe(4);
       expect(linesOf(merged)).toHaveLength(15);
+      const perRequest = JSON.parse(readFileSync(join(merged, 'per_request_lifecycle_metrics.json'), 'utf8')) as Array<{ index: number }>;
+      expect(perRequest.map((r) => r.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => i));
       expect(readFileSync(join(merged, 'stage_0_lifecycle_metrics.json'), 'utf8')).toMatch(/"intended_rate": 30/);
     } finally {
       await server.close();

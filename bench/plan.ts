@@ -1,0 +1,34 @@
+/**
+ * What planning one request costs (`npm run bench:plan`): CPU microseconds to plan a streaming
+ * `/v1/completions` response of 200 tokens (the server benchmark's 2,000 × 50 shape) and of 16
+ * tokens (vLLM's default max_tokens), with and without continuous usage. Prints figures;
+ * asserts nothing.
+ */
+import { parseCompletionRequest } from '../server/dialects/vllm/completion-request.ts';
+import { planCompletion } from '../server/dialects/vllm/plan-completion.ts';
+import { DEFAULT_SERVER_OPTIONS } from '../server/options.ts';
+
+const options = { ...DEFAULT_SERVER_OPTIONS, ttftMs: 20, itlMs: 20 };
+
+function plan(body: Record<string, unknown>, i: number): number {
+  const parsed = parseCompletionRequest({ prompt: 'benchmark prompt', stream: true, ...body }, 16);
+  if (!parsed.ok) throw new Error('bad request');
+  const planned = planCompletion({ options, request: parsed.value, requestId: `r${i}`, requestKey: `k${i}`, promptTokens: 2, created: 1, arrivalEpochMs: 0 });
+  return planned.record.writes.length;
+}
+
+const shapes: Array<[string, Record<string, unknown>]> = [
+  ['200 tokens', { max_tokens: 200 }],
+  ['200 tokens, continuous usage', { max_tokens: 200, stream_options: { include_usage: true, continuous_usage_stats: true } }],
+  ['16 tokens', { max_tokens: 16 }],
+];
+for (const [name, body] of shapes) {
+  for (let i = 0; i < 300; i++) plan(body, i);
+  const runs = 3000;
+  let writes = 0;
+  const before = process.cpuUsage();
+  for (let i = 0; i < runs; i++) writes += plan(body, i);
+  const cpu = process.cpuUsage(before);
+  const us = (cpu.user + cpu.system) / runs;
+  process.stdout.write(`${name.padEnd(32)} ${us.toFixed(1).padStart(7)} µs/request  ${(us / (writes / runs)).toFixed(2).padStart(6)} µs/write\n`);
+}
