@@ -93,34 +93,72 @@ function sseEventText(event: PayloadEvent, index: number, policy: Readonly<Frami
   return { text: text + blank, blankLength: blank.length };
 }
 
+/**
+ * The line ending of a policy whose data events are all plain — `data: <payload>`, one line
+ * ending, a blank line — or null when events need the general path (mixed endings, `event:` or
+ * `id:` lines, multi-line JSON). Plain events are measured and encoded from the payload itself,
+ * never from a concatenated copy: framing runs for every event of every response.
+ */
+function plainEnding(policy: Readonly<FramingPolicy>): string | null {
+  if (policy.eol === 'mixed' || policy.eventName !== null || policy.ids || policy.multiline) return null;
+  return policy.eol === 'lf' ? '\n' : policy.eol === 'crlf' ? '\r\n' : '\r';
+}
+
+function putAscii(body: Buffer, text: string, at: number): number {
+  for (let i = 0; i < text.length; i++) body[at + i] = text.charCodeAt(i);
+  return at + text.length;
+}
+
 export function frame(events: readonly PayloadEvent[], framing: Framing, policy: Readonly<FramingPolicy> = VLLM_WIRE_POLICY.framing, rng: Rng | null = null): FramedBody {
+  // A piece is the event's whole text, or (plain events) just its payload.
   const pieces: string[] = new Array(events.length);
+  const plain = new Uint8Array(events.length);
   const truth: TruthEvent[] = new Array(events.length);
   const lines = new LineWriter(policy, rng);
+  const ending = framing === 'sse' ? plainEnding(policy) : null;
+  const dataPrefix = policy.space ? 'data: ' : 'data:';
+  const blankLine = ending === null ? '' : ending + ending;
   let offset = 0;
   let dataIndex = 0;
   for (let i = 0; i < events.length; i++) {
     const event = events[i] as PayloadEvent;
-    let text: string;
+    let length: number;
     let blankLength = 1;
-    if (framing === 'sse') {
-      const framed = sseEventText(event, dataIndex, policy, lines);
-      if (event.kind !== 'comment') dataIndex++;
-      text = i === 0 && policy.bom ? BOM + framed.text : framed.text;
-      blankLength = framed.blankLength;
+    if (ending !== null && event.kind !== 'comment' && !(i === 0 && policy.bom)) {
+      dataIndex++;
+      pieces[i] = event.data;
+      plain[i] = 1;
+      length = dataPrefix.length + Buffer.byteLength(event.data) + blankLine.length;
+      blankLength = ending.length;
     } else {
-      text = event.data;
+      let text: string;
+      if (framing === 'sse') {
+        const framed = sseEventText(event, dataIndex, policy, lines);
+        if (event.kind !== 'comment') dataIndex++;
+        text = i === 0 && policy.bom ? BOM + framed.text : framed.text;
+        blankLength = framed.blankLength;
+      } else {
+        text = event.data;
+      }
+      pieces[i] = text;
+      length = Buffer.byteLength(text);
     }
-    const length = Buffer.byteLength(text);
     // The blank line's terminator is ASCII and ends the event, so its first byte sits this far from the end.
     const completesAt = offset + length - blankLength;
-    pieces[i] = text;
     truth[i] = { kind: event.kind, tokenStart: event.tokenStart, tokenCount: event.tokenCount, offset, length, completesAt, dueMs: event.dueMs };
     offset += length;
   }
   // Each piece is encoded straight into the body: no joined copy of the whole text first.
   const body = Buffer.allocUnsafe(offset);
   let at = 0;
-  for (let i = 0; i < pieces.length; i++) at += body.write(pieces[i] as string, at);
+  for (let i = 0; i < pieces.length; i++) {
+    if (plain[i] === 1) {
+      at = putAscii(body, dataPrefix, at);
+      at += body.write(pieces[i] as string, at);
+      at = putAscii(body, blankLine, at);
+    } else {
+      at += body.write(pieces[i] as string, at);
+    }
+  }
   return { body, events: truth };
 }
