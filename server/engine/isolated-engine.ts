@@ -38,12 +38,13 @@ export class IsolatedEngine implements Engine {
       ok: true,
       timing: { deferred: false, model: timingFor(this.#options, request.model), running },
       run: (record, play) => {
-        play();
+        // Counted before it plays: a response can end inside play() (its client already gone).
         this.#inFlight.set(record, request);
         this.#blocks += this.#blocksOf(record);
         if (request.lora !== null) this.#loras.set(request.lora, (this.#loras.get(request.lora) ?? 0) + 1);
         this.#events.queued(request, request.arrivalMono);
         this.#events.scheduled(request, request.arrivalMono);
+        play();
       },
     };
   }

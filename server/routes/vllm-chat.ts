@@ -39,7 +39,9 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (huge !== null) return fail(reply, huge);
     const admission = admit(ctx, { identity, arrivalMono }, model, promptTokens, output.maxTokens);
     if (admission instanceof VllmError) return fail(reply, admission);
-    const planned = planChat({
+    const created = createdAt(ctx);
+    const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
+    const plan = (): ReturnType<typeof planChat> => planChat({
       wire,
       options: admission.options,
       request: req,
@@ -51,9 +53,9 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
       servedModel: model.name,
       ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)) } : {}),
       ...(options.mode === 'echo' ? { echo: echoTokens(tokenizer, lastMessageText(req.messages)) } : {}),
-      created: createdAt(ctx),
-      arrivalEpochMs: ctx.clock.epochMs(arrivalMono),
+      created,
+      arrivalEpochMs,
     });
-    play(ctx, reply, planned, arrivalMono, req.stream, admission);
+    play(ctx, reply, plan, arrivalMono, req.stream, admission);
   });
 }

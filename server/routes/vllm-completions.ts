@@ -50,7 +50,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     }
     const admission = admit(ctx, { identity, arrivalMono }, model, counts.reduce((a, b) => a + b, 0), output.maxTokens);
     if (admission instanceof VllmError) return fail(reply, admission);
-    const planned = planCompletion({
+    const created = createdAt(ctx);
+    const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
+    const plan = (): ReturnType<typeof planCompletion> => planCompletion({
       wire,
       options: admission.options,
       request: { ...req, maxTokens: output.maxTokens },
@@ -63,9 +65,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       ...(req.echo === true ? { echoPrompts: prompts.map((p, i) => texts[i] ?? tokenizer.decode(p as number[]) ?? '') } : {}),
       naturalStop: output.naturalStop,
       ...(echoes === undefined ? {} : { echoes }),
-      created: createdAt(ctx),
-      arrivalEpochMs: ctx.clock.epochMs(arrivalMono),
+      created,
+      arrivalEpochMs,
     });
-    play(ctx, reply, planned, arrivalMono, req.stream, admission);
+    play(ctx, reply, plan, arrivalMono, req.stream, admission);
   });
 }

@@ -85,17 +85,38 @@ export function admit(
   return status === 429 ? new VllmError(429, 'TooManyRequests', message) : badRequest(message);
 }
 
+/**
+ * Hands the response to the executor. With the isolated engine, planning (`plan`, pure, a few
+ * hundred microseconds for a long answer) runs in the emission scheduler's gaps between writes,
+ * not where the request was read (EmissionScheduler.defer); the truth's times stay relative to
+ * the arrival. The batching engine admits against its queue as it stands, so its requests are
+ * planned and enter the queue in the same turn.
+ */
 export function play(
   ctx: ServerContext,
   reply: FastifyReply,
-  planned: PlannedCompletion,
+  plan: () => PlannedCompletion,
   arrivalMono: number,
   stream: boolean,
   admission?: Extract<EngineAdmission, { ok: true }>,
 ): void {
   reply.hijack();
-  if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
-  else playResponse(reply.raw, { record: planned.record, arrivalMono, headers: planned.headers, headersAtArrival: stream }, ctx);
+  const planAndPlay = (): void => {
+    let planned: PlannedCompletion;
+    try {
+      planned = plan();
+    } catch (error) {
+      // A planner bug: answer as vLLM answers its own (500 InternalServerError), never hang.
+      const failure = new VllmError(500, 'InternalServerError', error instanceof Error ? error.message : String(error));
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' });
+      reply.raw.end(failure.body());
+      return;
+    }
+    if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
+    else playResponse(reply.raw, { record: planned.record, arrivalMono, headers: planned.headers, headersAtArrival: stream }, ctx);
+  };
+  if (ctx.options.scheduler === 'batching') planAndPlay();
+  else ctx.scheduler.defer(planAndPlay);
 }
 
 export function fail(reply: FastifyReply, error: VllmError): FastifyReply {

@@ -12,6 +12,12 @@
  *
  * A task whose next due time is not known yet (the batching engine has not produced the token
  * it waits for) returns Infinity and is parked outside the heap until `wake()`.
+ *
+ * Planning a new response is deferred work (`defer`): the routes hand it here instead of doing
+ * it where the request is read, and a turn runs it in the gaps between writes — at least one
+ * job per turn, more only while the next write is not near. A burst of arrivals read in one
+ * I/O phase would otherwise plan back to back (a few hundred microseconds each) while writes
+ * fall due.
  */
 import type { Clock } from '../../contracts/clock.ts';
 import { LatenessTally } from '../metrics/lateness-tally.ts';
@@ -32,6 +38,8 @@ const MIN_SLEEP_MS = 0.01;
 /** Longest stretch of due work run without letting the event loop poll I/O. */
 const MAX_TURN_MS = 5;
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+/** A deferred job starts only if the next write is at least this far away (after the turn's first). */
+const JOB_GAP_MS = 0.3;
 
 export class EmissionScheduler {
   readonly #clock: Clock;
@@ -42,6 +50,7 @@ export class EmissionScheduler {
   #immediate: NodeJS.Immediate | null = null;
   readonly #tick = (): void => this.#runDue();
   readonly #parked = new WeakSet<ScheduledTask>();
+  #jobs: Array<() => void> = [];
   /** Lateness (run time − due time) of every task run, for the benchmark and /_engine/emission. */
   readonly lateness = new LatenessTally();
 
@@ -69,6 +78,12 @@ export class EmissionScheduler {
     this.#arm();
   }
 
+  /** Runs `job` in a coming turn, between writes (request planning: see the note above). */
+  defer(job: () => void): void {
+    this.#jobs.push(job);
+    this.#arm();
+  }
+
   /** Puts a parked task back in the heap at `dueAt`; a task that is not parked is left alone. */
   wake(task: ScheduledTask, dueAt: number): void {
     if (!this.#parked.has(task) || !(dueAt < Infinity)) return;
@@ -83,7 +98,7 @@ export class EmissionScheduler {
     this.#immediate = null;
     let now = this.#clock.now();
     const head = this.#due[0];
-    if (this.#sleeps && head !== undefined && head > now + MIN_SLEEP_MS && head - now <= SPIN_WINDOW_MS) {
+    if (this.#sleeps && this.#jobs.length === 0 && head !== undefined && head > now + MIN_SLEEP_MS && head - now <= SPIN_WINDOW_MS) {
       Atomics.wait(SLEEPER, 0, 0, head - now);
       now = this.#clock.now();
     }
@@ -91,21 +106,46 @@ export class EmissionScheduler {
     // An overloaded server must still read: after a turn's budget the rest waits one
     // setImmediate, so sockets (new requests, aborts, /metrics) are served between batches.
     const turnEnds = now + MAX_TURN_MS;
-    while (this.#due.length > 0 && (this.#due[0] as number) <= now && now < turnEnds) {
-      lateness.add(now - (this.#due[0] as number));
-      const task = this.#pop();
-      const next = task.run(now);
-      if (next !== null) {
-        if (next < Infinity) this.#push(next, task);
-        else this.#parked.add(task);
+    let jobsRun = 0;
+    for (;;) {
+      while (this.#due.length > 0 && (this.#due[0] as number) <= now && now < turnEnds) {
+        lateness.add(now - (this.#due[0] as number));
+        const task = this.#pop();
+        const next = task.run(now);
+        if (next !== null) {
+          if (next < Infinity) this.#push(next, task);
+          else this.#parked.add(task);
+        }
+        now = this.#clock.now();
       }
+      if (this.#jobs.length === 0 || now >= turnEnds) break;
+      const nextDue = this.#due[0];
+      if (jobsRun > 0 && nextDue !== undefined && nextDue - now < JOB_GAP_MS) break;
+      const job = this.#jobs.shift() as () => void;
+      try {
+        job();
+      } catch (error) {
+        // One broken job must not stop every stream's writes.
+        process.emitWarning(`benchtruth: a deferred job failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      jobsRun++;
       now = this.#clock.now();
     }
     this.#arm();
   }
 
   #arm(): void {
-    if (this.#due.length === 0 || this.#immediate !== null) return;
+    if (this.#immediate !== null) return;
+    if (this.#jobs.length > 0) {
+      if (this.#timer !== null) {
+        clearTimeout(this.#timer);
+        this.#timer = null;
+        this.#timerAt = Infinity;
+      }
+      this.#immediate = setImmediate(this.#tick);
+      return;
+    }
+    if (this.#due.length === 0) return;
     const dueAt = this.#due[0] as number;
     const wait = dueAt - this.#clock.now();
     if (wait <= SPIN_WINDOW_MS) {
@@ -175,5 +215,6 @@ export class EmissionScheduler {
     this.#timerAt = Infinity;
     this.#due = [];
     this.#tasks = [];
+    this.#jobs = [];
   }
 }

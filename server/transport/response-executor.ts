@@ -88,7 +88,12 @@ class ResponsePlayer implements ScheduledTask {
   }
 
   start(): void {
+    // The client left while the response was being planned: nothing will be written.
     const socket = this.#res.socket;
+    if (this.#res.destroyed || (isRealSocket(socket) && socket.destroyed)) {
+      this.#end(this.#deps.clock.now(), 'client_aborted');
+      return;
+    }
     // Every write its own segment: a reader on 127.0.0.1 then sees the planned cuts.
     if (isRealSocket(socket)) socket.setNoDelay(true);
     if (this.#plan.headersAtArrival && this.#headersDueMs <= 0) this.#sendHeaders();

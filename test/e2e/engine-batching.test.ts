@@ -3,6 +3,7 @@
  * more than --max-num-seqs requests stream at once, and a client that disconnects frees its
  * slot at once. Timing is asserted only with generous bounds.
  */
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildServer, type BenchtruthServer } from '../../server/app.ts';
 import { deliveredTokenTimes } from '../../server/engine/token-times.ts';
@@ -73,5 +74,42 @@ describe('batching scheduler over 127.0.0.1', () => {
     expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="abort"} 1');
     expect(metrics).toContain('vllm:num_requests_running{model_name="benchtruth/fake-model",engine="0"} 0');
     expect(server?.context.truth.get('long')?.end?.how).toBe('client_aborted');
+  });
+
+  it.each(['batching', 'isolated'] as const)('%s: clients that hang up right after sending (before or while their answer is planned) end as aborts and free their slots', async (scheduler) => {
+    const url = await start({ ttftMs: 5, itlMs: 2, maxNumSeqs: 2, scheduler });
+    const port = Number(new URL(url).port);
+    const body = JSON.stringify({ model: '', prompt: 'a b c d', stream: true, max_tokens: 50 });
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        new Promise<void>((resolve) => {
+          const socket = connect(port, '127.0.0.1', () => {
+            socket.write(`POST /v1/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-request-id: gone-${i}\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+            // Some hang up at once (a reset, or a close), the rest after the first bytes.
+            if (i % 3 === 0) socket.resetAndDestroy();
+            else if (i % 3 === 1) socket.destroy();
+            else socket.once('data', () => socket.destroy());
+          });
+          socket.on('error', () => {});
+          socket.on('close', () => resolve());
+        }),
+      ),
+    );
+    const deadline = Date.now() + 5000;
+    let state = { running: -1, waiting: -1 };
+    while (Date.now() < deadline) {
+      state = (await (await fetch(`${url}/_engine/state`)).json()) as typeof state;
+      const ended = Array.from({ length: 12 }, (_, i) => server?.context.truth.get(`gone-${i}`)).filter((r) => r === undefined || r.end !== null).length;
+      if (state.running === 0 && state.waiting === 0 && ended === 12) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(state).toMatchObject({ running: 0, waiting: 0 });
+    for (let i = 0; i < 12; i++) {
+      const record = server?.context.truth.get(`gone-${i}`);
+      // A request whose bytes never reached the route has no truth; every other one was aborted.
+      if (record !== undefined) expect(record.end?.how).toBe('client_aborted');
+    }
+    const after = await post(url, 'after', { max_tokens: 3 });
+    expect((await after.text()).endsWith('data: [DONE]\n\n')).toBe(true);
   });
 });
