@@ -1,0 +1,67 @@
+/** The one scheduler every stream shares: order of due work, parking, deferred jobs. Order only, never timing. */
+import { describe, expect, it, vi } from 'vitest';
+import { realClock } from '../../../contracts/clock.ts';
+import { EmissionScheduler, type ScheduledTask } from '../../../server/transport/emission-scheduler.ts';
+
+const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('EmissionScheduler', () => {
+  it('runs tasks in due order and reschedules a task at the time it returns', async () => {
+    const scheduler = new EmissionScheduler(realClock);
+    const seen: string[] = [];
+    const now = realClock.now();
+    // Due times are absolute, so however late a turn runs, due order decides.
+    let left = 3;
+    const repeating: ScheduledTask = {
+      run: () => {
+        seen.push(`r${left}`);
+        left--;
+        return left > 0 ? now + 6 - left : null;
+      },
+    };
+    scheduler.schedule({ run: () => (seen.push('b'), null) }, now + 6.5);
+    scheduler.schedule({ run: () => (seen.push('a'), null) }, now + 2);
+    scheduler.schedule(repeating, now + 3);
+    await settle(40);
+    expect(seen).toEqual(['a', 'r3', 'r2', 'r1', 'b']);
+    expect(scheduler.pending).toBe(0);
+  });
+
+  it('parks a task that returns Infinity until it is woken', async () => {
+    const scheduler = new EmissionScheduler(realClock);
+    let runs = 0;
+    const task: ScheduledTask = { run: () => (++runs === 1 ? Infinity : null) };
+    scheduler.schedule(task, realClock.now());
+    await settle(10);
+    expect(runs).toBe(1);
+    scheduler.wake(task, realClock.now());
+    await settle(10);
+    expect(runs).toBe(2);
+  });
+
+  it('runs deferred jobs in order, after the writes already due, and keeps going when one throws', async () => {
+    const scheduler = new EmissionScheduler(realClock);
+    const seen: string[] = [];
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    scheduler.schedule({ run: () => (seen.push('write'), null) }, realClock.now() - 1);
+    scheduler.defer(() => seen.push('job 1'));
+    scheduler.defer(() => {
+      throw new Error('broken');
+    });
+    scheduler.defer(() => seen.push('job 3'));
+    await settle(20);
+    expect(seen).toEqual(['write', 'job 1', 'job 3']);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('broken'));
+    warn.mockRestore();
+  });
+
+  it('a job scheduled while another write is far off still runs at once', async () => {
+    const scheduler = new EmissionScheduler(realClock);
+    const seen: string[] = [];
+    scheduler.schedule({ run: () => (seen.push('late write'), null) }, realClock.now() + 200);
+    scheduler.defer(() => seen.push('job'));
+    await settle(20);
+    expect(seen).toEqual(['job']);
+    scheduler.clear();
+  });
+});
