@@ -191,6 +191,8 @@ export function registerBenchCommand(program: Command): void {
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         if (result.interrupted) process.exitCode = 130;
+        // Reports are complete, but part of the schedule was never sent.
+        else if (result.lostWorkers > 0) process.exitCode = 1;
       } catch (error) {
         if (error instanceof BenchError) throw new CliError(error.message);
         throw error;

@@ -11,7 +11,9 @@ export type FailureKind =
   | 'truncated'
   | 'malformed'
   | 'timeout'
-  | 'connect_error';
+  | 'connect_error'
+  /** In flight in a `--workers` thread that died: the client, not the server, lost it. */
+  | 'worker_crashed';
 
 export interface Failure {
   kind: FailureKind;

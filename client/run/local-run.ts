@@ -17,6 +17,18 @@ import { runStage, type StageShare } from './stage-runner.ts';
 
 const TIMEOUT_SWEEP_MS = 50;
 
+/** A request the moment it is handed to the sender (so a crash can still report it). */
+export interface IssuedRequest {
+  index: number;
+  requestId: string;
+  stage: number;
+  warmup: boolean;
+  scheduledMs: number;
+  issuedMs: number;
+  promptTokens: number;
+  model: string;
+}
+
 export interface LocalRunInput {
   options: BenchOptions;
   plans: readonly StagePlan[];
@@ -28,8 +40,10 @@ export interface LocalRunInput {
   signal: AbortSignal;
   /** The first local request number (continues numbering across calls, e.g. after a sweep's probe). */
   firstLocal?: number;
-  onIssue?: () => void;
+  onIssue?: (issued: IssuedRequest) => void;
   onRecord?: (record: RequestRecord) => void;
+  /** Where measured samples are folded (a worker hands them on in pieces); default a new map. */
+  samples?: Map<number, StageSamples>;
   onStage?: (stage: number, phase: 'start' | 'end') => void;
 }
 
@@ -56,7 +70,7 @@ export function modelFor(index: number, base: string, options: BenchOptions): st
 
 export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   const { options, clock, sender, dataset, share, signal } = input;
-  const samples = new Map<number, StageSamples>();
+  const samples = input.samples ?? new Map<number, StageSamples>();
   const records: RequestRecord[] = [];
   const inFlight = new Set<InFlight>();
   let local = input.firstLocal ?? 0;
@@ -66,9 +80,9 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     const index = share.worker + share.workers * local++;
     const requestId = `bench-${options.seed}-${index}`;
     const item = dataset.item(index);
-    input.onIssue?.();
-    let handle: InFlight | null = null;
     const model = modelFor(index, input.model, options);
+    input.onIssue?.({ index, requestId, stage, warmup, scheduledMs, issuedMs: clock.now(), promptTokens: item.promptTokens, model });
+    let handle: InFlight | null = null;
     const record = await sender.send({ index, requestId, stage, warmup, scheduledMs, model, item }, (h) => {
       if (h === null) {
         if (handle !== null) inFlight.delete(handle);

@@ -39,6 +39,8 @@ export interface BenchResult {
   originMs: number;
   originEpochMs: number;
   interrupted: boolean;
+  /** `--workers` threads that died mid-run (their requests are still in the reports). */
+  lostWorkers: number;
 }
 
 export interface BenchDeps {
@@ -46,6 +48,8 @@ export interface BenchDeps {
   /** Aborting stops scheduling; in-flight requests get the grace period, then fail as timeouts. */
   signal?: AbortSignal;
   onRecord?: (record: RequestRecord) => void;
+  /** A `--workers` thread died (default: one line on stderr); its requests are still reported. */
+  onWorkerLost?: (message: string) => void;
 }
 
 export function loadSpecOf(options: BenchOptions): LoadSpec {
@@ -139,12 +143,14 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     let samples: Map<number, StageSamples>;
     let records: RequestRecord[] = [];
     let interrupted: boolean;
+    let lostWorkers = 0;
     try {
       if (workers > 1) {
         const shares: StageShare[] = Array.from({ length: workers }, (_, w) => ({ worker: shard.index * workers + w, workers: shard.count * workers }));
-        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, signal: controller.signal, counters, onLine: (line) => output?.writeLine(line), onStage });
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, signal: controller.signal, counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
+        lostWorkers = result.lostWorkers;
       } else {
         const share = { worker: shard.index, workers: shard.count };
         const common = { options, dataset, model, sender, clock, share, signal: controller.signal, onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
@@ -179,7 +185,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(samples, contexts, slo), serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReport(options.outputDir as string, { api: api.name, stream: options.stream, requestRate: lpgRate(load), model, startEpochMs: originEpochMs, stages: samples, serverMetrics: serverMetrics?.summary ?? null });
     }
-    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted };
+    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers };
   } finally {
     deps.signal?.removeEventListener('abort', relayAbort);
     if (scraper !== null) await scraper.stop();

@@ -10,6 +10,7 @@ import { requestLine } from '../report/request-line.ts';
 import { httpRequestSender } from '../run/http-request-sender.ts';
 import { runLocal } from '../run/local-run.ts';
 import { senderFactoryFor } from '../run/request-sender.ts';
+import type { StageSamples, StageSamplesJson } from '../record/stage-samples.ts';
 import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
 import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 
@@ -17,6 +18,10 @@ const port = parentPort;
 if (port === null) throw new Error('bench-worker must run in a worker thread');
 const { options, share } = workerData as WorkerInput;
 const post = (message: WorkerMessage): void => port.postMessage(message);
+/** How often finished requests' samples go to the main thread (what a crash could cost). */
+const SAMPLES_EVERY_MS = 1000;
+// Test hook: the worker with this share index dies after finishing this many requests.
+const crashAfter = process.env.BENCHTRUTH_TEST_WORKER_CRASH?.split(':').map(Number);
 const controller = new AbortController();
 port.on('message', (message: MainMessage) => {
   if (message.type === 'stop') controller.abort();
@@ -28,6 +33,17 @@ try {
   const sender = senderFactoryFor(api.name, httpRequestSender)({ base: new URL(options.url), api, clock, options });
   const originMs = clock.now();
   const originEpochMs = clock.epochMs(originMs);
+  // Samples not yet handed over; emptied at each hand-over (runLocal adds new stages as needed).
+  const samples = new Map<number, StageSamples>();
+  const handOver = (): Array<[number, StageSamplesJson]> => {
+    const pieces: Array<[number, StageSamplesJson]> = [...samples].map(([stage, s]) => [stage, s.toJSON()]);
+    samples.clear();
+    return pieces;
+  };
+  const flusher = setInterval(() => {
+    if (samples.size > 0) post({ type: 'samples', samples: handOver() });
+  }, SAMPLES_EVERY_MS);
+  let finished = 0;
   try {
     const result = await runLocal({
       options,
@@ -38,12 +54,21 @@ try {
       clock,
       share,
       signal: controller.signal,
-      onIssue: () => post({ type: 'issued' }),
-      onRecord: (record) => post({ type: 'record', line: requestLine(record, originMs, originEpochMs), ok: record.failure === null, ttftMs: record.metrics?.ttftMs ?? null }),
+      samples,
+      onIssue: (issued) =>
+        post({
+          type: 'issued',
+          request: { ...issued, scheduledEpochMs: clock.epochMs(issued.scheduledMs), issuedEpochMs: clock.epochMs(issued.issuedMs) },
+        }),
+      onRecord: (record) => {
+        post({ type: 'record', index: record.index, line: requestLine(record, originMs, originEpochMs), ok: record.failure === null, ttftMs: record.metrics?.ttftMs ?? null });
+        if (crashAfter !== undefined && crashAfter[0] === share.worker && ++finished === crashAfter[1]) process.exit(1);
+      },
       onStage: (stage, phase) => post({ type: 'stage', stage, phase }),
     });
-    post({ type: 'done', samples: [...result.samples].map(([stage, s]) => [stage, s.toJSON()]), interrupted: result.interrupted });
+    post({ type: 'done', samples: handOver(), interrupted: result.interrupted });
   } finally {
+    clearInterval(flusher);
     await sender.close();
   }
 } catch (error) {

@@ -8,10 +8,28 @@ export interface WorkerInput {
   share: StageShare;
 }
 
+/** A request handed to the worker's sender; times as epoch milliseconds. */
+export interface IssuedInWorker {
+  index: number;
+  requestId: string;
+  stage: number;
+  warmup: boolean;
+  scheduledEpochMs: number;
+  issuedEpochMs: number;
+  promptTokens: number;
+  model: string;
+}
+
+/**
+ * Samples travel in pieces (`samples` every second, the rest with `done`), each covering the
+ * records whose lines came before it, so a worker that dies loses no finished request: the main
+ * thread rebuilds the uncovered ones from their lines.
+ */
 export type WorkerMessage =
-  | { type: 'issued' }
-  | { type: 'record'; line: string; ok: boolean; ttftMs: number | null }
+  | { type: 'issued'; request: IssuedInWorker }
+  | { type: 'record'; index: number; line: string; ok: boolean; ttftMs: number | null }
   | { type: 'stage'; stage: number; phase: 'start' | 'end' }
+  | { type: 'samples'; samples: Array<[number, StageSamplesJson]> }
   | { type: 'done'; samples: Array<[number, StageSamplesJson]>; interrupted: boolean }
   | { type: 'failed'; message: string };
 

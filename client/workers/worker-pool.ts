@@ -1,15 +1,19 @@
 /**
  * Runs a benchmark over worker threads, one share of the schedule each, and merges their raw
  * samples (never their percentiles). Lines arrive as requests finish and go straight to
- * requests.jsonl; an interrupt is relayed to every worker.
+ * requests.jsonl; an interrupt is relayed to every worker. A worker that dies loses no request:
+ * the finished ones its last samples did not cover are rebuilt from their lines, and the ones
+ * still in flight are reported as `worker_crashed` failures.
  */
 import { Worker } from 'node:worker_threads';
-import { StageSamples } from '../record/stage-samples.ts';
+import type { RequestRecord } from '../record/request-record.ts';
+import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
 import type { LiveCounters } from '../report/progress.ts';
+import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import type { StageShare } from '../run/stage-runner.ts';
-import type { WorkerInput, WorkerMessage } from './worker-messages.ts';
+import type { IssuedInWorker, WorkerInput, WorkerMessage } from './worker-messages.ts';
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
 
@@ -20,15 +24,69 @@ export interface WorkerRunInput {
   counters: LiveCounters;
   onLine: (line: string) => void;
   onStage?: (stage: number, phase: 'start' | 'end') => void;
+  /** A worker died; its requests are in the results anyway (default: one line on stderr). */
+  onWorkerLost?: (message: string) => void;
 }
 
-export async function runWorkers(input: WorkerRunInput): Promise<{ samples: Map<number, StageSamples>; interrupted: boolean }> {
+export interface WorkerRunResult {
+  samples: Map<number, StageSamples>;
+  interrupted: boolean;
+  /** Workers that died before finishing their share. */
+  lostWorkers: number;
+}
+
+/** Times of records rebuilt in the main thread are epoch milliseconds already. */
+const asEpoch = (ms: number): number => ms;
+
+/** A request a dead worker still had in flight, as the failure it became. */
+function crashedRecord(issued: IssuedInWorker, endEpochMs: number, message: string): RequestRecord {
+  return {
+    index: issued.index,
+    requestId: issued.requestId,
+    model: issued.model,
+    stage: issued.stage,
+    warmup: issued.warmup,
+    scheduledMs: issued.scheduledEpochMs,
+    startMs: issued.issuedEpochMs,
+    firstByteMs: null,
+    endMs: Math.max(endEpochMs, issued.issuedEpochMs),
+    status: null,
+    failure: { kind: 'worker_crashed', message },
+    events: [],
+    tokensPerEventSource: 'one_per_event',
+    outputTokens: 0,
+    outputTokensSource: 'events',
+    tokenCountMismatch: false,
+    promptTokens: issued.promptTokens,
+    promptTokensSource: 'client',
+    usage: null,
+    finishReason: null,
+    metrics: null,
+  };
+}
+
+export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult> {
   const samples = new Map<number, StageSamples>();
+  const absorb = (pieces: ReadonlyArray<[number, StageSamplesJson]>): void => {
+    for (const [stage, json] of pieces) {
+      const part = StageSamples.fromJSON(json);
+      const existing = samples.get(stage);
+      samples.set(stage, existing === undefined ? part : existing.absorb(part));
+    }
+  };
+  const fold = (record: RequestRecord): void => {
+    if (record.warmup) return;
+    let stage = samples.get(record.stage);
+    if (stage === undefined) samples.set(record.stage, (stage = new StageSamples()));
+    stage.add(record, asEpoch);
+  };
   let interrupted = false;
+  let lostWorkers = 0;
   const workers: Worker[] = [];
   const stopAll = (): void => {
     for (const worker of workers) worker.postMessage({ type: 'stop' });
   };
+  const warn = input.onWorkerLost ?? ((message: string) => process.stderr.write(`benchtruth: ${message}\n`));
   input.signal.addEventListener('abort', stopAll, { once: true });
   try {
     await Promise.all(
@@ -39,12 +97,18 @@ export async function runWorkers(input: WorkerRunInput): Promise<{ samples: Map<
             workers.push(worker);
             if (input.signal.aborted) worker.postMessage({ type: 'stop' });
             let done = false;
+            const inFlight = new Map<number, IssuedInWorker>();
+            // Lines of finished requests that no samples piece has covered yet.
+            let uncovered: string[] = [];
             worker.on('message', (message: WorkerMessage) => {
               switch (message.type) {
                 case 'issued':
                   input.counters.issued++;
+                  inFlight.set(message.request.index, message.request);
                   break;
                 case 'record':
+                  inFlight.delete(message.index);
+                  uncovered.push(message.line);
                   input.counters.finish(message.ok, message.ttftMs);
                   input.onLine(message.line);
                   break;
@@ -52,14 +116,15 @@ export async function runWorkers(input: WorkerRunInput): Promise<{ samples: Map<
                   // The first worker's stage boundaries stand for the run's (they start together).
                   if (i === 0) input.onStage?.(message.stage, message.phase);
                   break;
+                case 'samples':
+                  absorb(message.samples);
+                  uncovered = [];
+                  break;
                 case 'done':
                   done = true;
                   interrupted ||= message.interrupted;
-                  for (const [stage, json] of message.samples) {
-                    const part = StageSamples.fromJSON(json);
-                    const existing = samples.get(stage);
-                    samples.set(stage, existing === undefined ? part : existing.absorb(part));
-                  }
+                  absorb(message.samples);
+                  uncovered = [];
                   break;
                 case 'failed':
                   done = true;
@@ -67,13 +132,29 @@ export async function runWorkers(input: WorkerRunInput): Promise<{ samples: Map<
                   break;
               }
             });
-            worker.on('error', (error) => reject(new BenchError(`worker ${i}: ${error.message}`)));
-            worker.on('exit', () => (done ? resolve() : reject(new BenchError(`worker ${i} exited before finishing`))));
+            let cause = 'exited before finishing';
+            worker.on('error', (error) => (cause = error.message));
+            worker.on('exit', () => {
+              if (done) return resolve();
+              lostWorkers++;
+              const message = `worker thread ${i} died (${cause})`;
+              for (const line of uncovered) fold(recordFromLine(line));
+              const now = performance.timeOrigin + performance.now();
+              for (const issued of inFlight.values()) {
+                const record = crashedRecord(issued, now, message);
+                fold(record);
+                input.counters.finish(false, null);
+                input.onLine(requestLine(record, 0, 0));
+              }
+              warn(`${message}: its ${inFlight.size} in-flight requests are reported as worker_crashed failures, ${uncovered.length} finished ones were read back from their lines, and the rest of its share was not sent`);
+              resolve();
+            });
           }),
       ),
     );
   } finally {
     input.signal.removeEventListener('abort', stopAll);
   }
-  return { samples, interrupted };
+  return { samples, interrupted, lostWorkers };
 }
+

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LifecycleReport } from '../../client/report/lifecycle-report.ts';
+import { DEFAULT_BENCH_OPTIONS } from '../../client/run/bench-options.ts';
+import { runBench } from '../../client/run/run-bench.ts';
 import { benchAgainst } from '../client/helpers/bench-run.ts';
 import { BIN, runCli, startServeProcess } from '../helpers/cli.ts';
 import { startServer } from '../helpers/server.ts';
@@ -83,6 +85,40 @@ describe('scale: worker threads and shards', () => {
       for (const line of lines) expect(server.server.context.truth.get(line.request_id)?.end?.how).toBe('completed');
       expect(server.server.context.truth.size).toBe(20);
     } finally {
+      await server.close();
+    }
+  });
+
+  it('a worker thread that dies loses no request: finished ones come back from their lines, in-flight ones fail as worker_crashed', async () => {
+    const server = await startServer({ seed: 4, ttftMs: 60, itlMs: 15 });
+    const out = tempDir();
+    const lost: string[] = [];
+    // Worker share 1 exits after its 3rd finished request, before handing over any samples.
+    process.env.BENCHTRUTH_TEST_WORKER_CRASH = '1:3';
+    try {
+      const result = await runBench(
+        { ...DEFAULT_BENCH_OPTIONS, url: server.url, timeoutMs: 20_000, stream: true, rate: 40, durationSec: 0.6, maxTokens: 8, promptTokens: 4, seed: 5, workers: 2, outputDir: out, keepRecords: false },
+        { onWorkerLost: (message) => lost.push(message) },
+      );
+      expect(result.lostWorkers).toBe(1);
+      expect(lost).toHaveLength(1);
+      const lines = linesOf(out);
+      const indices = lines.map((l) => l.index);
+      expect(new Set(indices).size).toBe(indices.length);
+      // Worker 0 sent its whole share (even indices); worker 1 stopped early.
+      expect(indices.filter((i) => i % 2 === 0).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => 2 * i));
+      const crashed = lines.filter((l) => l.error?.kind === 'worker_crashed');
+      expect(lines.filter((l) => l.index % 2 === 1 && l.ok)).toHaveLength(3);
+      // Its requests last about 165 ms and leave every 50 ms: some were in flight when it died.
+      expect(crashed.length).toBeGreaterThan(0);
+      expect(crashed.every((l) => l.index % 2 === 1)).toBe(true);
+      // Every line is in the report, the rebuilt and the crashed ones included.
+      const summary = summaryOf(out);
+      expect(summary.load_summary.count).toBe(lines.length);
+      expect(summary.successes.count).toBe(lines.filter((l) => l.ok).length);
+      expect(summary.failures.count).toBe(crashed.length);
+    } finally {
+      delete process.env.BENCHTRUTH_TEST_WORKER_CRASH;
       await server.close();
     }
   });
