@@ -136,7 +136,10 @@ export class EmissionScheduler {
 
   #arm(): void {
     if (this.#immediate !== null) return;
-    if (this.#jobs.length > 0) {
+    // Deferred jobs, or a write within the spin window: the next turn is the next check phase.
+    const dueAt = this.#due[0];
+    const wait = dueAt === undefined ? Infinity : dueAt - this.#clock.now();
+    if (this.#jobs.length > 0 || wait <= SPIN_WINDOW_MS) {
       if (this.#timer !== null) {
         clearTimeout(this.#timer);
         this.#timer = null;
@@ -145,18 +148,7 @@ export class EmissionScheduler {
       this.#immediate = setImmediate(this.#tick);
       return;
     }
-    if (this.#due.length === 0) return;
-    const dueAt = this.#due[0] as number;
-    const wait = dueAt - this.#clock.now();
-    if (wait <= SPIN_WINDOW_MS) {
-      if (this.#timer !== null) {
-        clearTimeout(this.#timer);
-        this.#timer = null;
-        this.#timerAt = Infinity;
-      }
-      this.#immediate = setImmediate(this.#tick);
-      return;
-    }
+    if (dueAt === undefined) return;
     const fireAt = dueAt - SPIN_WINDOW_MS;
     if (this.#timer !== null && this.#timerAt <= fireAt) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
