@@ -8,7 +8,8 @@
  *
  * Flags: --quick (shorter windows, fewer loads), --only benchtruth|baseline,
  * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase),
- * --stream-seconds S (each stream's length; long streams leave planning out of the window).
+ * --stream-seconds S (each stream's length; long streams leave planning out of the window),
+ * --idle-streams N (idle streams per batch; two batches are opened, default 2000).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -53,7 +54,8 @@ const LOADS: Load[] = LOADS_ARG === 'none'
   : QUICK
   ? [{ streams: 500, tokensPerSec: 40 }, { streams: 2000, tokensPerSec: 50 }]
   : [{ streams: 100, tokensPerSec: 20 }, { streams: 500, tokensPerSec: 40 }, { streams: 1000, tokensPerSec: 50 }, { streams: 2000, tokensPerSec: 50 }];
-const IDLE_STREAMS = 2000;
+/** `--idle-streams N`: idle streams opened twice over (N, then N more: the second N's cost is the marginal figure). */
+const IDLE_STREAMS = process.argv.includes('--idle-streams') ? Number(process.argv[process.argv.indexOf('--idle-streams') + 1]) : 2000;
 /** `--stream-seconds S`: how long each stream lasts (default 4; 60 = no new requests in the window). */
 const STREAM_SECONDS = process.argv.includes('--stream-seconds') ? Number(process.argv[process.argv.indexOf('--stream-seconds') + 1]) : 4;
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
@@ -178,7 +180,16 @@ async function measure(kind: string, load: Load): Promise<Figures> {
   };
 }
 
-async function idleMemory(kind: string): Promise<{ server: string; kbPerStream: number; streams: number }> {
+interface IdleFigures {
+  server: string;
+  streams: number;
+  /** RSS growth over all open streams, divided by them. */
+  kbPerStream: number;
+  /** RSS growth of the second batch alone: what one more stream costs, without first-use steps. */
+  marginalKbPerStream: number;
+}
+
+async function idleMemory(kind: string): Promise<IdleFigures> {
   const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1, emissionSleep: true });
   const pid = server.pid as number;
   // Warm the server's code paths first, so the figure is per stream, not JIT and first-use caches.
@@ -191,17 +202,24 @@ async function idleMemory(kind: string): Promise<{ server: string; kbPerStream: 
     await sleep(700);
     return rssKb(pid);
   };
+  const openBatch = async (): Promise<{ child: ChildProcess; open: number }> => {
+    const generator = startLoad({ url, streams: IDLE_STREAMS, maxTokens: IDLE_MAX_TOKENS, rampMs: rampMs(IDLE_STREAMS), reopen: false });
+    await generator.started;
+    const deadline = Date.now() + 20_000;
+    while ((await generator.count()).withHeaders < IDLE_STREAMS && Date.now() < deadline) await sleep(200);
+    await sleep(1500);
+    return { child: generator.child, open: (await generator.count()).withHeaders };
+  };
   const before = await settledRss();
-  const generator = startLoad({ url, streams: IDLE_STREAMS, maxTokens: IDLE_MAX_TOKENS, rampMs: rampMs(IDLE_STREAMS), reopen: false });
-  await generator.started;
-  const deadline = Date.now() + 20_000;
-  while ((await generator.count()).withHeaders < IDLE_STREAMS && Date.now() < deadline) await sleep(200);
-  await sleep(1500);
+  const first = await openBatch();
+  const middle = await settledRss();
+  const second = await openBatch();
   const after = await settledRss();
-  const open = (await generator.count()).withHeaders;
-  await stop(generator.child);
+  await stop(first.child);
+  await stop(second.child);
   await stop(server);
-  return { server: kind, kbPerStream: (after - before) / open, streams: open };
+  const open = first.open + second.open;
+  return { server: kind, streams: open, kbPerStream: (after - before) / open, marginalKbPerStream: (after - middle) / second.open };
 }
 
 const fmt = (x: number | null, digits = 2): string => (x === null ? '—' : x.toFixed(digits));
@@ -224,7 +242,9 @@ async function main(): Promise<void> {
   }
   for (const kind of process.argv.includes('--no-idle') ? [] : kinds) {
     const idle = await idleMemory(kind);
-    process.stdout.write(`${kind.padEnd(10)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream\n`);
+    process.stdout.write(
+      `${kind.padEnd(10)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each\n`,
+    );
   }
   process.stdout.write(`${JSON.stringify(rows)}\n`);
 }
