@@ -42,7 +42,8 @@ function isJsonWhitespace(byte: number): boolean {
 }
 
 export class JsonObjectDecoder {
-  readonly #onObject: (object: JsonObjectText) => void;
+  /** Called as a method of the caller's object. */
+  readonly #handlers: JsonObjectHandlers;
   readonly #decoder = new TextDecoder('utf-8');
   /** Bytes of the unfinished object carried over from earlier feeds. */
   #carry = new Uint8Array(1024);
@@ -53,7 +54,7 @@ export class JsonObjectDecoder {
   #stray = 0;
 
   constructor(handlers: JsonObjectHandlers) {
-    this.#onObject = handlers.onObject;
+    this.#handlers = handlers;
   }
 
   feed(chunk: Uint8Array, atMs: number): void {
@@ -107,7 +108,7 @@ export class JsonObjectDecoder {
       bytes.set(tail, this.#carryLength);
       this.#carryLength = 0;
     }
-    this.#onObject({ text: this.#decoder.decode(bytes), atMs });
+    this.#handlers.onObject({ text: this.#decoder.decode(bytes), atMs });
   }
 
   #keep(bytes: Uint8Array): void {

@@ -57,16 +57,25 @@ const SPACE = 0x20;
 const BOM0 = 0xef;
 const BOM1 = 0xbb;
 const BOM2 = 0xbf;
+const NO_BYTES = Buffer.alloc(0);
+const HELD_BOM1 = new Uint8Array([BOM0]);
+const HELD_BOM2 = new Uint8Array([BOM0, BOM1]);
+
+// ignoreBOM: a non-streaming decode() would otherwise strip a U+FEFF at the start of *every*
+// line or value; the spec removes exactly one BOM, at the start of the stream, which we do on bytes.
+// Non-streaming decode() keeps no state between calls, so every decoder shares this one.
+const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
 export class SseDecoder {
-  private readonly onEvent: (e: SseEvent) => void;
-  private readonly onComment: ((text: string, atMs: number) => void) | undefined;
-  // ignoreBOM: a non-streaming decode() would otherwise strip a U+FEFF at the start of *every*
-  // line or value; the spec removes exactly one BOM, at the start of the stream, which we do on bytes.
-  private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  /** Called as methods of the caller's object (no bound copies per decoder). */
+  private readonly handlers: SseHandlers;
+  private readonly decoder = UTF8;
 
-  /** Unfinished line carried to the next feed; only ever holds one partial line. */
-  private carry = new Uint8Array(1024);
+  /**
+   * Unfinished line carried to the next feed; only ever holds one partial line. Allocated on
+   * first need: a paced stream whose reads end on event boundaries never needs it.
+   */
+  private carry: Buffer = NO_BYTES;
   private carryLen = 0;
   /** BOM bytes matched so far at stream start; -1 once the BOM question is settled. */
   private bomMatched = 0;
@@ -82,8 +91,7 @@ export class SseDecoder {
   private inBlock = false;
 
   constructor(handlers: SseHandlers) {
-    this.onEvent = handlers.onEvent.bind(handlers);
-    this.onComment = handlers.onComment?.bind(handlers);
+    this.handlers = handlers;
   }
 
   /** Reconnection time from the last valid `retry` field (we never reconnect; kept for diagnostics). */
@@ -135,7 +143,7 @@ export class SseDecoder {
       } else {
         e = lfNext !== -1 && lfNext < crNext ? lfNext : crNext;
       }
-      this.line(chunk, pos, e, atMs);
+      this.line(buf, pos, e, atMs);
       pos = this.afterTerminator(chunk, e, len);
     }
 
@@ -175,11 +183,7 @@ export class SseDecoder {
       if (chunk[i] !== want) {
         // Not a BOM after all: the bytes we held back are the start of the first line.
         this.bomMatched = -1;
-        if (m > 0) {
-          this.carry[0] = BOM0;
-          if (m > 1) this.carry[1] = BOM1;
-          this.carryLen = m;
-        }
+        if (m > 0) this.append(m > 1 ? HELD_BOM2 : HELD_BOM1, 0, m);
         return i;
       }
       m++;
@@ -205,9 +209,9 @@ export class SseDecoder {
     const n = to - from;
     const need = this.carryLen + n;
     if (need > this.carry.length) {
-      let cap = this.carry.length * 2;
+      let cap = Math.max(1024, this.carry.length * 2);
       while (cap < need) cap *= 2;
-      const next = new Uint8Array(cap);
+      const next = Buffer.allocUnsafe(cap);
       next.set(this.carry.subarray(0, this.carryLen));
       this.carry = next;
     }
@@ -216,17 +220,17 @@ export class SseDecoder {
   }
 
   /** Interprets one complete line `buf[start, end)` (terminator excluded). */
-  private line(buf: Uint8Array, start: number, end: number, atMs: number): void {
+  private line(buf: Buffer, start: number, end: number, atMs: number): void {
     if (start === end) {
       this.dispatch(atMs);
       return;
     }
     const c0 = buf[start];
     if (c0 === COLON) {
-      if (this.onComment !== undefined) {
+      if (this.handlers.onComment !== undefined) {
         let vs = start + 1;
         if (vs < end && buf[vs] === SPACE) vs++;
-        this.onComment(this.decoder.decode(buf.subarray(vs, end)), atMs);
+        this.handlers.onComment(this.decoder.decode(buf.subarray(vs, end)), atMs);
       }
       return;
     }
@@ -290,10 +294,11 @@ export class SseDecoder {
   }
 
   /** `valueStart` points just past the colon; one optional space is dropped here. */
-  private appendData(buf: Uint8Array, valueStart: number, end: number): void {
+  private appendData(buf: Buffer, valueStart: number, end: number): void {
     let vs = valueStart;
     if (vs < end && buf[vs] === SPACE) vs++;
-    const v = vs === end ? '' : this.decoder.decode(buf.subarray(vs, end));
+    // Buffer's UTF-8 decoding (U+FFFD for invalid bytes, as TextDecoder), without a view per line.
+    const v = vs === end ? '' : buf.toString('utf8', vs, end);
     if (this.hasData) this.data = this.data + '\n' + v;
     else {
       this.data = v;
@@ -327,6 +332,6 @@ export class SseDecoder {
     this.data = '';
     this.hasData = false;
     this.eventType = '';
-    this.onEvent(ev);
+    this.handlers.onEvent(ev);
   }
 }

@@ -5,8 +5,8 @@
  */
 import { requestMetrics } from '../../contracts/metrics.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
-import { JsonObjectDecoder } from '../decode/json-object-decoder.ts';
-import { SseDecoder } from '../decode/sse-decoder.ts';
+import { JsonObjectDecoder, type JsonObjectHandlers, type JsonObjectText } from '../decode/json-object-decoder.ts';
+import { SseDecoder, type SseEvent, type SseHandlers } from '../decode/sse-decoder.ts';
 import type { Failure, FailureKind, RequestRecord, TokensPerEventSource, Usage } from '../record/request-record.ts';
 import type { ApiAdapter, Payload } from '../apis/api-adapter.ts';
 
@@ -38,7 +38,8 @@ function toUsage(raw: Payload['usage']): Usage | null {
   return { promptTokens: p, completionTokens: c, totalTokens: typeof t === 'number' ? t : p + c };
 }
 
-export class ResponseMeasurer {
+/** Each measurer is its decoder's handler: no closure per request on the measuring path. */
+export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   readonly #identity: RequestIdentity;
   readonly #options: MeasureOptions;
   readonly #decoder: SseDecoder | JsonObjectDecoder;
@@ -55,8 +56,8 @@ export class ResponseMeasurer {
   #source: TokensPerEventSource = 'continuous_usage';
   readonly #eventTimes: number[] = [];
   readonly #eventTokens: number[] = [];
-  /** Texts of events whose counts wait for the tokenizer (index-aligned with the events). */
-  readonly #pendingTexts = new Map<number, string>();
+  /** Texts of events whose counts wait for the tokenizer, by event index (made on first need). */
+  #pendingTexts: Map<number, string> | null = null;
   #bodyChunks: Buffer[] = [];
   #bodyBytes = 0;
 
@@ -64,10 +65,17 @@ export class ResponseMeasurer {
     this.#identity = identity;
     this.#options = options;
     this.#stream = options.stream || options.api.alwaysStreams === true;
-    this.#decoder =
-      options.api.framing === 'json-objects'
-        ? new JsonObjectDecoder({ onObject: (object) => this.#onEvent(object.text, object.atMs) })
-        : new SseDecoder({ onEvent: (event) => this.#onEvent(event.data, event.atMs) });
+    this.#decoder = options.api.framing === 'json-objects' ? new JsonObjectDecoder(this) : new SseDecoder(this);
+  }
+
+  /** For the decoder only: one complete SSE event. */
+  onEvent(event: SseEvent): void {
+    this.#onEvent(event.data, event.atMs);
+  }
+
+  /** For the decoder only: one complete JSON object. */
+  onObject(object: JsonObjectText): void {
+    this.#onEvent(object.text, object.atMs);
   }
 
   response(status: number): void {
@@ -148,7 +156,7 @@ export class ResponseMeasurer {
       }
     }
     if (source === 'one_per_event' && this.#options.tokenizerFallback) {
-      this.#pendingTexts.set(this.#eventTimes.length, payload.text);
+      (this.#pendingTexts ??= new Map()).set(this.#eventTimes.length, payload.text);
       source = 'tokenizer';
     }
     if (SOURCE_RANK[source] > SOURCE_RANK[this.#source]) this.#source = source;
@@ -191,7 +199,7 @@ export class ResponseMeasurer {
   }
 
   #finish(endMs: number, failure: Failure | null): RequestRecord {
-    for (const [index, text] of this.#pendingTexts) this.#eventTokens[index] = Math.max(countTokens(text), 1);
+    if (this.#pendingTexts !== null) for (const [index, text] of this.#pendingTexts) this.#eventTokens[index] = Math.max(countTokens(text), 1);
     const events = this.#eventTimes.map((atMs, i) => ({ atMs, tokens: this.#eventTokens[i] as number }));
     const eventSum = this.#eventTokens.reduce((a, b) => a + b, 0);
     const usage = this.#usage;

@@ -97,6 +97,9 @@ export class StageSamples {
     }
     let maxGap = Number.NaN;
     let previous: number | null = null;
+    // Events of one request nearly always carry the same count: tally runs, one map update each.
+    let runTokens = 0;
+    let runLength = 0;
     for (const event of record.events) {
       if (previous !== null) {
         const gap = event.atMs - previous;
@@ -107,9 +110,15 @@ export class StageSamples {
         this.intraEventZeros += event.tokens - 1;
         if (Number.isNaN(maxGap)) maxGap = 0;
       }
-      this.tokensPerEvent.set(event.tokens, (this.tokensPerEvent.get(event.tokens) ?? 0) + 1);
+      if (event.tokens !== runTokens) {
+        if (runLength > 0) this.tokensPerEvent.set(runTokens, (this.tokensPerEvent.get(runTokens) ?? 0) + runLength);
+        runTokens = event.tokens;
+        runLength = 0;
+      }
+      runLength++;
       previous = event.atMs;
     }
+    if (runLength > 0) this.tokensPerEvent.set(runTokens, (this.tokensPerEvent.get(runTokens) ?? 0) + runLength);
     const s = this.success;
     s.latencyMs.push(metrics.latencyMs);
     s.ttftMs.push(orNaN(metrics.ttftMs));

@@ -5,7 +5,9 @@ import { BenchError } from './bench-error.ts';
 import type { RequestSender, SenderSetup } from './request-sender.ts';
 
 export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, pipelining: 1 });
+  // No undici header/body timers: the run's one timeout sweep (local-run.ts) covers every
+  // request, and a timer refreshed on each read is work on the read path.
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
   const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
   return {

@@ -61,7 +61,9 @@ export function sendAndMeasureGrpc(
   onInFlight?: (handle: InFlight | null) => void,
 ): Promise<RequestRecord> {
   return new Promise<RequestRecord>((resolve) => {
-    const { startMs, measurer, settle } = startMeasuredRequest(clock, identity, options, resolve, () => onInFlight?.(null));
+    const measured = startMeasuredRequest(clock, identity, options, resolve, onInFlight);
+    const { startMs, measurer } = measured;
+    const settle = (record: RequestRecord): void => measured.settle(record);
     let sawMetadata = false;
     let abortReason: Error | null = null;
     const metadata = new Metadata();

@@ -1,12 +1,14 @@
 /**
  * The only client code that touches the network: dispatches one request through undici and
  * stamps every read with the contract clock the moment undici hands it over, feeding a
- * ResponseMeasurer. No buffering between the socket and the stamp.
+ * ResponseMeasurer. No buffering between the socket and the stamp; decoding waits until the
+ * event loop has stamped every ready read (deferred-reads.ts).
  */
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../../contracts/clock.ts';
 import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
-import { startMeasuredRequest } from './measured-request.ts';
+import { DeferredReads } from './deferred-reads.ts';
+import { startMeasuredRequest, type MeasuredRequest } from './measured-request.ts';
 import type { FailureKind, RequestRecord } from '../record/request-record.ts';
 
 export interface HttpRequestSpec {
@@ -39,6 +41,61 @@ function classifyTransportError(error: Error, sawResponse: boolean): FailureKind
 }
 
 /**
+ * One request's undici handler and in-flight handle in one object: its methods live on the
+ * prototype, so a request allocates no closures (the CLI runs through tsx, which also names
+ * every closure it creates with a defineProperty call).
+ */
+class MeasuredDispatch implements Dispatcher.DispatchHandler, InFlight {
+  readonly deadlineMs: number;
+  readonly #clock: Clock;
+  readonly #request: MeasuredRequest;
+  readonly #reads: DeferredReads;
+  #sawResponse = false;
+  /** The response ended; its record is being made (the handle may linger until then). */
+  #ended = false;
+  #controller: Dispatcher.DispatchController | null = null;
+  #abortedEarly: Error | null = null;
+
+  constructor(clock: Clock, request: MeasuredRequest, timeoutMs: number) {
+    this.#clock = clock;
+    this.#request = request;
+    this.#reads = new DeferredReads(request);
+    this.deadlineMs = request.startMs + timeoutMs;
+  }
+
+  abort(reason: Error): void {
+    if (this.#ended) return;
+    if (this.#controller !== null) this.#controller.abort(reason);
+    else this.#abortedEarly = reason;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#abortedEarly !== null) controller.abort(this.#abortedEarly);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    this.#sawResponse = true;
+    this.#request.measurer.response(statusCode);
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#reads.push(chunk, this.#clock.now());
+  }
+
+  onResponseEnd(): void {
+    this.#ended = true;
+    this.#reads.end(this.#clock.now());
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    const at = this.#clock.now();
+    this.#reads.flush();
+    this.#request.settle(this.#request.measurer.error(classifyTransportError(error, this.#sawResponse), error.message, at));
+  }
+}
+
+/**
  * Sends and measures; never rejects: every outcome is a RequestRecord. `onInFlight` receives a
  * handle the caller's single timeout sweep can abort.
  */
@@ -51,42 +108,14 @@ export function sendAndMeasure(
   onInFlight?: (handle: InFlight | null) => void,
 ): Promise<RequestRecord> {
   return new Promise<RequestRecord>((resolve) => {
-    const { startMs, measurer, settle } = startMeasuredRequest(clock, identity, options, resolve, () => onInFlight?.(null));
-    let sawResponse = false;
-    let abortRequest: ((reason: Error) => void) | null = null;
-    let abortedEarly: Error | null = null;
-    onInFlight?.({
-      deadlineMs: startMs + options.timeoutMs,
-      abort: (reason) => {
-        if (abortRequest !== null) abortRequest(reason);
-        else abortedEarly = reason;
-      },
-    });
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(controller) {
-        abortRequest = (reason) => controller.abort(reason);
-        if (abortedEarly !== null) controller.abort(abortedEarly);
-      },
-      onResponseStart(_controller, statusCode) {
-        sawResponse = true;
-        measurer.response(statusCode);
-      },
-      onResponseData(_controller, chunk) {
-        measurer.data(chunk, clock.now());
-      },
-      onResponseEnd() {
-        settle(measurer.end(clock.now()));
-      },
-      onResponseError(_controller, error) {
-        const at = clock.now();
-        settle(measurer.error(classifyTransportError(error, sawResponse), error.message, at));
-      },
-    };
+    const request = startMeasuredRequest(clock, identity, options, resolve, onInFlight);
+    const handler = new MeasuredDispatch(clock, request, options.timeoutMs);
+    onInFlight?.(handler);
     try {
       dispatcher.dispatch({ origin: spec.origin, path: spec.path, method: 'POST', headers: spec.headers, body: spec.body }, handler);
     } catch (error) {
       const err = error instanceof Error ? error : new Error(String(error));
-      settle(measurer.error('connect_error', err.message, clock.now()));
+      request.settle(request.measurer.error('connect_error', err.message, clock.now()));
     }
   });
 }

@@ -17,18 +17,30 @@ export function startMeasuredRequest(
   identity: Omit<RequestIdentity, 'startMs'>,
   options: MeasureOptions,
   resolve: (record: RequestRecord) => void,
-  onSettled?: () => void,
+  onSettled?: (released: null) => void,
 ): MeasuredRequest {
-  const startMs = clock.now();
-  let settled = false;
-  return {
-    startMs,
-    measurer: new ResponseMeasurer({ ...identity, startMs }, options),
-    settle(record: RequestRecord): void {
-      if (settled) return;
-      settled = true;
-      onSettled?.();
-      resolve(record);
-    },
-  };
+  return new OnceSettled(clock.now(), identity, options, resolve, onSettled);
+}
+
+/** A class rather than an object literal: its settle() is shared, not a closure per request. */
+class OnceSettled implements MeasuredRequest {
+  readonly startMs: number;
+  readonly measurer: ResponseMeasurer;
+  readonly #resolve: (record: RequestRecord) => void;
+  readonly #onSettled: ((released: null) => void) | undefined;
+  #settled = false;
+
+  constructor(startMs: number, identity: Omit<RequestIdentity, 'startMs'>, options: MeasureOptions, resolve: (record: RequestRecord) => void, onSettled: ((released: null) => void) | undefined) {
+    this.startMs = startMs;
+    this.measurer = new ResponseMeasurer({ ...identity, startMs }, options);
+    this.#resolve = resolve;
+    this.#onSettled = onSettled;
+  }
+
+  settle(record: RequestRecord): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#onSettled?.(null);
+    this.#resolve(record);
+  }
 }

@@ -1,0 +1,107 @@
+/**
+ * Keeps non-urgent work off the read path. When the server writes to many streams at once, the
+ * reads of one burst are handed to JavaScript one socket after another; whatever each read costs
+ * before the next one is stamped delays every later stamp of the burst. So a read is only stamped
+ * and queued here (no copy: undici hands over a view of that read's own buffer, which nothing
+ * reuses), and the queued reads are decoded together once the event loop has taken every ready
+ * socket (`setImmediate`, which runs after the poll phase). A response's end is queued the same
+ * way, so building its record, folding it into the samples and sending the next request of a
+ * closed loop wait too. The stamps stay the moments the bytes reached JavaScript (DESIGN §4);
+ * only SSE decoding, JSON parsing and record keeping move later.
+ */
+import type { MeasuredRequest } from './measured-request.ts';
+
+/** The reads (and the end) of one response not yet fed to its measurer, in arrival order. */
+export class DeferredReads {
+  readonly #request: MeasuredRequest;
+  // Reused slots (count, not length: truncating an array is a slow native call on this path).
+  readonly #chunks: Uint8Array[] = [];
+  readonly #stamps: number[] = [];
+  #count = 0;
+  #endAtMs: number | null = null;
+  #lastAtMs = 0;
+  #queued = false;
+
+  constructor(request: MeasuredRequest) {
+    this.#request = request;
+  }
+
+  push(chunk: Uint8Array, atMs: number): void {
+    this.#chunks[this.#count] = chunk;
+    this.#stamps[this.#count] = atMs;
+    this.#count++;
+    this.#lastAtMs = atMs;
+    this.#enqueue();
+  }
+
+  /** The response ended normally at `atMs`; its record is made with the queued reads. */
+  end(atMs: number): void {
+    this.#endAtMs = atMs;
+    this.#enqueue();
+  }
+
+  /** Feeds every queued read to the measurer now (before a failure is recorded). */
+  flush(): void {
+    const chunks = this.#chunks;
+    const stamps = this.#stamps;
+    const count = this.#count;
+    this.#count = 0;
+    const measurer = this.#request.measurer;
+    for (let i = 0; i < count; i++) {
+      const chunk = chunks[i] as Uint8Array;
+      chunks[i] = NO_BYTES; // the read's buffer is not kept past its decoding
+      measurer.data(chunk, stamps[i] as number);
+    }
+  }
+
+  #enqueue(): void {
+    if (this.#queued) return;
+    this.#queued = true;
+    waiting.push(this);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushWaiting);
+    }
+  }
+
+  /**
+   * Measuring threw (a bug, not the server's fault): the request still ends as a record, as it
+   * did when undici caught the throw on the read path; the other queued responses go on.
+   */
+  failed(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.#request.settle(this.#request.measurer.error('malformed', `measuring the response failed: ${message}`, this.#endAtMs ?? this.#lastAtMs));
+  }
+
+  /** Called by the shared flush only. */
+  flushQueued(): void {
+    this.#queued = false;
+    this.flush();
+    const endAtMs = this.#endAtMs;
+    if (endAtMs !== null) {
+      this.#endAtMs = null;
+      this.#request.settle(this.#request.measurer.end(endAtMs));
+    }
+  }
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+let waiting: DeferredReads[] = [];
+let spare: DeferredReads[] = [];
+let flushScheduled = false;
+
+function flushWaiting(): void {
+  flushScheduled = false;
+  const batch = waiting;
+  waiting = spare;
+  for (const reads of batch) {
+    try {
+      reads.flushQueued();
+    } catch (error) {
+      reads.failed(error);
+    }
+  }
+  batch.length = 0;
+  spare = batch;
+}
