@@ -14,10 +14,10 @@
  * it waits for) returns Infinity and is parked outside the heap until `wake()`.
  *
  * Planning a new response is deferred work (`defer`): the routes hand it here instead of doing
- * it where the request is read, and a turn runs it in the gaps between writes — at least one
- * job per turn, more only while the next write is not near. A burst of arrivals read in one
- * I/O phase would otherwise plan back to back (a few hundred microseconds each) while writes
- * fall due.
+ * it where the request is read, and a turn runs it in the gaps between writes — one job per
+ * turn, more while the next write is not near, and every job that has waited 5 ms at once. A
+ * burst of arrivals read in one I/O phase would otherwise plan back to back (a few hundred
+ * microseconds each) while writes fall due.
  */
 import type { Clock } from '../../contracts/clock.ts';
 import { LatenessTally } from '../metrics/lateness-tally.ts';
@@ -40,6 +40,11 @@ const MAX_TURN_MS = 5;
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 /** A deferred job starts only if the next write is at least this far away (after the turn's first). */
 const JOB_GAP_MS = 0.3;
+/**
+ * A job that has waited this long runs before anything else that is due, budget or not: an
+ * overloaded server must still plan the requests it accepted, or they starve behind the writes.
+ */
+const JOB_MAX_WAIT_MS = 5;
 
 export class EmissionScheduler {
   readonly #clock: Clock;
@@ -51,6 +56,7 @@ export class EmissionScheduler {
   readonly #tick = (): void => this.#runDue();
   readonly #parked = new WeakSet<ScheduledTask>();
   #jobs: Array<() => void> = [];
+  #jobTimes: number[] = [];
   /** Lateness (run time − due time) of every task run, for the benchmark and /_engine/emission. */
   readonly lateness = new LatenessTally();
 
@@ -81,6 +87,7 @@ export class EmissionScheduler {
   /** Runs `job` in a coming turn, between writes (request planning: see the note above). */
   defer(job: () => void): void {
     this.#jobs.push(job);
+    this.#jobTimes.push(this.#clock.now());
     this.#arm();
   }
 
@@ -118,10 +125,14 @@ export class EmissionScheduler {
         }
         now = this.#clock.now();
       }
-      if (this.#jobs.length === 0 || now >= turnEnds) break;
-      const nextDue = this.#due[0];
-      if (jobsRun > 0 && nextDue !== undefined && nextDue - now < JOB_GAP_MS) break;
+      if (this.#jobs.length === 0) break;
+      if (now - (this.#jobTimes[0] as number) < JOB_MAX_WAIT_MS) {
+        if (now >= turnEnds) break;
+        const nextDue = this.#due[0];
+        if (jobsRun > 0 && nextDue !== undefined && nextDue - now < JOB_GAP_MS) break;
+      }
       const job = this.#jobs.shift() as () => void;
+      this.#jobTimes.shift();
       try {
         job();
       } catch (error) {
@@ -208,5 +219,6 @@ export class EmissionScheduler {
     this.#due = [];
     this.#tasks = [];
     this.#jobs = [];
+    this.#jobTimes = [];
   }
 }

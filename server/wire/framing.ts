@@ -10,7 +10,7 @@
  */
 import type { Rng } from '../../contracts/rng.ts';
 import type { TruthEvent } from '../../contracts/truth.ts';
-import type { PayloadEvent } from './payload-event.ts';
+import { SplitPayload, type PayloadEvent } from './payload-event.ts';
 import { VLLM_WIRE_POLICY, type FramingPolicy } from './wire-policy.ts';
 
 export interface FramedBody {
@@ -110,8 +110,9 @@ function putAscii(body: Buffer, text: string, at: number): number {
 }
 
 export function frame(events: readonly PayloadEvent[], framing: Framing, policy: Readonly<FramingPolicy> = VLLM_WIRE_POLICY.framing, rng: Rng | null = null): FramedBody {
-  // A piece is the event's whole text, or (plain events) just its payload.
+  // A piece is the event's whole text, or (plain events) just its payload (its middle when split).
   const pieces: string[] = new Array(events.length);
+  const split: Array<SplitPayload | undefined> = new Array(events.length);
   const plain = new Uint8Array(events.length);
   const truth: TruthEvent[] = new Array(events.length);
   const lines = new LineWriter(policy, rng);
@@ -126,9 +127,15 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
     let blankLength = 1;
     if (ending !== null && event.kind !== 'comment' && !(i === 0 && policy.bom)) {
       dataIndex++;
-      pieces[i] = event.data;
       plain[i] = 1;
-      length = dataPrefix.length + Buffer.byteLength(event.data) + blankLine.length;
+      if (event instanceof SplitPayload) {
+        split[i] = event;
+        pieces[i] = event.middle;
+        length = dataPrefix.length + event.head.bytes.length + Buffer.byteLength(event.middle) + event.tail.bytes.length + blankLine.length;
+      } else {
+        pieces[i] = event.data;
+        length = dataPrefix.length + Buffer.byteLength(event.data) + blankLine.length;
+      }
       blankLength = ending.length;
     } else {
       let text: string;
@@ -154,7 +161,16 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
   for (let i = 0; i < pieces.length; i++) {
     if (plain[i] === 1) {
       at = putAscii(body, dataPrefix, at);
-      at += body.write(pieces[i] as string, at);
+      const parts = split[i];
+      if (parts === undefined) {
+        at += body.write(pieces[i] as string, at);
+      } else {
+        body.set(parts.head.bytes, at);
+        at += parts.head.bytes.length;
+        at += body.write(pieces[i] as string, at);
+        body.set(parts.tail.bytes, at);
+        at += parts.tail.bytes.length;
+      }
       at = putAscii(body, blankLine, at);
     } else {
       at += body.write(pieces[i] as string, at);

@@ -7,7 +7,7 @@ import type { Rng } from '../../contracts/rng.ts';
 import type { TruthEvent, TruthFault, TruthWrite } from '../../contracts/truth.ts';
 import { applyWirePolicy } from './apply-wire-policy.ts';
 import type { Framing } from './framing.ts';
-import type { PayloadEvent } from './payload-event.ts';
+import { plainPayload, type PayloadEvent } from './payload-event.ts';
 import { applyStreamFault, chooseFault, faultTruth, type FaultShapes } from './stream-faults.ts';
 import { planTokenGroups } from './token-groups.ts';
 import { formatWireSpec } from './wire-spec.ts';
@@ -64,7 +64,8 @@ export function planWireResponse(input: WireResponseInput): WireResponse {
   const rendered = input.render(groups);
   let applied;
   if (stream) {
-    const faulted = applyStreamFault(rendered, chosen, shapes);
+    // Faults rewrite events as text; a response without one keeps its split payloads.
+    const faulted = applyStreamFault(chosen === null ? rendered : rendered.map(plainPayload), chosen, shapes);
     applied = applyWirePolicy(faulted.events, { framing: input.framing, policy, rng, headersDueMs });
     if (fault !== null && faulted.disconnectAtMs !== null) {
       const lastDue = applied.writes[applied.writes.length - 1]?.dueMs ?? headersDueMs;

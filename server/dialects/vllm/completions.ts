@@ -4,7 +4,7 @@
  * nulls; the non-streamed body is FastAPI's compact JSON of the whole response model.
  */
 import type { PlannedToken } from '../../../contracts/truth.ts';
-import type { PayloadEvent } from '../../wire/payload-event.ts';
+import { SharedPayloadPart, SplitPayload, type PayloadEvent } from '../../wire/payload-event.ts';
 import type { PlannedChoice } from './choices.ts';
 import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dialect-version.ts';
 import { completionLogprobsJson, type LogprobSpec } from './logprobs.ts';
@@ -57,11 +57,19 @@ function streamChoice(ctx: CompletionContext, step: StreamStep, textOffset: numb
   return `{"index":${step.choice.index},"text":${q(step.text)},"logprobs":${logprobs},"finish_reason":${finish},"stop_reason":${stopReason}${ids}}`;
 }
 
+/** What follows a mid-stream chunk's text when nothing else varies (no logprobs, ids or running usage). */
+const PLAIN_TAIL_WITH_IDS = new SharedPayloadPart(',"logprobs":null,"finish_reason":null,"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":null}');
+const PLAIN_TAIL = new SharedPayloadPart(',"logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}');
+
 /** The events of a streamed completion: one chunk per step, the usage chunk, `[DONE]`. */
 export function completionChunkEvents(ctx: CompletionContext, steps: readonly StreamStep[], totalCompletionTokens: number): PayloadEvent[] {
   const prefix = head(ctx);
   const includeUsage = ctx.streamOptions?.includeUsage === true;
   const continuous = includeUsage && ctx.streamOptions?.continuousUsageStats === true;
+  // Mid-stream chunks differ only in their choice index and text: the rest is encoded once.
+  const sharesParts = !continuous && ctx.logprobs === undefined && ctx.promptTokenIdsOfChoice === undefined;
+  const sharedHead = sharesParts ? new SharedPayloadPart(`${prefix}[{"index":`) : null;
+  const sharedTail = hasTokenIdFields(ctx.version ?? DEFAULT_VLLM_VERSION) ? PLAIN_TAIL_WITH_IDS : PLAIN_TAIL;
   const events: PayloadEvent[] = [];
   // vLLM's text_offset continues from the text a choice has streamed so far (code points).
   const streamed = ctx.logprobs === undefined ? null : new Map<number, number>();
@@ -70,6 +78,10 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
     if (streamed !== null) {
       textOffset = streamed.get(step.choice.index) ?? 0;
       streamed.set(step.choice.index, textOffset + [...step.text].length);
+    }
+    if (sharedHead !== null && !step.finish) {
+      events.push(new SplitPayload('content', step.tokenStart, step.tokenCount, sharedHead, `${step.choice.index},"text":${q(step.text)}`, sharedTail, step.dueMs));
+      continue;
     }
     const prompt = ctx.promptTokensOfChoice?.[step.choice.index] ?? ctx.promptTokens;
     const usage = continuous ? usageJsonWithDetails(prompt, step.completionTokens) : 'null';
