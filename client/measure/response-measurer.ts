@@ -46,6 +46,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   /** The body is a stream of payloads (requested, or the API always streams). */
   readonly #stream: boolean;
   #status: number | null = null;
+  #retryAfter: string | null = null;
   #firstByteMs: number | null = null;
   #lastDataMs: number | null = null;
   #failure: Failure | null = null;
@@ -78,8 +79,10 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#onEvent(object.text, object.atMs);
   }
 
-  response(status: number): void {
+  /** `retryAfter`: the response's Retry-After header, kept in a refusal's failure message. */
+  response(status: number, retryAfter: string | null = null): void {
     this.#status = status;
+    this.#retryAfter = retryAfter;
   }
 
   data(chunk: Uint8Array, atMs: number): void {
@@ -179,6 +182,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     } catch {
       // Keep the raw body text as the message.
     }
+    // A 429 or 503 says when to come back; a gateway test wants to see it.
+    if (this.#retryAfter !== null) message += ` (Retry-After: ${this.#retryAfter})`;
     return { kind: `http_${status}`, message };
   }
 

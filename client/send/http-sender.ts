@@ -4,6 +4,7 @@
  * ResponseMeasurer. No buffering between the socket and the stamp; decoding waits until the
  * event loop has stamped every ready read (deferred-reads.ts).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../../contracts/clock.ts';
 import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
@@ -74,9 +75,10 @@ class MeasuredDispatch implements Dispatcher.DispatchHandler, InFlight {
     if (this.#abortedEarly !== null) controller.abort(this.#abortedEarly);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.#sawResponse = true;
-    this.#request.measurer.response(statusCode);
+    const retryAfter = statusCode >= 400 ? headers['retry-after'] : undefined;
+    this.#request.measurer.response(statusCode, typeof retryAfter === 'string' ? retryAfter : null);
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

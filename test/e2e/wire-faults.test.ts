@@ -83,6 +83,8 @@ describe('failing faults are classified by name', () => {
     expect(truth.fault?.kind).toBe(faultKind);
     expect(truth.end?.how).toBe(how);
     if (faultKind === 'http') expect(truth.status).toBe(Number(failure.slice(5)));
+    // Refusals that say when to retry keep it in the message (the server sends Retry-After on 429/503).
+    if (failure === 'http_429' || failure === 'http_503') expect(record.failure?.message).toMatch(/\(Retry-After: \d+\)$/);
   });
 
   it('a disconnect delivers exactly the planned bytes first: the client saw every sent token event', async () => {
