@@ -10,7 +10,7 @@ import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dial
 import { chatLogprobsJson, type LogprobSpec } from './logprobs.ts';
 import type { StreamOptions } from './sampling-request.ts';
 import { stepTokenIds, type StreamStep } from './stream-steps.ts';
-import { usageJson, usageJsonWithDetails } from './usage.ts';
+import { streamEndEvents, usageJson, usageJsonWithDetails } from './usage.ts';
 
 export interface ChatContext {
   /** The response id, `chatcmpl-<request id>`. */
@@ -66,11 +66,7 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
       dueMs: step.dueMs,
     });
   }
-  const endMs = steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
-  if (includeUsage) {
-    events.push({ kind: 'usage', tokenStart: 0, tokenCount: 0, data: `${prefix}[],"usage":${usageJson(ctx.promptTokens, totalCompletionTokens)}}`, dueMs: endMs });
-  }
-  events.push({ kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: endMs });
+  events.push(...streamEndEvents(prefix, includeUsage, ctx.promptTokens, totalCompletionTokens, steps));
   return events;
 }
 

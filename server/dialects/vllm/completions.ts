@@ -10,7 +10,7 @@ import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dial
 import { completionLogprobsJson, type LogprobSpec } from './logprobs.ts';
 import type { StreamOptions } from './sampling-request.ts';
 import { mergeSteps, stepTokenIds, type StreamStep } from './stream-steps.ts';
-import { usageJson, usageJsonWithDetails } from './usage.ts';
+import { streamEndEvents, usageJsonWithDetails } from './usage.ts';
 
 export { usageJson } from './usage.ts';
 
@@ -93,11 +93,7 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
       dueMs: step.dueMs,
     });
   }
-  const endMs = steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
-  if (includeUsage) {
-    events.push({ kind: 'usage', tokenStart: 0, tokenCount: 0, data: `${prefix}[],"usage":${usageJson(ctx.promptTokens, totalCompletionTokens)}}`, dueMs: endMs });
-  }
-  events.push({ kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: endMs });
+  events.push(...streamEndEvents(prefix, includeUsage, ctx.promptTokens, totalCompletionTokens, steps));
   return events;
 }
 

@@ -6,15 +6,12 @@
 import { hashString } from '../../../contracts/rng.ts';
 import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
-import { planWireResponse } from '../../wire/plan-wire-response.ts';
-import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
-import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
+import type { WirePolicy } from '../../wire/wire-policy.ts';
 import { chatBody, chatChunkEvents, type ChatContext } from './chat.ts';
 import type { ChatRequest } from './chat-request.ts';
 import type { VllmVersion } from './dialect-version.ts';
-import { plannedResponse, type PlannedCompletion } from './planned-response.ts';
+import { planVllmResponse, type PlannedCompletion } from './planned-response.ts';
 import { planChoices } from './plan-choices.ts';
-import { mergeSteps } from './stream-steps.ts';
 
 export interface ChatPlanInput {
   options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { vllmVersion?: VllmVersion };
@@ -61,31 +58,20 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     ...(input.promptTokenIds === undefined ? {} : { promptTokenIds: input.promptTokenIds }),
     ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey) } }),
   };
-  let merged = mergeSteps(choices);
-  const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
-  const framed = planWireResponse({
-    policy: input.wire ?? VLLM_WIRE_POLICY,
+  return planVllmResponse({
+    choices,
     rng,
     stream: request.stream,
-    framing: 'sse',
-    tokenCount: merged.tokens.length,
-    render: (groups) => {
-      if (!request.stream) {
-        return [{ kind: 'content', tokenStart: 0, tokenCount: merged.tokens.length, data: chatBody(chat, choices), dueMs: lastDue }];
-      }
-      merged = mergeSteps(choices, groups);
-      return chatChunkEvents(chat, choices.length, merged.steps, merged.tokens.length);
+    wire: input.wire,
+    body: () => chatBody(chat, choices),
+    chunks: (steps, completionTokens) => chatChunkEvents(chat, choices.length, steps, completionTokens),
+    facts: {
+      requestId: input.requestId,
+      endpoint: '/v1/chat/completions',
+      model,
+      arrivalEpochMs: input.arrivalEpochMs,
+      promptTokens: input.promptTokens,
+      finishReason: choices[0]?.finishReason ?? null,
     },
-    shapes: VLLM_FAULT_SHAPES,
-  });
-  return plannedResponse(framed, {
-    requestId: input.requestId,
-    endpoint: '/v1/chat/completions',
-    model,
-    stream: request.stream,
-    arrivalEpochMs: input.arrivalEpochMs,
-    promptTokens: input.promptTokens,
-    finishReason: choices[0]?.finishReason ?? null,
-    tokens: merged.tokens,
   });
 }

@@ -6,15 +6,12 @@
 import { hashString } from '../../../contracts/rng.ts';
 import type { GeneratedToken } from '../../engine/text.ts';
 import type { ServerOptions } from '../../options.ts';
-import { planWireResponse } from '../../wire/plan-wire-response.ts';
-import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
-import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
+import type { WirePolicy } from '../../wire/wire-policy.ts';
 import type { CompletionRequest } from './completion-request.ts';
 import { completionBody, completionChunkEvents, type CompletionContext } from './completions.ts';
 import type { VllmVersion } from './dialect-version.ts';
 import { planChoices } from './plan-choices.ts';
-import { mergeSteps } from './stream-steps.ts';
-import { plannedResponse, type PlannedCompletion } from './planned-response.ts';
+import { planVllmResponse, type PlannedCompletion } from './planned-response.ts';
 
 export type { PlannedCompletion } from './planned-response.ts';
 
@@ -76,31 +73,20 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey) } }),
     ...(input.promptTokenIdsOfPrompt === undefined ? {} : { promptTokenIdsOfChoice: choices.map((c) => input.promptTokenIdsOfPrompt?.[Math.floor(c.index / n)] ?? []) }),
   };
-  let merged = mergeSteps(choices);
-  const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
-  const framed = planWireResponse({
-    policy: input.wire ?? VLLM_WIRE_POLICY,
+  return planVllmResponse({
+    choices,
     rng,
     stream: request.stream,
-    framing: 'sse',
-    tokenCount: merged.tokens.length,
-    render: (groups) => {
-      if (!request.stream) {
-        return [{ kind: 'content', tokenStart: 0, tokenCount: merged.tokens.length, data: completionBody(completion, choices), dueMs: lastDue }];
-      }
-      merged = mergeSteps(choices, groups);
-      return completionChunkEvents(completion, merged.steps, merged.tokens.length);
+    wire: input.wire,
+    body: () => completionBody(completion, choices),
+    chunks: (steps, completionTokens) => completionChunkEvents(completion, steps, completionTokens),
+    facts: {
+      requestId: input.requestId,
+      endpoint: '/v1/completions',
+      model,
+      arrivalEpochMs: input.arrivalEpochMs,
+      promptTokens: input.promptTokens,
+      finishReason: completion.finishReason,
     },
-    shapes: VLLM_FAULT_SHAPES,
-  });
-  return plannedResponse(framed, {
-    requestId: input.requestId,
-    endpoint: '/v1/completions',
-    model,
-    stream: request.stream,
-    arrivalEpochMs: input.arrivalEpochMs,
-    promptTokens: input.promptTokens,
-    finishReason: completion.finishReason,
-    tokens: merged.tokens,
   });
 }

@@ -1,9 +1,16 @@
 /**
- * The last step every vLLM endpoint shares: a wire-planned response becomes the request's
- * truth record and the headers vLLM (uvicorn) would send with it.
+ * The stages every vLLM endpoint shares once its choices are planned: the endpoint's events
+ * under the wire policy (planWireResponse), then the request's truth record and the headers vLLM
+ * (uvicorn) would send with it.
  */
+import type { Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken, TruthRecord } from '../../../contracts/truth.ts';
-import type { WireResponse } from '../../wire/plan-wire-response.ts';
+import type { PayloadEvent } from '../../wire/payload-event.ts';
+import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
+import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
+import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
+import type { PlannedChoice } from './choices.ts';
+import { mergeSteps, type MergedSteps, type StreamStep } from './stream-steps.ts';
 
 export interface PlannedCompletion {
   record: TruthRecord;
@@ -50,4 +57,44 @@ export function plannedResponse(framed: WireResponse, facts: ResponseFacts): Pla
         ? { 'content-type': 'text/event-stream; charset=utf-8', ...common }
         : { 'content-type': 'application/json', 'content-length': framed.body.byteLength, ...common };
   return { record, headers };
+}
+
+export interface VllmResponseInput {
+  choices: readonly PlannedChoice[];
+  /** The request's random stream, handed on from planning its choices. */
+  rng: Rng;
+  stream: boolean;
+  wire?: Readonly<WirePolicy> | undefined;
+  /** The endpoint's whole non-streamed body. */
+  body(): string;
+  /** The endpoint's chunks for the merged steps, the usage chunk and `[DONE]`. */
+  chunks(steps: readonly StreamStep[], completionTokens: number): PayloadEvent[];
+  facts: Omit<ResponseFacts, 'tokens' | 'stream'>;
+}
+
+export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
+  const { choices, stream } = input;
+  // Steps are merged once, with the wire policy's token groups (only a stream has them).
+  let merged: MergedSteps | null = null;
+  const tokenCount = choices.reduce((n, c) => n + c.tokens.length, 0);
+  const framed = planWireResponse({
+    policy: input.wire ?? VLLM_WIRE_POLICY,
+    rng: input.rng,
+    stream,
+    framing: 'sse',
+    tokenCount,
+    render: (groups) => {
+      if (!stream) {
+        merged = mergeSteps(choices);
+        const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
+        return [{ kind: 'content', tokenStart: 0, tokenCount, data: input.body(), dueMs: lastDue }];
+      }
+      merged = mergeSteps(choices, groups);
+      return input.chunks(merged.steps, tokenCount);
+    },
+    shapes: VLLM_FAULT_SHAPES,
+  });
+  // An HTTP-error fault renders nothing; its truth still lists the planned tokens.
+  const tokens = (merged ?? mergeSteps(choices)).tokens;
+  return plannedResponse(framed, { ...input.facts, stream, tokens });
 }
