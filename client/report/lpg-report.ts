@@ -18,10 +18,9 @@
  * Where the generator would write 0 for an empty sample or NaN/Infinity (e.g. an infinite
  * request rate) we write null: a reader must be able to tell "none" from "zero".
  */
-import { mean, percentile, populationSd } from '../../contracts/stats.ts';
 import type { RequestRecord } from '../record/request-record.ts';
 import type { StageSamples } from '../record/stage-samples.ts';
-import type { ServerMetricsSummary } from '../scrape/metric-summary.ts';
+import { statsBlock, type ServerMetricsSummary, type StatsBlock } from '../scrape/metric-summary.ts';
 
 /** What the generator scrapes for a JetStream backend (the fixture's five). */
 export const LPG_JETSTREAM_METRICS = [
@@ -108,15 +107,8 @@ export interface LpgInput {
   metricNames?: readonly string[];
 }
 
-export interface LpgStatsBlock {
-  mean: number | null;
-  median: number | null;
-  sd: number | null;
-  min: number | null;
-  max: number | null;
-  p90: number | null;
-  p99: number | null;
-}
+/** The generator's summary statistics of one set. */
+export type LpgStatsBlock = StatsBlock;
 
 export interface LpgReport {
   metrics: Record<string, unknown>;
@@ -137,22 +129,10 @@ export interface LpgReport {
 
 const finite = (x: number | null): number | null => (x === null || !Number.isFinite(x) ? null : x);
 
-function statsBlock(values: readonly number[]): LpgStatsBlock {
-  let min: number | null = null;
-  let max: number | null = null;
-  for (const v of values) {
-    if (min === null || v < min) min = v;
-    if (max === null || v > max) max = v;
-  }
-  return {
-    mean: finite(mean(values)),
-    median: finite(percentile(values, 50)),
-    sd: finite(populationSd(values)),
-    min: finite(min),
-    max: finite(max),
-    p90: finite(percentile(values, 90)),
-    p99: finite(percentile(values, 99)),
-  };
+/** Summary statistics with nothing non-finite in them (the generator writes no NaN). */
+function finiteStats(values: readonly number[]): LpgStatsBlock {
+  const block = statsBlock(values);
+  return { mean: finite(block.mean), median: finite(block.median), sd: finite(block.sd), min: finite(block.min), max: finite(block.max), p90: finite(block.p90), p99: finite(block.p99) };
 }
 
 /** The generator's get_stats_for_set: avg_/median_/sd_/min_/max_/p90_/p99_<name>. */
@@ -221,16 +201,16 @@ export function lpgReport(input: LpgInput): LpgReport {
     if (tokens > 0) perToken.push(latency / tokens);
     if ((outputLens[i] as number) > 0) perOutputTokenMs.push((1000 * latency) / (outputLens[i] as number));
   });
-  const latency = statsBlock(latencySec.map((s) => 1000 * s));
-  const inputLength = statsBlock(inputLens);
-  const outputLength = statsBlock(outputLens);
-  const tpot = statsBlock(perOutputTokenMs);
+  const latency = finiteStats(latencySec.map((s) => 1000 * s));
+  const inputLength = finiteStats(inputLens);
+  const outputLength = finiteStats(outputLens);
+  const tpot = finiteStats(perOutputTokenMs);
   const rate = finite(input.requestRate);
   const throughput = benchmarkTime !== null && benchmarkTime > 0 ? samples.attempted / benchmarkTime : null;
   const names = input.metricNames ?? (input.backend === 'vllm' ? LPG_VLLM_METRICS : LPG_JETSTREAM_METRICS);
   const serverMetrics = lpgServerMetrics(input.serverMetrics, names);
   const ttft = input.stream
-    ? flatStats('TTFT', statsBlock(Array.from(samples.ttftMs).filter((ms) => !Number.isNaN(ms)).map((ms) => ms / 1000)))
+    ? flatStats('TTFT', finiteStats(Array.from(samples.ttftMs).filter((ms) => !Number.isNaN(ms)).map((ms) => ms / 1000)))
     : {};
   return {
     metrics: {
@@ -245,7 +225,7 @@ export function lpgReport(input: LpgInput): LpgReport {
       input_tokens_per_min: perMinute(totalInput),
       total_tokens: totalInput + totalOutput,
       tokens_per_min: perMinute(totalInput + totalOutput),
-      ...flatStats('per_token_latency', statsBlock(perToken)),
+      ...flatStats('per_token_latency', finiteStats(perToken)),
       ...flatStats('latency', latency),
       ...flatStats('per_output_token_latency', tpot),
       ...flatStats('input_len', inputLength),

@@ -5,7 +5,7 @@
  * and last scrape — mean = Δsum/Δcount, quantiles by linear interpolation inside the bucket
  * (as PromQL's histogram_quantile does). Pure.
  */
-import { distribution, percentile } from '../../contracts/stats.ts';
+import { distribution } from '../../contracts/stats.ts';
 import { seriesKey, type MetricFamily } from './prometheus-text.ts';
 
 export interface Scrape {
@@ -13,8 +13,8 @@ export interface Scrape {
   families: Map<string, MetricFamily>;
 }
 
-export interface GaugeSummary {
-  samples: number;
+/** inference-perf's gauge statistics (and the latency profile generator's summary stats). */
+export interface StatsBlock {
   mean: number | null;
   median: number | null;
   sd: number | null;
@@ -22,6 +22,16 @@ export interface GaugeSummary {
   max: number | null;
   p90: number | null;
   p99: number | null;
+}
+
+export interface GaugeSummary extends StatsBlock {
+  samples: number;
+}
+
+/** One sort for all of them (contracts/stats.ts). */
+export function statsBlock(values: ArrayLike<number>): StatsBlock {
+  const d = distribution(values);
+  return { mean: d.mean, median: d.p50, sd: d.sd, min: d.min, max: d.max, p90: d.p90, p99: d.p99 };
 }
 
 export interface CounterSummary {
@@ -101,8 +111,7 @@ export function summarizeScrapes(scrapes: readonly Scrape[]): ServerMetricsSumma
     }
   }
   for (const [key, values] of gaugeValues) {
-    const d = distribution(values);
-    result.gauges[key] = { samples: values.length, mean: d.mean, median: d.p50, sd: d.sd, min: d.min, max: d.max, p90: d.p90, p99: percentile(values, 99) };
+    result.gauges[key] = { samples: values.length, ...statsBlock(values) };
   }
   for (const family of last.families.values()) {
     const before = first.families.get(family.name);
