@@ -4,6 +4,7 @@
  * pseudo-random offsets. A benchmark, not a test. Run: `npm run bench:jetstream-decode`.
  */
 import { JsonObjectDecoder } from '../client/decode/json-object-decoder.ts';
+import { recutAtRandom } from './recut.ts';
 
 const OBJECTS_PER_FEED = 25;
 const TOTAL_OBJECTS = 1_000_000;
@@ -26,27 +27,6 @@ function feeds(): Uint8Array[] {
   return out;
 }
 
-function recut(parts: readonly Uint8Array[]): Uint8Array[] {
-  const total = parts.reduce((a, f) => a + f.length, 0);
-  const all = new Uint8Array(total);
-  let o = 0;
-  for (const f of parts) {
-    all.set(f, o);
-    o += f.length;
-  }
-  let x = 0x9e3779b9;
-  const out: Uint8Array[] = [];
-  const mean = Math.round(total / parts.length);
-  for (let p = 0; p < total; ) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const n = 1 + ((x >>> 0) % (2 * mean));
-    out.push(all.slice(p, Math.min(total, p + n)));
-    p += n;
-  }
-  return out;
-}
 
 function run(name: string, reads: readonly Uint8Array[]): void {
   const bytesPerRound = reads.reduce((a, f) => a + f.length, 0);
@@ -65,4 +45,4 @@ function run(name: string, reads: readonly Uint8Array[]): void {
 
 const coalesced = feeds();
 run('coalesced', coalesced);
-run('random cuts', recut(coalesced));
+run('random cuts', recutAtRandom(coalesced));

@@ -7,6 +7,7 @@
  * path must not fall off a cliff.
  */
 import { SseDecoder, type SseEvent } from '../client/decode/sse-decoder.ts';
+import { recutAtRandom } from './recut.ts';
 
 const EVENTS_PER_FEED = 25;
 const TOTAL_EVENTS = 1_000_000;
@@ -39,28 +40,6 @@ function coalescedFeeds(): Uint8Array[] {
   return feeds;
 }
 
-/** The same stream re-cut at pseudo-random offsets (mean read ≈ one coalesced feed). */
-function randomlyCut(feeds: readonly Uint8Array[]): Uint8Array[] {
-  const total = feeds.reduce((a, f) => a + f.length, 0);
-  const all = new Uint8Array(total);
-  let o = 0;
-  for (const f of feeds) {
-    all.set(f, o);
-    o += f.length;
-  }
-  let x = 0x9e3779b9;
-  const out: Uint8Array[] = [];
-  const mean = Math.round(total / feeds.length);
-  for (let p = 0; p < total; ) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const n = 1 + ((x >>> 0) % (2 * mean));
-    out.push(all.slice(p, Math.min(total, p + n)));
-    p += n;
-  }
-  return out;
-}
 
 interface Result {
   events: number;
@@ -114,4 +93,4 @@ function report(name: string, feeds: readonly Uint8Array[]): void {
 const coalesced = coalescedFeeds();
 console.log(`node ${process.version}`);
 report(`coalesced (${EVENTS_PER_FEED} events per feed)`, coalesced);
-report('same bytes, random cuts', randomlyCut(coalesced));
+report('same bytes, random cuts', recutAtRandom(coalesced));
