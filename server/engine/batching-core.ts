@@ -17,15 +17,11 @@
  *  5. at its end every decode produces a token, every completed prefill its next token.
  */
 import type { Rng } from '../../contracts/rng.ts';
+import type { EngineOptions } from './engine-options.ts';
 import { loadFactor, sampleMs, type TimingModel } from './timing.ts';
 
-export interface BatchingConfig {
-  maxNumSeqs: number;
-  maxWaitingQueueLength: number;
-  maxNumBatchedTokens: number;
-  kvCacheBlocks: number;
-  blockSize: number;
-  maxLoras: number;
+/** The engine's capacity settings (engine-options.ts) and its step model. */
+export interface BatchingConfig extends Pick<EngineOptions, 'maxNumSeqs' | 'maxWaitingQueueLength' | 'maxNumBatchedTokens' | 'kvCacheBlocks' | 'blockSize' | 'maxLoras'> {
   /** The step model: decode base time (ITL), per-seq time and load factor. */
   timing: TimingModel;
 }
