@@ -79,6 +79,8 @@ export class BatchingEngine implements Engine {
     return {
       ok: true,
       timing: { deferred: true, model },
+      // Admission checked the queue as it stands: the request must join it in the same turn.
+      plansLater: false,
       run: (record, play) => {
         const timing = deferTiming(record);
         const player = play();

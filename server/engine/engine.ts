@@ -15,6 +15,11 @@ export interface Admitted {
   ok: true;
   timing: PlanTiming;
   /**
+   * The route may plan later in the turn's gaps (EmissionScheduler.defer) rather than at once:
+   * true when nothing the engine decided at admission can change before `run`.
+   */
+  plansLater: boolean;
+  /**
    * Called once with the planned record and a function that starts playing it (the route's
    * call into the executor, returning the player): the engine prepares the record's timing,
    * starts the player and follows the request until the truth store reports its end.

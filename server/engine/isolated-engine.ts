@@ -37,6 +37,8 @@ export class IsolatedEngine implements Engine {
     return {
       ok: true,
       timing: { deferred: false, model: timingFor(this.#options, request.model), running },
+      // Its timing was fixed at admission; nothing else waits on the plan.
+      plansLater: true,
       run: (record, play) => {
         // Counted before it plays: a response can end inside play() (its client already gone).
         this.#inFlight.set(record, request);

@@ -86,11 +86,10 @@ export function admit(
 }
 
 /**
- * Hands the response to the executor. With the isolated engine, planning (`plan`, pure, a few
- * hundred microseconds for a long answer) runs in the emission scheduler's gaps between writes,
- * not where the request was read (EmissionScheduler.defer); the truth's times stay relative to
- * the arrival. The batching engine admits against its queue as it stands, so its requests are
- * planned and enter the queue in the same turn.
+ * Hands the response to the executor. When the engine allows it (`plansLater`), planning (`plan`,
+ * pure, a few hundred microseconds for a long answer) runs in the emission scheduler's gaps
+ * between writes, not where the request was read (EmissionScheduler.defer); the truth's times
+ * stay relative to the arrival.
  */
 export function play(
   ctx: ServerContext,
@@ -115,8 +114,8 @@ export function play(
     if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
     else playResponse(reply.raw, { record: planned.record, arrivalMono, headers: planned.headers, headersAtArrival: stream }, ctx);
   };
-  if (ctx.options.scheduler === 'batching') planAndPlay();
-  else ctx.scheduler.defer(planAndPlay);
+  if (admission?.admitted.plansLater === true) ctx.scheduler.defer(planAndPlay);
+  else planAndPlay();
 }
 
 export function fail(reply: FastifyReply, error: VllmError): FastifyReply {

@@ -12,8 +12,6 @@ import type { StreamOptions } from './sampling-request.ts';
 import { mergeSteps, stepTokenIds, type StreamStep } from './stream-steps.ts';
 import { streamEndEvents, usageJsonWithDetails } from './usage.ts';
 
-export { usageJson } from './usage.ts';
-
 export interface CompletionContext {
   /** The response id, e.g. `cmpl-<request id>`. */
   id: string;
@@ -127,8 +125,4 @@ function singleChoice(ctx: CompletionContext, tokens: readonly PlannedToken[]): 
 export function completionStreamEvents(ctx: CompletionContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
   const { steps } = mergeSteps([singleChoice(ctx, tokens)], groups);
   return completionChunkEvents(ctx, steps, tokens.length);
-}
-
-export function completionResponseBody(ctx: CompletionContext, tokens: readonly PlannedToken[]): string {
-  return completionBody(ctx, [singleChoice(ctx, tokens)]);
 }
