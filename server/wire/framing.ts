@@ -104,16 +104,46 @@ function plainEnding(policy: Readonly<FramingPolicy>): string | null {
   return policy.eol === 'lf' ? '\n' : policy.eol === 'crlf' ? '\r\n' : '\r';
 }
 
-function putAscii(body: Buffer, text: string, at: number): number {
-  for (let i = 0; i < text.length; i++) body[at + i] = text.charCodeAt(i);
-  return at + text.length;
+/**
+ * Framing writes every event into one scratch buffer, learning each event's byte length from the
+ * write itself, then copies the whole body out once: measuring each payload first
+ * (Buffer.byteLength) cost as much as encoding it. Framing is synchronous, so one scratch serves
+ * every response; it grows to the largest body seen.
+ */
+let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+
+/** Makes room for `more` bytes after `at`, keeping what is already written. */
+function reserve(at: number, more: number): Buffer {
+  if (at + more > scratch.length) {
+    const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, at + more));
+    scratch.copy(grown, 0, 0, at);
+    scratch = grown;
+  }
+  return scratch;
+}
+
+/** Strings this short are written by a JavaScript loop while they stay ASCII: a native encode call costs more. */
+const SHORT_TEXT = 64;
+
+/** Writes `text` as UTF-8 at `at` (room for 3 bytes per UTF-16 unit reserved); returns the end. */
+function putText(buffer: Buffer, text: string, at: number): number {
+  if (text.length <= SHORT_TEXT) {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return at + buffer.write(i === 0 ? text : text.slice(i), at);
+      buffer[at++] = c;
+    }
+    return at;
+  }
+  return at + buffer.write(text, at);
+}
+
+function putBytes(buffer: Buffer, bytes: Uint8Array, at: number): number {
+  buffer.set(bytes, at);
+  return at + bytes.length;
 }
 
 export function frame(events: readonly PayloadEvent[], framing: Framing, policy: Readonly<FramingPolicy> = VLLM_WIRE_POLICY.framing, rng: Rng | null = null): FramedBody {
-  // A piece is the event's whole text, or (plain events) just its payload (its middle when split).
-  const pieces: string[] = new Array(events.length);
-  const split: Array<SplitPayload | undefined> = new Array(events.length);
-  const plain = new Uint8Array(events.length);
   const truth: TruthEvent[] = new Array(events.length);
   const lines = new LineWriter(policy, rng);
   const ending = framing === 'sse' ? plainEnding(policy) : null;
@@ -123,20 +153,24 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
   let dataIndex = 0;
   for (let i = 0; i < events.length; i++) {
     const event = events[i] as PayloadEvent;
-    let length: number;
+    let at = offset;
     let blankLength = 1;
     if (ending !== null && event.kind !== 'comment' && !(i === 0 && policy.bom)) {
       dataIndex++;
-      plain[i] = 1;
-      if (event instanceof SplitPayload) {
-        split[i] = event;
-        pieces[i] = event.middle;
-        length = dataPrefix.length + event.head.bytes.length + Buffer.byteLength(event.middle) + event.tail.bytes.length + blankLine.length;
-      } else {
-        pieces[i] = event.data;
-        length = dataPrefix.length + Buffer.byteLength(event.data) + blankLine.length;
-      }
       blankLength = ending.length;
+      if (event instanceof SplitPayload) {
+        const buffer = reserve(at, dataPrefix.length + event.head.bytes.length + 3 * event.middle.length + event.tail.bytes.length + blankLine.length);
+        at = putText(buffer, dataPrefix, at);
+        at = putBytes(buffer, event.head.bytes, at);
+        at = putText(buffer, event.middle, at);
+        at = putBytes(buffer, event.tail.bytes, at);
+        at = putText(buffer, blankLine, at);
+      } else {
+        const buffer = reserve(at, dataPrefix.length + 3 * event.data.length + blankLine.length);
+        at = putText(buffer, dataPrefix, at);
+        at = putText(buffer, event.data, at);
+        at = putText(buffer, blankLine, at);
+      }
     } else {
       let text: string;
       if (framing === 'sse') {
@@ -147,34 +181,15 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
       } else {
         text = event.data;
       }
-      pieces[i] = text;
-      length = Buffer.byteLength(text);
+      at = putText(reserve(at, 3 * text.length), text, at);
     }
+    const length = at - offset;
     // The blank line's terminator is ASCII and ends the event, so its first byte sits this far from the end.
     const completesAt = offset + length - blankLength;
     truth[i] = { kind: event.kind, tokenStart: event.tokenStart, tokenCount: event.tokenCount, offset, length, completesAt, dueMs: event.dueMs };
-    offset += length;
+    offset = at;
   }
-  // Each piece is encoded straight into the body: no joined copy of the whole text first.
   const body = Buffer.allocUnsafe(offset);
-  let at = 0;
-  for (let i = 0; i < pieces.length; i++) {
-    if (plain[i] === 1) {
-      at = putAscii(body, dataPrefix, at);
-      const parts = split[i];
-      if (parts === undefined) {
-        at += body.write(pieces[i] as string, at);
-      } else {
-        body.set(parts.head.bytes, at);
-        at += parts.head.bytes.length;
-        at += body.write(pieces[i] as string, at);
-        body.set(parts.tail.bytes, at);
-        at += parts.tail.bytes.length;
-      }
-      at = putAscii(body, blankLine, at);
-    } else {
-      at += body.write(pieces[i] as string, at);
-    }
-  }
+  scratch.copy(body, 0, 0, offset);
   return { body, events: truth };
 }

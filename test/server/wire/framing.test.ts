@@ -77,3 +77,27 @@ describe('frame(): any framing policy reads back as the same payloads, completin
     );
   });
 });
+
+describe('frame(): encoding', () => {
+  // Short ASCII runs are written by a loop and the rest natively, into a scratch that grows:
+  // whichever path a string takes, the bytes must be exactly its UTF-8.
+  const textArb = fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 90 }));
+  it('every plain event is `data: <payload UTF-8>` and a blank line, for any text and any body size', () => {
+    fc.assert(
+      fc.property(fc.array(textArb, { minLength: 1, maxLength: 30 }), fc.nat({ max: 3 }), (texts, repeat) => {
+        // Repeating the list makes some bodies far larger than the scratch's first 64 KiB.
+        const all = repeat === 3 ? Array.from({ length: 400 }, (_, i) => texts[i % texts.length] + 'x'.repeat(300)) : texts;
+        const input: PayloadEvent[] = all.map((data, i) => ({ kind: 'content', tokenStart: i, tokenCount: 1, data, dueMs: i }));
+        const f = frame(input, 'sse');
+        expect(f.body.equals(Buffer.from(all.map((t) => `data: ${t}\n\n`).join(''), 'utf8'))).toBe(true);
+        let offset = 0;
+        f.events.forEach((e, i) => {
+          const length = Buffer.byteLength(`data: ${all[i]}\n\n`);
+          expect([e.offset, e.length, e.completesAt]).toEqual([offset, length, offset + length - 1]);
+          offset += length;
+        });
+      }),
+      { seed: 0x5c7a7c4, numRuns: 300 },
+    );
+  });
+});
