@@ -16,13 +16,21 @@ process.stdout.write(`PORT ${port}\n`);
 process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
 
 const diagnose = process.env.BENCH_SERVER_DIAG === '1';
-const gcPauses: Array<{ kind: number; ms: number }> = [];
+const gcPauses: Array<{ kind: number; ms: number; at: number }> = [];
+/** Event-loop stalls over 20 ms (a 5 ms interval that fired late), with when they ended. */
+const stalls: Array<{ at: number; ms: number }> = [];
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 if (diagnose) {
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcPauses.push({ kind: (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0, ms: entry.duration });
+    for (const entry of list.getEntries()) gcPauses.push({ kind: (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0, ms: entry.duration, at: entry.startTime });
   }).observe({ entryTypes: ['gc'] });
   loopDelay.enable();
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    if (now - last > 25) stalls.push({ at: now, ms: now - last - 5 });
+    last = now;
+  }, 5).unref();
 }
 
 function printDiagnosis(): void {
@@ -46,6 +54,11 @@ function printDiagnosis(): void {
     const at = (q: number): string => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN).toFixed(2);
     return `${place} ${sorted.length} p50 ${at(0.5)} p99 ${at(0.99)} max ${at(1)}`;
   });
+  const timeline = [
+    ...stalls.map((s) => ({ at: s.at - s.ms, text: `stall ${s.ms.toFixed(0)} ms` })),
+    ...gcPauses.filter((g) => g.ms > 3).map((g) => ({ at: g.at, text: `gc kind ${g.kind} ${g.ms.toFixed(1)} ms` })),
+  ].sort((a, b) => a.at - b.at);
+  process.stderr.write(`server diagnosis: stalls over 20 ms and GC pauses over 3 ms: ${timeline.map((t) => `${(t.at / 1000).toFixed(2)}s ${t.text}`).join('; ')}\n`);
   process.stderr.write(
     `server diagnosis: write lateness ${places.join('; ')}\n`,
   );

@@ -9,9 +9,11 @@
  * Flags: --quick (shorter windows, fewer loads), --only benchtruth|baseline,
  * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase),
  * --stream-seconds S (each stream's length; long streams leave planning out of the window),
- * --idle-streams N (idle streams per batch; two batches are opened, default 2000).
+ * --idle-streams N (idle streams per batch; two batches are opened, default 2000),
+ * --pin (taskset the server to the last core and the load generator to core 0, so a load
+ * generator or another job on the machine cannot take the server's core).
  */
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +64,16 @@ const STREAM_SECONDS = process.argv.includes('--stream-seconds') ? Number(proces
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
 /** Extra node flags for the server child (profiling: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/sprof'). */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+const PIN = process.argv.includes('--pin') && cpus().length > 1;
+/** Pins every thread of `pid` to one core (no-op without --pin or without taskset). */
+function pin(pid: number | undefined, core: number): void {
+  if (!PIN || pid === undefined) return;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+  } catch {
+    // No taskset here: the figures are simply unpinned.
+  }
+}
 const CLK_TCK = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 /** Every child this benchmark started, killed on the way out however it ends. */
 const children = new Set<ChildProcess>();
@@ -85,6 +97,7 @@ async function startServer(kind: string, options: Record<string, unknown>): Prom
   const script = kind === 'baseline' ? here('./server-bench-baseline.ts') : here('./server-bench-target.ts');
   const child = spawn(process.execPath, ['--expose-gc', ...SERVER_NODE_ARGS, '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
+  pin(child.pid, cpus().length - 1);
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (piece: Buffer) => {
@@ -108,6 +121,7 @@ interface LoadCounts {
 function startLoad(spec: { url: string; streams: number; maxTokens: number; rampMs: number; reopen?: boolean }): { child: ChildProcess; count(): Promise<LoadCounts>; started: Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', here('./server-bench-load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
+  pin(child.pid, 0);
   const waiting: Array<(counts: LoadCounts) => void> = [];
   let onStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => (onStarted = resolve));
