@@ -2,7 +2,14 @@
  * What one vLLM payload (an SSE event's data or a whole non-streamed body) means to the
  * measurement: whether it carries output tokens, its usage, finish reason or error. Pure.
  */
+import { interpretByTemplate, learnVllmPayloadTemplate } from '../decode/vllm-payload-template.ts';
 import type { Payload } from './api-adapter.ts';
+
+/**
+ * Escape hatch: `BENCHTRUTH_PAYLOAD_TEMPLATES=off` parses every payload (for A/B measurements,
+ * or to rule the shape templates out when a result looks wrong).
+ */
+const TEMPLATES_ON = process.env.BENCHTRUTH_PAYLOAD_TEMPLATES !== 'off';
 
 const DONE: Payload = Object.freeze({ tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: null, done: true });
 
@@ -19,8 +26,29 @@ function deltaText(delta: Json): string {
   return text;
 }
 
-/** Returns null when the payload is not a JSON object (a malformed stream). */
+/**
+ * Returns null when the payload is not a JSON object (a malformed stream). Payloads shaped like
+ * a recent one are read from a shape template (client/decode/vllm-payload-template.ts) with the
+ * same result; the others are parsed.
+ */
 export function interpretVllmPayload(data: string): Payload | null {
+  if (data === '[DONE]') return DONE;
+  if (TEMPLATES_ON) {
+    const known = interpretByTemplate(data);
+    if (known !== null) return known;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (TEMPLATES_ON) learnVllmPayloadTemplate(data, parsed);
+  return interpretParsed(parsed);
+}
+
+/** The same reading without the templates: the reference the template path must equal. */
+export function interpretVllmPayloadUncached(data: string): Payload | null {
   if (data === '[DONE]') return DONE;
   let parsed: unknown;
   try {
@@ -28,6 +56,11 @@ export function interpretVllmPayload(data: string): Payload | null {
   } catch {
     return null;
   }
+  return interpretParsed(parsed);
+}
+
+/** Keep in step with buildVllmPayloadTemplate's walk (client/decode/vllm-payload-template.ts). */
+function interpretParsed(parsed: unknown): Payload | null {
   if (!isObject(parsed)) return null;
   if (parsed.error !== undefined && parsed.error !== null) {
     const error = parsed.error;
