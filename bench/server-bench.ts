@@ -4,9 +4,11 @@
  * timer per stream (bench/server-bench-baseline.ts). Each load keeps N streams of 4 s open
  * (closed loop), so server CPU includes planning new requests, not only writing tokens. Server, baseline and load generator each
  * run in their own process; server CPU is read from /proc, so a load generator that shares
- * the machine does not inflate the server's figures. A benchmark: it prints, never fails.
+ * the machine does not inflate the server's figures. benchtruth runs twice: as `benchtruth serve`
+ * runs, and (benchtruth-stgc) in a node started with --single-threaded-gc. A benchmark: it
+ * prints, never fails.
  *
- * Flags: --quick (shorter windows, fewer loads), --only benchtruth|baseline,
+ * Flags: --quick (shorter windows, fewer loads), --only benchtruth|benchtruth-stgc|baseline,
  * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase),
  * --stream-seconds S (each stream's length; long streams leave planning out of the window),
  * --idle-streams N (idle streams per batch; two batches are opened, default 2000),
@@ -64,6 +66,13 @@ const STREAM_SECONDS = process.argv.includes('--stream-seconds') ? Number(proces
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
 /** Extra node flags for the server child (profiling: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/sprof'). */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+/**
+ * benchtruth again, in a node started with --single-threaded-gc: V8's parallel and concurrent
+ * GC helper threads cost CPU of their own (about a tenth of the server's at 2,000 × 50), and
+ * without them a saturated server does more per CPU-second — with longer pauses, so a longer
+ * lateness tail at light load. Both rows are printed; which to run is an operator's choice.
+ */
+const SINGLE_GC = 'benchtruth-stgc';
 const PIN = process.argv.includes('--pin') && cpus().length > 1;
 /** Pins every thread of `pid` to one core (no-op without --pin or without taskset). */
 function pin(pid: number | undefined, core: number): void {
@@ -95,7 +104,8 @@ function rssKb(pid: number): number {
 
 async function startServer(kind: string, options: Record<string, unknown>): Promise<{ child: ChildProcess; url: string }> {
   const script = kind === 'baseline' ? here('./server-bench-baseline.ts') : here('./server-bench-target.ts');
-  const child = spawn(process.execPath, ['--expose-gc', ...SERVER_NODE_ARGS, '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const kindArgs = kind === SINGLE_GC ? ['--single-threaded-gc'] : [];
+  const child = spawn(process.execPath, ['--expose-gc', ...kindArgs, ...SERVER_NODE_ARGS, '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   pin(child.pid, cpus().length - 1);
   const port = await new Promise<number>((resolve, reject) => {
@@ -241,23 +251,23 @@ const fmt = (x: number | null, digits = 2): string => (x === null ? '—' : x.to
 async function main(): Promise<void> {
   const cpu = cpus()[0];
   process.stdout.write(`machine: ${cpus().length} × ${cpu?.model ?? 'unknown cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average ${execSync('cat /proc/loadavg').toString().split(' ').slice(0, 3).join(' ')}\n`);
-  const kinds = ONLY === 'benchtruth' || ONLY === 'baseline' ? [ONLY] : ['benchtruth', 'baseline'];
+  const kinds = ONLY === 'benchtruth' || ONLY === 'baseline' || ONLY === SINGLE_GC ? [ONLY] : ['benchtruth', SINGLE_GC, 'baseline'];
   const rows: Figures[] = [];
   for (const load of LOADS) {
     for (const kind of kinds) {
       const figures = await measure(kind, load);
       rows.push(figures);
       process.stdout.write(
-        `${kind.padEnd(10)} ${String(load.streams).padStart(5)} streams × ${load.tokensPerSec} tok/s: offered ${figures.offeredPerSec}/s, delivered ${figures.deliveredPerSec.toFixed(0)}/s, ` +
+        `${kind.padEnd(15)} ${String(load.streams).padStart(5)} streams × ${load.tokensPerSec} tok/s: offered ${figures.offeredPerSec}/s, delivered ${figures.deliveredPerSec.toFixed(0)}/s, ` +
           `server CPU ${(figures.cpuShare * 100).toFixed(0)}% → ${figures.eventsPerCpuSec.toFixed(0)} events/CPU-s, lateness p50 ${fmt(figures.latenessP50Ms, 3)} p99 ${fmt(figures.latenessP99Ms, 3)} max ${fmt(figures.latenessMaxMs, 1)} ms, ` +
           `RSS ${figures.rssMb.toFixed(0)} MB${figures.failed > 0 ? `, ${figures.failed} FAILED ${JSON.stringify(figures.errors)}` : ''}\n`,
       );
     }
   }
-  for (const kind of process.argv.includes('--no-idle') ? [] : kinds) {
+  for (const kind of process.argv.includes('--no-idle') ? [] : kinds.filter((k) => k !== SINGLE_GC)) {
     const idle = await idleMemory(kind);
     process.stdout.write(
-      `${kind.padEnd(10)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each\n`,
+      `${kind.padEnd(15)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each\n`,
     );
   }
   process.stdout.write(`${JSON.stringify(rows)}\n`);
