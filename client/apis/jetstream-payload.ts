@@ -9,15 +9,12 @@
  * - FastAPI errors `{"detail": …}` are errors.
  */
 import type { Payload } from './api-adapter.ts';
+import { isJsonObject, type JsonObject } from '../../contracts/json.ts';
 
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function parseObject(data: string): Json | null {
+function parseObject(data: string): JsonObject | null {
   try {
     const parsed: unknown = JSON.parse(data);
-    return isObject(parsed) ? parsed : null;
+    return isJsonObject(parsed) ? parsed : null;
   } catch {
     return null;
   }
@@ -51,14 +48,14 @@ export function interpretDecodePayload(data: string): Payload | null {
   if (parsed === null) return null;
   if (parsed.detail !== undefined) return errorPayload(typeof parsed.detail === 'string' ? parsed.detail : JSON.stringify(parsed.detail));
   // InitialContent carries nothing yet; it is a valid, empty step.
-  if (isObject(parsed.initialContent)) return textPayload('', null);
+  if (isJsonObject(parsed.initialContent)) return textPayload('', null);
   const content = parsed.streamContent;
-  if (!isObject(content)) return null;
+  if (!isJsonObject(content)) return null;
   const samples = Array.isArray(content.samples) ? content.samples : [];
   let text = '';
   let ids = 0;
   for (const sample of samples) {
-    if (!isObject(sample)) return null;
+    if (!isJsonObject(sample)) return null;
     if (typeof sample.text === 'string') text += sample.text;
     if (Array.isArray(sample.tokenIds)) ids += sample.tokenIds.length;
   }

@@ -4,6 +4,7 @@
  */
 import { interpretByTemplate, learnVllmPayloadTemplate } from '../decode/vllm-payload-template.ts';
 import type { Payload } from './api-adapter.ts';
+import { isJsonObject, type JsonObject } from '../../contracts/json.ts';
 
 /**
  * Escape hatch: `BENCHTRUTH_PAYLOAD_TEMPLATES=off` parses every payload (for A/B measurements,
@@ -13,11 +14,7 @@ const TEMPLATES_ON = process.env.BENCHTRUTH_PAYLOAD_TEMPLATES !== 'off';
 
 const DONE: Payload = Object.freeze({ tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: null, done: true });
 
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function deltaText(delta: Json): string {
+function deltaText(delta: JsonObject): string {
   let text = '';
   for (const key of ['content', 'reasoning_content', 'reasoning']) {
     const value = delta[key];
@@ -61,10 +58,10 @@ export function interpretVllmPayloadUncached(data: string): Payload | null {
 
 /** Keep in step with buildVllmPayloadTemplate's walk (client/decode/vllm-payload-template.ts). */
 function interpretParsed(parsed: unknown): Payload | null {
-  if (!isObject(parsed)) return null;
+  if (!isJsonObject(parsed)) return null;
   if (parsed.error !== undefined && parsed.error !== null) {
     const error = parsed.error;
-    const message = isObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error);
+    const message = isJsonObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error);
     return { tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: message, done: false };
   }
   let text = '';
@@ -73,11 +70,11 @@ function interpretParsed(parsed: unknown): Payload | null {
   const choices = parsed.choices;
   if (Array.isArray(choices)) {
     for (const choice of choices) {
-      if (!isObject(choice)) continue;
+      if (!isJsonObject(choice)) continue;
       if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
       if (typeof choice.text === 'string') {
         text += choice.text;
-      } else if (isObject(choice.delta)) {
+      } else if (isJsonObject(choice.delta)) {
         const delta = choice.delta;
         text += deltaText(delta);
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) tokenBearing = true;
@@ -85,6 +82,6 @@ function interpretParsed(parsed: unknown): Payload | null {
     }
   }
   if (text !== '') tokenBearing = true;
-  const usage = isObject(parsed.usage) ? (parsed.usage as Payload['usage']) : null;
+  const usage = isJsonObject(parsed.usage) ? (parsed.usage as Payload['usage']) : null;
   return { tokenBearing, text, dialectTokens: null, usage, finishReason, error: null, done: false };
 }

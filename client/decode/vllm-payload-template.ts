@@ -17,10 +17,7 @@
  */
 import type { Payload } from '../apis/api-adapter.ts';
 import { buildJsonShapeTemplate, matchJsonShape, type HoleValues, type JsonShapeTemplate, type ShapeNode } from './json-shape-template.ts';
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject } from '../../contracts/json.ts';
 
 /**
  * How to rebuild a usage value from hole values: a fresh copy each time, as JSON.parse gives
@@ -170,7 +167,7 @@ const awkwardKey = (key: string): boolean => /^\d+$/.test(key) || key === '__pro
 
 /** The mirror of interpretVllmPayload's walk, on `parsed` and the template's nodes side by side. */
 function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTemplate | null {
-  if (!isObject(parsed) || (parsed.error !== undefined && parsed.error !== null)) return null;
+  if (!isJsonObject(parsed) || (parsed.error !== undefined && parsed.error !== null)) return null;
   const shape = buildJsonShapeTemplate(data);
   if (shape === null) return null;
   try {
@@ -182,12 +179,12 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
       const choicesNode = child(shape.root, 'choices');
       if (choicesNode?.kind !== 'array' || choicesNode.items.length !== choices.length) throw new Refused();
       choices.forEach((choice: unknown, index) => {
-        if (!isObject(choice)) return;
+        if (!isJsonObject(choice)) return;
         const choiceNode = choicesNode.items[index];
         if (typeof choice.finish_reason === 'string') finishHole = stringHole(child(choiceNode, 'finish_reason'));
         if (typeof choice.text === 'string') {
           textHoles.push(stringHole(child(choiceNode, 'text')));
-        } else if (isObject(choice.delta)) {
+        } else if (isJsonObject(choice.delta)) {
           const delta = choice.delta;
           for (const key of ['content', 'reasoning_content', 'reasoning']) {
             if (typeof delta[key] === 'string') textHoles.push(stringHole(child(child(choiceNode, 'delta'), key)));
@@ -197,7 +194,7 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
       });
     }
     let usage: (Recipe & { kind: 'object' }) | null = null;
-    if (isObject(parsed.usage)) {
+    if (isJsonObject(parsed.usage)) {
       const recipe = recipeOf(child(shape.root, 'usage') ?? { kind: 'literal', value: null });
       // The parse's own key order must be the recipe's (it is, with unique, non-integer keys).
       const parsedKeys = Object.keys(parsed.usage);

@@ -8,6 +8,7 @@
  * - ai-on-gke proxy `/generate`: `{prompt, max_tokens, stream?}`; extra fields are ignored.
  */
 import { validationError, type JetstreamError, type ValidationIssue } from './fastapi-errors.ts';
+import { isJsonObject, type JsonObject } from '../../../contracts/json.ts';
 
 export type GenerateContent = { kind: 'text'; text: string } | { kind: 'tokens'; tokenIds: number[] };
 
@@ -23,10 +24,6 @@ export interface ProxyGenerateRequest {
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: JetstreamError };
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const missing = (loc: Array<string | number>, input: unknown): ValidationIssue => ({ type: 'missing', loc, msg: 'Field required', input });
 
@@ -46,21 +43,21 @@ function laxInt(value: unknown, loc: Array<string | number>, issues: ValidationI
   return null;
 }
 
-function forbidExtra(body: Json, allowed: readonly string[], prefix: Array<string | number>, issues: ValidationIssue[]): void {
+function forbidExtra(body: JsonObject, allowed: readonly string[], prefix: Array<string | number>, issues: ValidationIssue[]): void {
   for (const key of Object.keys(body)) {
     if (!allowed.includes(key)) issues.push({ type: 'extra_forbidden', loc: [...prefix, key], msg: 'Extra inputs are not permitted', input: body[key] });
   }
 }
 
-function modelType(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): value is Json {
-  if (isObject(value)) return true;
+function modelType(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): value is JsonObject {
+  if (isJsonObject(value)) return true;
   issues.push({ type: 'model_attributes_type', loc, msg: 'Input should be a valid dictionary or object to extract fields from', input: value });
   return false;
 }
 
 export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerateRequest> {
   const issues: ValidationIssue[] = [];
-  if (!isObject(body)) {
+  if (!isJsonObject(body)) {
     return { ok: false, error: validationError([{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]) };
   }
   const maxTokens = body.max_tokens === undefined ? (issues.push(missing(['body', 'max_tokens'], body)), null) : laxInt(body.max_tokens, ['body', 'max_tokens'], issues);
@@ -105,7 +102,7 @@ export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerate
 
 export function parseProxyGenerateRequest(body: unknown): Parsed<ProxyGenerateRequest> {
   const issues: ValidationIssue[] = [];
-  if (!isObject(body)) {
+  if (!isJsonObject(body)) {
     return { ok: false, error: validationError([{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]) };
   }
   let prompt: string | null = null;
