@@ -34,25 +34,22 @@ export function interpretVllmPayload(data: string): Payload | null {
     const known = interpretByTemplate(data);
     if (known !== null) return known;
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    return null;
-  }
-  if (TEMPLATES_ON) learnVllmPayloadTemplate(data, parsed);
-  return interpretParsed(parsed);
+  return parseAndInterpret(data, TEMPLATES_ON);
 }
 
 /** The same reading without the templates: the reference the template path must equal. */
 export function interpretVllmPayloadUncached(data: string): Payload | null {
-  if (data === '[DONE]') return DONE;
+  return data === '[DONE]' ? DONE : parseAndInterpret(data, false);
+}
+
+function parseAndInterpret(data: string, learn: boolean): Payload | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
   } catch {
     return null;
   }
+  if (learn) learnVllmPayloadTemplate(data, parsed);
   return interpretParsed(parsed);
 }
 

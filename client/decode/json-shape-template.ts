@@ -71,7 +71,8 @@ const NINE = 0x39;
 const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-class Refused extends Error {}
+/** Thrown while building a template to give up on it (never escapes to callers of the build). */
+export class Refused extends Error {}
 
 /**
  * Build-time scanner. It runs only on text JSON.parse has just accepted, but it still checks
@@ -384,14 +385,10 @@ function scanHole(template: JsonShapeTemplate, hole: number, text: string, pos: 
       }
     }
     raw = text.slice(start, pos);
-    if (escaped) {
-      try {
-        value = JSON.parse(`"${raw}"`) as string;
-      } catch {
-        return -1;
-      }
-    } else {
-      value = raw;
+    try {
+      value = escaped ? decodeRaw(raw) : raw;
+    } catch {
+      return -1;
     }
   }
   template.lastRaw[hole] = raw;

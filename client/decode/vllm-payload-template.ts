@@ -16,7 +16,7 @@
  * keep building either.
  */
 import type { Payload } from '../apis/api-adapter.ts';
-import { buildJsonShapeTemplate, matchJsonShape, type HoleValues, type JsonShapeTemplate, type ShapeNode } from './json-shape-template.ts';
+import { buildJsonShapeTemplate, matchJsonShape, Refused, type HoleValues, type JsonShapeTemplate, type ShapeNode } from './json-shape-template.ts';
 import { isJsonObject } from '../../contracts/json.ts';
 
 /**
@@ -134,7 +134,6 @@ function rebuild(recipe: Recipe, values: HoleValues): unknown {
   }
 }
 
-class Refused extends Error {}
 
 function recipeOf(node: ShapeNode): Recipe {
   switch (node.kind) {
