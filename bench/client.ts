@@ -13,8 +13,8 @@
  * A benchmark, not a test: it prints figures and never fails on them. Flags: `--quick` (fewer
  * steps), `--pin` (taskset the client to core 0 and the server to the other cores).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { availableParallelism, loadavg } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { realClock } from '../contracts/clock.ts';
@@ -24,28 +24,10 @@ import { truthFromJson, type TruthRecordJson } from '../contracts/truth.ts';
 import type { RequestRecord } from '../client/record/request-record.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../client/run/bench-options.ts';
 import { runBench } from '../client/run/run-bench.ts';
+import { CORES, pin, PINNING } from './pin.ts';
 
 const BIN = fileURLToPath(new URL('../client/cli/bin.mjs', import.meta.url));
 const quick = process.argv.includes('--quick');
-/** `--pin`: client on core 0, server on the others (skip on a busy shared machine: pinning then only adds contention). */
-const pinning = process.argv.includes('--pin');
-
-function hasTaskset(): boolean {
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const TASKSET = hasTaskset();
-const CORES = availableParallelism();
-
-/** Pins every thread of `pid` to `cores` (e.g. "0" or "1-3"). */
-function pin(pid: number, cores: string): void {
-  if (TASKSET) execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
-}
-
 function startServe(args: string[]): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -54,7 +36,7 @@ function startServe(args: string[]): Promise<{ url: string; child: ChildProcess 
       out += d.toString();
       const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (match !== null) {
-        if (pinning && child.pid !== undefined && CORES > 1) pin(child.pid, CORES > 2 ? `1-${CORES - 1}` : '1');
+        pin(child.pid, CORES > 2 ? `1-${CORES - 1}` : '1');
         resolve({ url: match[1] as string, child });
       }
     });
@@ -94,10 +76,11 @@ async function truthOf(url: string, id: string): Promise<ReturnType<typeof truth
  */
 type Arrivals = 'lockstep' | 'spread';
 
+const PACED_TTFT_MS = 20;
 const PACED_ITL_MS = 10;
 const PACED_TOKENS = 100;
 /** A paced stream's lifetime: time to first token plus its inter-token gaps. */
-const PACED_LIFETIME_SEC = (20 + PACED_ITL_MS * (PACED_TOKENS - 1)) / 1000;
+const PACED_LIFETIME_SEC = (PACED_TTFT_MS + PACED_ITL_MS * (PACED_TOKENS - 1)) / 1000;
 
 function pacedLoad(arrivals: Arrivals, streams: number): BenchOptions['load'] {
   if (arrivals === 'lockstep') return closedLoop(streams, streams * 3);
@@ -105,7 +88,7 @@ function pacedLoad(arrivals: Arrivals, streams: number): BenchOptions['load'] {
 }
 
 async function pacedEvents(arrivals: Arrivals): Promise<{ steps: string[]; best: number | null; bestMedian: number | null }> {
-  const { url, child } = await startServe(['--seed', '1', '--time-to-first-token', '20ms', '--inter-token-latency', `${PACED_ITL_MS}ms`]);
+  const { url, child } = await startServe(['--seed', '1', '--time-to-first-token', `${PACED_TTFT_MS}ms`, '--inter-token-latency', `${PACED_ITL_MS}ms`]);
   const steps: string[] = [];
   let best: number | null = null;
   let bestMedian: number | null = null;
@@ -229,9 +212,8 @@ async function coalescedDecode(): Promise<{ lines: string[]; best: Record<string
   return { lines, best };
 }
 
-if (pinning && CORES > 1) pin(process.pid, '0');
-const pinned = pinning && TASKSET && CORES > 1;
-process.stdout.write(`benchtruth client benchmark — node ${process.version}, ${CORES} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${pinned ? 'client pinned to core 0, server to the others' : 'not pinned'}; the client is one thread\n\n`);
+pin(process.pid, '0');
+process.stdout.write(`benchtruth client benchmark — node ${process.version}, ${CORES} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${PINNING ? 'client pinned to core 0, server to the others' : 'not pinned'}; the client is one thread\n\n`);
 const fmt = (x: number | null): string => (x === null ? 'none' : `${Math.round(x).toLocaleString('en-US')} events/s`);
 for (const arrivals of ['spread', 'lockstep'] as const) {
   const how = arrivals === 'spread' ? 'constant arrival rate, events spread over the gap' : 'closed loop started together, events in lockstep';

@@ -15,10 +15,11 @@
  * --pin (taskset the server to the last core and the load generator to core 0, so a load
  * generator or another job on the machine cannot take the server's core).
  */
-import { execFileSync, execSync, spawn, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { CORES, pin } from './pin.ts';
 
 interface Load {
   streams: number;
@@ -73,16 +74,6 @@ const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').f
  * lateness tail at light load. Both rows are printed; which to run is an operator's choice.
  */
 const SINGLE_GC = 'benchtruth-stgc';
-const PIN = process.argv.includes('--pin') && cpus().length > 1;
-/** Pins every thread of `pid` to one core (no-op without --pin or without taskset). */
-function pin(pid: number | undefined, core: number): void {
-  if (!PIN || pid === undefined) return;
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
-  } catch {
-    // No taskset here: the figures are simply unpinned.
-  }
-}
 const CLK_TCK = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 /** Every child this benchmark started, killed on the way out however it ends. */
 const children = new Set<ChildProcess>();
@@ -107,7 +98,7 @@ async function startServer(kind: string, options: Record<string, unknown>): Prom
   const kindArgs = kind === SINGLE_GC ? ['--single-threaded-gc'] : [];
   const child = spawn(process.execPath, ['--expose-gc', ...kindArgs, ...SERVER_NODE_ARGS, '--import', 'tsx', script, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
-  pin(child.pid, cpus().length - 1);
+  pin(child.pid, String(CORES - 1));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (piece: Buffer) => {
@@ -131,7 +122,7 @@ interface LoadCounts {
 function startLoad(spec: { url: string; streams: number; maxTokens: number; rampMs: number; reopen?: boolean }): { child: ChildProcess; count(): Promise<LoadCounts>; started: Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', here('./server-bench-load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
-  pin(child.pid, 0);
+  pin(child.pid, '0');
   const waiting: Array<(counts: LoadCounts) => void> = [];
   let onStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => (onStarted = resolve));

@@ -1,0 +1,25 @@
+/**
+ * Core pinning for the benchmarks' `--pin`: `taskset` every thread of a process to some cores,
+ * so a load generator, a client and a server under test do not take each other's CPU.
+ * Without taskset (or with one core) pinning is skipped and the figures are simply unpinned.
+ */
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const CORES = availableParallelism();
+/** Whether `--pin` was asked for and can be done here. */
+export const PINNING = process.argv.includes('--pin') && CORES > 1 && hasTaskset();
+
+/** Pins every thread of `pid` to `cores` (e.g. "0" or "1-3"); a no-op unless PINNING. */
+export function pin(pid: number | undefined, cores: string): void {
+  if (PINNING && pid !== undefined) execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
+}
