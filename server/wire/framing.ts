@@ -108,9 +108,12 @@ function plainEnding(policy: Readonly<FramingPolicy>): string | null {
  * Framing writes every event into one scratch buffer, learning each event's byte length from the
  * write itself, then copies the whole body out once: measuring each payload first
  * (Buffer.byteLength) cost as much as encoding it. Framing is synchronous, so one scratch serves
- * every response; it grows to the largest body seen.
+ * every response; it grows for a large body and goes back to its usual size afterwards, so one
+ * huge answer does not stay pinned in memory.
  */
-let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+const SCRATCH_BYTES = 64 * 1024;
+const SCRATCH_KEPT_BYTES = 1024 * 1024;
+let scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
 
 /** Makes room for `more` bytes after `at`, keeping what is already written. */
 function reserve(at: number, more: number): Buffer {
@@ -191,5 +194,6 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
   }
   const body = Buffer.allocUnsafe(offset);
   scratch.copy(body, 0, 0, offset);
+  if (scratch.length > SCRATCH_KEPT_BYTES) scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
   return { body, events: truth };
 }
