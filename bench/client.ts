@@ -23,6 +23,7 @@ import { percentile } from '../contracts/stats.ts';
 import { truthFromJson, type TruthRecordJson } from '../contracts/truth.ts';
 import type { RequestRecord } from '../client/record/request-record.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../client/run/bench-options.ts';
+import { lowerHelperThreadPriority } from '../client/run/helper-threads.ts';
 import { runBench } from '../client/run/run-bench.ts';
 import { CORES, pin, PINNING } from './pin.ts';
 
@@ -213,7 +214,9 @@ async function coalescedDecode(): Promise<{ lines: string[]; best: Record<string
 }
 
 pin(process.pid, '0');
-process.stdout.write(`benchtruth client benchmark — node ${process.version}, ${CORES} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${PINNING ? 'client pinned to core 0, server to the others' : 'not pinned'}; the client is one thread\n\n`);
+// As `benchtruth run` does: V8's helper threads yield the core to the measuring thread.
+const helpers = lowerHelperThreadPriority().length;
+process.stdout.write(`benchtruth client benchmark — node ${process.version}, ${CORES} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${PINNING ? 'client pinned to core 0, server to the others' : 'not pinned'}; the client is one thread (${helpers} helper threads at nice 19)\n\n`);
 const fmt = (x: number | null): string => (x === null ? 'none' : `${Math.round(x).toLocaleString('en-US')} events/s`);
 for (const arrivals of ['spread', 'lockstep'] as const) {
   const how = arrivals === 'spread' ? 'constant arrival rate, events spread over the gap' : 'closed loop started together, events in lockstep';

@@ -10,6 +10,7 @@ import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig 
 import { consoleSummary } from '../report/console-summary.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import { BenchError, runBench } from '../run/run-bench.ts';
+import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 
 export interface BenchFlags {
   config?: string;
@@ -186,6 +187,7 @@ export function registerBenchCommand(program: Command): void {
         controller.abort();
       };
       process.once('SIGINT', onSigint);
+      lowerHelperThreadPriority();
       try {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal });
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);

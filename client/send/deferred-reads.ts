@@ -87,21 +87,37 @@ export class DeferredReads {
 
 const NO_BYTES = new Uint8Array(0);
 
+/**
+ * How long one flush may decode before the event loop polls again. A burst's backlog (after a
+ * GC pause, say) decoded in one go would hold every read that arrives meanwhile unstamped.
+ */
+const FLUSH_SLICE_MS = 0.5;
+
 let waiting: DeferredReads[] = [];
 let spare: DeferredReads[] = [];
+let nextWaiting = 0;
 let flushScheduled = false;
 
 function flushWaiting(): void {
   flushScheduled = false;
   const batch = waiting;
-  waiting = spare;
-  for (const reads of batch) {
+  const deadline = performance.now() + FLUSH_SLICE_MS;
+  while (nextWaiting < batch.length) {
+    const reads = batch[nextWaiting++] as DeferredReads;
     try {
       reads.flushQueued();
     } catch (error) {
       reads.failed(error);
     }
+    if (performance.now() > deadline) break;
   }
+  if (nextWaiting < batch.length) {
+    flushScheduled = true;
+    setImmediate(flushWaiting);
+    return;
+  }
+  nextWaiting = 0;
+  waiting = spare;
   batch.length = 0;
   spare = batch;
 }

@@ -99,4 +99,30 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
       ['r-4', null],
     ]);
   });
+
+  it('a backlog larger than one flush slice is decoded over later turns, every response once and whole', async () => {
+    const records: RequestRecord[] = [];
+    const body = sseBody(20);
+    const all: DeferredReads[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const request = startMeasuredRequest(new VirtualClock(0), { ...IDENTITY, index: i, requestId: `r-${i}` }, OPTIONS, (record) => records.push(record));
+      request.measurer.response(200);
+      const reads = new DeferredReads(request);
+      reads.push(body.subarray(0, 100), 1);
+      all.push(reads);
+    }
+    // Reads that arrive between two slices join their response's queue, in arrival order.
+    await nextTurn();
+    for (const reads of all) {
+      reads.push(body.subarray(100), 2);
+      reads.end(3);
+    }
+    for (let turn = 0; turn < 10_000 && records.length < all.length; turn++) await nextTurn();
+    // Responses settle in the order their ends were decoded; each exactly once.
+    expect(records.map((r) => r.index).sort((a, b) => a - b)).toEqual(all.map((_, i) => i));
+    for (const record of records) {
+      expect(record.failure).toBeNull();
+      expect(record.events).toHaveLength(20);
+    }
+  });
 });
