@@ -59,7 +59,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   app.addHook('onRequest', async (request) => {
     request.arrivalMono = clock.now();
   });
-  // vLLM parses the body as JSON whatever the content type says (curl sends form encoding).
+  // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch
+  // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake
+  // that developers point any client at is deliberately lenient here (docs/vllm-fidelity.md).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
     try {
@@ -79,7 +81,6 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     reply.header('x-request-id', id);
   });
   installVllmErrorHandlers(app);
-  app.get('/health', async (_request, reply) => reply.code(200).send(''));
   vllmRoutes(app, context);
   truthRoutes(app, context);
   metricsRoutes(app, metrics);

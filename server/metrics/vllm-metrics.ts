@@ -82,7 +82,14 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
       preemptionsSeen = now;
     },
   });
-  const counter = (name: string, help: string) => new Counter({ name, help, labelNames, registers }).labels(labels);
+  // vLLM binds every labelled series at startup (`.labels(...)` in loggers.py), so each one is
+  // scraped at 0 before the first request and rate() works from the first scrape. Its
+  // model_name is the served model name for every request, LoRA adapters' included.
+  const counter = (name: string, help: string) => {
+    const child = new Counter({ name, help, labelNames, registers }).labels(labels);
+    child.inc(0);
+    return child;
+  };
   const promptTokens = counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
   const generationTokens = counter('vllm:generation_tokens_total', 'Number of generation tokens processed.');
   const prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
@@ -101,7 +108,11 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   };
   for (const child of Object.values(successBy)) child.inc(0);
 
-  const histogram = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, labelNames, buckets, registers }).labels(labels);
+  const histogram = (name: string, help: string, buckets: number[]) => {
+    const family = new Histogram({ name, help, labelNames, buckets, registers });
+    family.zero(labels);
+    return family.labels(labels);
+  };
   const tokenBuckets = oneTwoFiveBuckets(options.maxModelLen);
   const ttft = histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS_S);
   // Observed once per token: the allocation-free histogram (same exposition).

@@ -17,8 +17,13 @@ export class RequestIdentities {
     this.#seed = seed;
   }
 
-  next(clientRequestId: string | string[] | undefined): RequestIdentity {
-    const sent = Array.isArray(clientRequestId) ? clientRequestId[0] : clientRequestId;
+  /**
+   * `bodyRequestId`: chat's `request_id` field, which vLLM 0.11 uses when the header is absent
+   * or empty (`headers.get("X-Request-Id") or request.request_id`).
+   */
+  next(clientRequestId: string | string[] | undefined, bodyRequestId?: string): RequestIdentity {
+    const header = Array.isArray(clientRequestId) ? clientRequestId[0] : clientRequestId;
+    const sent = header !== undefined && header !== '' ? header : bodyRequestId;
     if (sent !== undefined && sent !== '') return { id: sent, key: sent };
     const key = `#${this.#counter++}`;
     return { id: hex32(new Rng(this.#seed).derive(`request-id${key}`)), key };

@@ -1,6 +1,6 @@
 /** `POST /v1/chat/completions`: validate, resolve the model, count message tokens, plan, play. */
 import type { FastifyInstance } from 'fastify';
-import { lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
+import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
@@ -10,7 +10,7 @@ import type { VllmState } from './vllm-state.ts';
 
 export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post('/v1/chat/completions', async (request, reply) => {
-    const { identity, arrivalMono } = startGeneration(ctx, request, reply);
+    const { identity, arrivalMono } = startGeneration(ctx, request, reply, bodyRequestId(request.body));
     const parsed = parseChatRequest(request.body);
     if (!parsed.ok) return fail(reply, parsed.error);
     const req = parsed.value;
@@ -27,7 +27,8 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const tooLong = contextLengthError(options.maxModelLen, promptTokens, req.maxTokens ?? 0);
     // vLLM's chat preprocessing answers `f"{e} {e.__cause__}"`: the message ends in " None".
     if (tooLong !== null) return fail(reply, badRequest(`${tooLong.message} None`));
-    const sampling = checkSampling(req, req.maxTokens);
+    // vLLM's limit when the request sets none: the room left in the context.
+    const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
     if (sampling !== null) return fail(reply, sampling);
     const logprobs = checkLogprobs(req.logprobs ?? null);
     if (logprobs !== null) return fail(reply, logprobs);

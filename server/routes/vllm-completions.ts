@@ -6,7 +6,7 @@ import { planCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, fail, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, fail, failInStream, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
@@ -18,6 +18,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const { options } = ctx;
     const model = resolveModel(state, req.model);
     if (model instanceof VllmError) return fail(reply, model);
+    if (req.suffix === true) return fail(reply, badRequest('suffix is not currently supported'));
 
     const { tokenizer } = state;
     const prompts = promptList(req.prompt);
@@ -33,10 +34,16 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       if (tooLong !== null) return fail(reply, tooLong);
     }
     if (!limited && counts.some((c) => c >= options.maxModelLen)) return fail(reply, badRequest('max_tokens must be at least 1, got 0.'));
-    const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [] }, limited ? req.maxTokens : null);
-    if (sampling !== null) return fail(reply, sampling);
+    // SamplingParams are built per prompt with vLLM's limit: the request's, else the room left.
+    for (const count of counts) {
+      const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling }, limited ? req.maxTokens : options.maxModelLen - count);
+      if (sampling !== null) return fail(reply, sampling);
+    }
     const logprobs = checkLogprobs(req.logprobs ?? null);
     if (logprobs !== null) return fail(reply, logprobs);
+    // The engine's input check: a streamed request already has its 200 when it fails.
+    const unknownToken = outOfVocabulary(tokenizer, prompts);
+    if (unknownToken !== null) return req.stream ? failInStream(reply, unknownToken) : fail(reply, unknownToken);
     const wire = wirePolicyFor(ctx, model.name, request);
     if (wire instanceof VllmError) return fail(reply, wire);
 

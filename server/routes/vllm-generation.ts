@@ -14,6 +14,7 @@ import type { ServerContext } from '../server-context.ts';
 import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 import { playResponse } from '../transport/response-executor.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
+import { vllmStreamErrorData } from '../wire/vllm-fault-shapes.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
 import { sendVllmError } from './vllm-errors.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -24,8 +25,8 @@ export interface GenerationStart {
 }
 
 /** Every answer, errors included, carries the request's id (vLLM echoes x-request-id). */
-export function startGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): GenerationStart {
-  const identity = ctx.identities.next(request.headers['x-request-id']);
+export function startGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, bodyRequestId?: string): GenerationStart {
+  const identity = ctx.identities.next(request.headers['x-request-id'], bodyRequestId);
   reply.header('x-request-id', identity.id);
   return { identity, arrivalMono: request.arrivalMono };
 }
@@ -120,4 +121,23 @@ export function play(
 
 export function fail(reply: FastifyReply, error: VllmError): FastifyReply {
   return sendVllmError(reply, error);
+}
+
+/**
+ * An error the engine raises when a streamed request is first iterated (vLLM's StreamingResponse
+ * has already sent the 200): one error event in Python's spacing, then `[DONE]`.
+ */
+export function failInStream(reply: FastifyReply, error: VllmError): FastifyReply {
+  const body = `data: ${vllmStreamErrorData(error.message, error.type, error.status)}\n\ndata: [DONE]\n\n`;
+  return reply.code(200).headers({ 'content-type': 'text/event-stream; charset=utf-8', server: 'uvicorn' }).send(Buffer.from(body));
+}
+
+/** vLLM V1's engine check on prompt token ids: the largest must be in the tokenizer's vocabulary. */
+export function outOfVocabulary(tokenizer: ServerTokenizer, prompts: ReadonlyArray<string | readonly number[]>): VllmError | null {
+  for (const prompt of prompts) {
+    if (typeof prompt === 'string' || prompt.length === 0) continue;
+    const largest = prompt.reduce((a, b) => Math.max(a, b));
+    if (largest > tokenizer.maxTokenId) return badRequest(`Token id ${BigInt(largest).toString()} is out of vocabulary`);
+  }
+  return null;
 }

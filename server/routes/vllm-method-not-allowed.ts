@@ -6,10 +6,15 @@ import type { FastifyInstance, HTTPMethods } from 'fastify';
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
+/**
+ * FastAPI's `@app.get` routes do not answer HEAD (405), so GET routes registered with
+ * `exposeHeadRoute: false` get HEAD here too.
+ */
 export function methodNotAllowed(app: FastifyInstance, url: string, allowed: 'GET' | 'POST'): void {
-  const others = METHODS.filter((m) => m !== allowed);
+  const others: HTTPMethods[] = METHODS.filter((m) => m !== allowed);
+  if (allowed === 'GET') others.push('HEAD');
   app.route({
-    method: others as HTTPMethods[],
+    method: others,
     url,
     handler: async (_request, reply) =>
       reply.code(405).headers({ allow: allowed, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"detail":"Method Not Allowed"}')),

@@ -47,7 +47,7 @@ function objectBody(body: unknown): Record<string, unknown> | null {
 }
 
 export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
-  app.get('/v1/models', async (_request, reply) => {
+  app.get('/v1/models', { exposeHeadRoute: false }, async (_request, reply) => {
     const { options } = ctx;
     const created = options.created ?? Math.floor(Date.now() / 1000);
     const data = [card(ctx, options.model, options.model, null, options.maxModelLen, created)];

@@ -12,11 +12,13 @@ import { vllmTokenizeRoutes } from './vllm-tokenize.ts';
 export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState {
   const state = createVllmState(ctx.options);
   installVllmApiKey(app, ctx.options.apiKey);
+  // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.
+  app.get('/health', { exposeHeadRoute: false }, async (_request, reply) => reply.code(200).send());
   vllmModelsRoutes(app, ctx, state);
   vllmCompletionsRoutes(app, ctx, state);
   vllmChatRoutes(app, ctx, state);
   vllmTokenizeRoutes(app, ctx, state);
   for (const url of ['/v1/completions', '/v1/chat/completions', '/v1/load_lora_adapter', '/v1/unload_lora_adapter', '/tokenize', '/detokenize']) methodNotAllowed(app, url, 'POST');
-  for (const url of ['/v1/models', '/version']) methodNotAllowed(app, url, 'GET');
+  for (const url of ['/v1/models', '/version', '/health']) methodNotAllowed(app, url, 'GET');
   return state;
 }

@@ -83,5 +83,5 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     return json(reply, { prompt: text });
   });
 
-  app.get('/version', async (_request, reply) => json(reply, { version: VLLM_RELEASE[ctx.options.vllmVersion] }));
+  app.get('/version', { exposeHeadRoute: false }, async (_request, reply) => json(reply, { version: VLLM_RELEASE[ctx.options.vllmVersion] }));
 }

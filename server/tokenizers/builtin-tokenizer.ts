@@ -35,6 +35,7 @@ function decodeId(id: number): string | null {
 
 export const builtinTokenizer: ServerTokenizer = Object.freeze({
   name: 'builtin',
+  maxTokenId: 2 * HASHED_BASE - 1,
   count: countTokens,
   encode: (text: string): number[] => splitTokens(text).map(pieceId),
   decode(ids: readonly number[]): string | null {

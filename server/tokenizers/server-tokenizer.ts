@@ -10,6 +10,8 @@ export interface ServerTokenizer {
   readonly name: string;
   count(text: string): number;
   encode(text: string): number[];
+  /** The largest token id (vLLM V1 refuses prompt ids above its tokenizer's `max_token_id`). */
+  readonly maxTokenId: number;
   /** The text of token ids; null when an id is outside the vocabulary. */
   decode(ids: readonly number[]): string | null;
   /** The text split into tokens whose texts concatenate to the input. */

@@ -19,20 +19,33 @@ export function isTiktokenEncoding(name: string): name is TiktokenEncodingName {
   return (TIKTOKEN_ENCODINGS as readonly string[]).includes(name);
 }
 
-function load(name: TiktokenEncodingName): Tiktoken {
+/** The largest id of the ranks (each line of `bpe_ranks` is `! <first id> <token> <token> …`) and specials. */
+function maxIdOf(ranks: TiktokenBPE): number {
+  let max = Math.max(-1, ...Object.values(ranks.special_tokens));
+  for (const line of ranks.bpe_ranks.split('\n')) {
+    const parts = line.split(' ');
+    const first = Number(parts[1]);
+    if (parts.length > 2 && Number.isInteger(first)) max = Math.max(max, first + parts.length - 3);
+  }
+  return max;
+}
+
+function load(name: TiktokenEncodingName): { encoding: Tiktoken; maxTokenId: number } {
   const { Tiktoken: TiktokenClass } = require('js-tiktoken/lite') as { Tiktoken: new (ranks: TiktokenBPE) => Tiktoken };
-  const ranks = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE | { default: TiktokenBPE };
-  return new TiktokenClass('default' in ranks ? ranks.default : ranks);
+  const loadedRanks = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE | { default: TiktokenBPE };
+  const ranks = 'default' in loadedRanks ? loadedRanks.default : loadedRanks;
+  return { encoding: new TiktokenClass(ranks), maxTokenId: maxIdOf(ranks) };
 }
 
 export function tiktokenTokenizer(name: TiktokenEncodingName): ServerTokenizer {
   const cached = loaded.get(name);
   if (cached !== undefined) return cached;
-  const encoding = load(name);
+  const { encoding, maxTokenId } = load(name);
   // Special-token text is read as the special token, as a Hugging Face tokenizer does for vLLM.
   const encode = (text: string): number[] => encoding.encode(text, 'all');
   const tokenizer: ServerTokenizer = Object.freeze({
     name,
+    maxTokenId,
     count: (text: string): number => encode(text).length,
     encode,
     decode(ids: readonly number[]): string | null {

@@ -23,6 +23,11 @@ function pythonJson(fields: Record<string, string | number | null>): string {
     .join(', ')}}`;
 }
 
+/** The data of vLLM's in-stream error event: `{"error": {...}}` in Python's json.dumps spacing. */
+export function vllmStreamErrorData(message: string, type: string, code: number): string {
+  return `{"error": ${pythonJson({ message, type, param: null, code })}}`;
+}
+
 export const VLLM_FAULT_SHAPES: DialectShapes = Object.freeze({
   httpErrorBody(status: number): string {
     const { type, message } = errorOf(status);
@@ -30,6 +35,6 @@ export const VLLM_FAULT_SHAPES: DialectShapes = Object.freeze({
   },
   streamErrorData(status: number): string {
     const { type, message } = errorOf(status);
-    return `{"error": ${pythonJson({ message, type, param: null, code: status })}}`;
+    return vllmStreamErrorData(message, type, status);
   },
 });

@@ -78,7 +78,8 @@ function parseFault(item: string, text: string): FaultSpec {
       return { kind, status, retryAfterS: count(item, b, 0, 1), p };
     }
     case 'error': {
-      const status = count(item, b, 400, 500);
+      // vLLM 0.11's create_streaming_error_response defaults to BadRequestError / 400.
+      const status = count(item, b, 400, 400);
       if (status > 599) fail(item, `error event code must be 400–599, got ${status}`);
       return { kind, afterTokens: count(item, a, 0, 1), status, p };
     }

@@ -84,6 +84,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const reader = new FieldReader(body);
   const messages = readMessages(body, reader.issues);
   const fields = readSamplingFields(reader);
+  reader.str('request_id');
   const maxTokensField = reader.int('max_tokens', null);
   const maxCompletionTokens = reader.int('max_completion_tokens', null);
   const typeFailure = typeErrors(reader);
@@ -97,6 +98,11 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   if (typeFailure2 !== null) return typeFailure2;
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
   return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null } };
+}
+
+/** Chat's `request_id` field when it is a string (vLLM 0.11 names the request after it). */
+export function bodyRequestId(body: unknown): string | undefined {
+  return isPlainObject(body) && typeof body.request_id === 'string' ? body.request_id : undefined;
 }
 
 /** The text echo mode hands back: the last message's text. */

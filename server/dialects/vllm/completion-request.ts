@@ -3,7 +3,7 @@
  * tolerated, as vLLM does.
  */
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, type Parsed } from './request-fields.ts';
-import { completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type StreamOptions } from './sampling-request.ts';
+import { completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
 
 export type { Parsed } from './request-fields.ts';
 export type { StreamOptions } from './sampling-request.ts';
@@ -25,6 +25,9 @@ export interface CompletionRequest {
   logprobs?: number | null;
   /** `echo`: each choice's text starts with its prompt. */
   echo?: boolean;
+  sampling?: SamplingKnobs;
+  /** `suffix` was sent (not null): vLLM refuses it once the model is known. */
+  suffix?: boolean;
 }
 
 function isPrompt(value: unknown): value is CompletionRequest['prompt'] {
@@ -58,6 +61,7 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
   const maxTokens = reader.int('max_tokens', defaultMaxTokens);
   const logprobs = reader.int('logprobs', null);
   const echo = reader.bool('echo', false);
+  const suffix = reader.str('suffix') !== null;
   if (body.prompt !== undefined && body.prompt !== null && !isPrompt(body.prompt)) {
     reader.issues.push({ type: 'string_type', loc: ['prompt', 'str'], msg: 'Input should be a valid string', input: body.prompt });
   }
@@ -79,8 +83,10 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
       stop: fields.stop,
       includeStopStrInOutput: fields.includeStopStrInOutput,
       returnTokenIds: fields.returnTokenIds,
+      ...(fields.sampling === undefined ? {} : { sampling: fields.sampling }),
       logprobs,
       echo,
+      suffix,
     },
   };
 }

@@ -41,6 +41,17 @@ function reprNumber(value: number): string {
   return text.replace(/e([+-])(\d)$/, 'e$10$2');
 }
 
+/** Python's `str` of a float (`-1.0`, `0.5`, `1e-05`, `1e+16`, `inf`, `nan`), as vLLM's f-strings print it. */
+export function pythonFloat(value: number): string {
+  if (Number.isNaN(value)) return 'nan';
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
+  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e16 || magnitude < 1e-4) return value.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  const text = String(value);
+  return Number.isInteger(value) ? `${text}.0` : text;
+}
+
 export function pythonRepr(value: unknown): string {
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';

@@ -64,6 +64,25 @@ export class FieldReader {
     return fallback;
   }
 
+  /** An optional float (None allowed), e.g. `temperature`. */
+  float(key: string, fallback: number | null): number | null {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null) return fallback;
+    const value = laxFloat(raw);
+    if (typeof value === 'number') return value;
+    this.issues.push({ ...value, loc: [key], input: raw });
+    return fallback;
+  }
+
+  /** A required-type integer with a default (`min_tokens: int = 0`): null is a type error. */
+  intNotNull(key: string, fallback: number): number {
+    if (this.#body[key] === null) {
+      this.issues.push({ type: 'int_type', loc: [key], msg: 'Input should be a valid integer', input: null });
+      return fallback;
+    }
+    return this.int(key, fallback) ?? fallback;
+  }
+
   bool(key: string, fallback: boolean): boolean {
     const raw = this.#body[key];
     if (raw === undefined || raw === null) return fallback;
@@ -112,6 +131,26 @@ export function laxInt(raw: unknown): number | IssueHead {
     return { type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' };
   }
   return { type: 'int_type', msg: 'Input should be a valid integer' };
+}
+
+const FLOAT_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+const SPECIAL_FLOAT_TEXT = /^([+-]?)(inf|infinity|nan)$/i;
+
+/** pydantic's lax float: numbers, booleans, and strings that parse as a number (inf/nan too). */
+export function laxFloat(raw: unknown): number | IssueHead {
+  if (typeof raw === 'number') return raw;
+  if (typeof raw === 'boolean') return raw ? 1 : 0;
+  if (typeof raw === 'string') {
+    const trimmed = raw.trim();
+    if (FLOAT_TEXT.test(trimmed)) return Number(trimmed);
+    const special = SPECIAL_FLOAT_TEXT.exec(trimmed);
+    if (special !== null) {
+      if ((special[2] as string).toLowerCase() === 'nan') return Number.NaN;
+      return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+    }
+    return { type: 'float_parsing', msg: 'Input should be a valid number, unable to parse string as a number' };
+  }
+  return { type: 'float_type', msg: 'Input should be a valid number' };
 }
 
 export function laxBool(raw: unknown): boolean | IssueHead {

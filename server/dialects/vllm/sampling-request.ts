@@ -4,6 +4,7 @@
  */
 import { badRequest, type VllmError } from './errors.ts';
 import { MAX_LOGPROBS } from './logprobs.ts';
+import { pythonFloat } from './python-repr.ts';
 import { beforeValidatorError, FieldReader, isPlainObject, laxBool, validationError, type Parsed } from './request-fields.ts';
 
 export interface StreamOptions {
@@ -22,7 +23,34 @@ export interface SamplingFields {
   includeStopStrInOutput: boolean;
   /** vLLM 0.10.2+: fill `prompt_token_ids`/`token_ids` (0.10.1 has no such fields). */
   returnTokenIds: boolean;
+  /** Sampling knobs: validated as SamplingParams does; the fake model's text ignores them. */
+  sampling?: SamplingKnobs;
 }
+
+/** The SamplingParams fields vLLM checks, with its defaults for an absent (None) value. */
+export interface SamplingKnobs {
+  temperature: number;
+  topP: number;
+  topK: number;
+  minP: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  repetitionPenalty: number;
+  minTokens: number;
+  seed: number | null;
+}
+
+export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
+  temperature: 1,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  repetitionPenalty: 1,
+  minTokens: 0,
+  seed: null,
+});
 
 /** Python truthiness of a JSON value, as vLLM's `data.get(...)` checks see it. */
 export function pyTruthy(value: unknown): boolean {
@@ -121,6 +149,22 @@ export function readSamplingFields(reader: FieldReader): SamplingFields {
     stop: reader.strings('stop'),
     includeStopStrInOutput: reader.bool('include_stop_str_in_output', false),
     returnTokenIds: reader.bool('return_token_ids', false),
+    sampling: readSamplingKnobs(reader),
+  };
+}
+
+function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
+  const d = DEFAULT_SAMPLING;
+  return {
+    frequencyPenalty: reader.float('frequency_penalty', d.frequencyPenalty) ?? d.frequencyPenalty,
+    presencePenalty: reader.float('presence_penalty', d.presencePenalty) ?? d.presencePenalty,
+    seed: reader.int('seed', null),
+    temperature: reader.float('temperature', d.temperature) ?? d.temperature,
+    topP: reader.float('top_p', d.topP) ?? d.topP,
+    topK: reader.int('top_k', d.topK) ?? d.topK,
+    minP: reader.float('min_p', d.minP) ?? d.minP,
+    repetitionPenalty: reader.float('repetition_penalty', d.repetitionPenalty) ?? d.repetitionPenalty,
+    minTokens: reader.intNotNull('min_tokens', d.minTokens),
   };
 }
 
@@ -130,12 +174,32 @@ export function checkLogprobs(count: number | null): VllmError | null {
   return badRequest(`Requested sample logprobs of ${count}, which is greater than max allowed: ${MAX_LOGPROBS}`);
 }
 
-/** SamplingParams' checks, after the types are known to be right. */
-export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop'>, maxTokens: number | null): VllmError | null {
+/** Below this temperature vLLM samples greedily (`_SAMPLING_EPS`). */
+const GREEDY_TEMPERATURE = 1e-5;
+
+/**
+ * SamplingParams' `_verify_args` (vLLM 0.11), in its order and with its messages, after the
+ * types are known to be right; then the greedy check. `maxTokens` is the limit vLLM computes
+ * (the request's, else the room left in the context); null skips the max_tokens checks.
+ */
+export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampling'>, maxTokens: number | null): VllmError | null {
+  const k = fields.sampling ?? DEFAULT_SAMPLING;
+  const f = pythonFloat;
   if (fields.n < 1) return badRequest(`n must be at least 1, got ${fields.n}.`);
   if (fields.n > MAX_CHOICES) return badRequest(`n must be at most ${MAX_CHOICES} on benchtruth, got ${fields.n}.`, 'n');
+  if (!(k.presencePenalty >= -2 && k.presencePenalty <= 2)) return badRequest(`presence_penalty must be in [-2, 2], got ${f(k.presencePenalty)}.`);
+  if (!(k.frequencyPenalty >= -2 && k.frequencyPenalty <= 2)) return badRequest(`frequency_penalty must be in [-2, 2], got ${f(k.frequencyPenalty)}.`);
+  if (k.repetitionPenalty <= 0) return badRequest(`repetition_penalty must be greater than zero, got ${f(k.repetitionPenalty)}.`);
+  if (k.temperature < 0) return badRequest(`temperature must be non-negative, got ${f(k.temperature)}.`);
+  if (!(k.topP > 0 && k.topP <= 1)) return badRequest(`top_p must be in (0, 1], got ${f(k.topP)}.`);
+  // -1 is quietly accepted as "disabled", as 0 is.
+  if (k.topK < -1) return badRequest(`top_k must be 0 (disable), or at least 1, got ${k.topK}.`);
+  if (!(k.minP >= 0 && k.minP <= 1)) return badRequest(`min_p must be in [0, 1], got ${f(k.minP)}.`);
   if (maxTokens !== null && maxTokens < 1) return badRequest(`max_tokens must be at least 1, got ${maxTokens}.`);
+  if (k.minTokens < 0) return badRequest(`min_tokens must be greater than or equal to 0, got ${k.minTokens}.`);
+  if (maxTokens !== null && k.minTokens > maxTokens) return badRequest(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${k.minTokens}.`);
   if (fields.stop.includes('')) return badRequest('stop cannot contain an empty string.');
+  if (k.temperature < GREEDY_TEMPERATURE && fields.n > 1) return badRequest(`n must be 1 when using greedy sampling, got ${fields.n}.`);
   return null;
 }
 
