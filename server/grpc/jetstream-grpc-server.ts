@@ -9,6 +9,7 @@ import type { DecodeResponseMessage } from '../dialects/jetstream/render.ts';
 import { admitJetstream } from '../routes/jetstream-admission.ts';
 import type { JetstreamRuntime } from '../routes/jetstream-runtime.ts';
 import type { ServerContext } from '../server-context.ts';
+import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { playDecode } from './decode-player.ts';
 import { jetstreamPackage } from './jetstream-proto.ts';
 
@@ -43,12 +44,17 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
     if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
       return fail(call, status.INVALID_ARGUMENT, `max_tokens must be at least 1, got ${request.maxTokens}`);
     }
+    // Server-wide, per-model and per-call (`x-benchtruth-wire` metadata) policies, as on HTTP;
+    // of them gRPC takes the token grouping (decode-player.ts writes one message per step).
+    const sentWire = call.metadata.get(WIRE_HEADER).filter((v): v is string => typeof v === 'string');
+    const wire = requestWirePolicy(ctx.options, ctx.options.model, sentWire.length > 0 ? sentWire : undefined);
+    if (!wire.ok) return fail(call, status.INVALID_ARGUMENT, wire.message);
     const withText = request.content === 'textContent';
     const promptTokens = withText ? countTokens(request.textContent?.text ?? '') : (request.tokenContent?.tokenIds.length ?? 0);
     const admission = admitJetstream(
       ctx,
       runtime,
-      { surface: 'grpc', stream: true, withText, maxTokens: request.maxTokens, requestId: identity.id, requestKey: identity.key, promptTokens, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
+      { surface: 'grpc', stream: true, withText, maxTokens: request.maxTokens, wire: wire.policy, requestId: identity.id, requestKey: identity.key, promptTokens, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
       arrivalMono,
     );
     if (!admission.ok) return fail(call, admission.reason === 'full' ? status.RESOURCE_EXHAUSTED : status.INVALID_ARGUMENT, admission.message);

@@ -13,10 +13,25 @@ import type { JetstreamRuntime } from './jetstream-runtime.ts';
 
 export type JetstreamAdmission =
   | { ok: true; planned: PlannedGenerate; play(player: (record: TruthRecord) => ScheduledTask): void }
-  /** `full`: a queue is full (RESOURCE_EXHAUSTED / 503); `invalid`: the request can never fit. */
-  | { ok: false; reason: 'full' | 'invalid'; message: string };
+  /**
+   * `full`: a queue is full (RESOURCE_EXHAUSTED / 503); `invalid`: the request can never fit;
+   * `too_long`: prompt + max_tokens exceed the context (a bad max_tokens: 422 / INVALID_ARGUMENT).
+   */
+  | { ok: false; reason: 'full' | 'invalid' | 'too_long'; message: string };
+
+/**
+ * The context bound every surface shares. Checked before anything is planned: planning (and the
+ * engine's bookkeeping) is linear in max_tokens, so an unbounded one would stall the event loop
+ * and exhaust the heap.
+ */
+export function exceedsContext(maxModelLen: number, promptTokens: number, maxTokens: number): string | null {
+  if (promptTokens + maxTokens <= maxModelLen) return null;
+  return `prompt (${promptTokens} tokens) + max_tokens (${maxTokens}) exceeds the maximum length ${maxModelLen}`;
+}
 
 export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number): JetstreamAdmission {
+  const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
+  if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
   if (runtime.slots.full) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests in flight)` };
   const admission = admitRequest(ctx, {
     id: input.requestId,

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import { JetstreamError, jsonDecodeError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
+import { pythonJsonDumps } from '../dialects/jetstream/python-json.ts';
 import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialects/jetstream/generate-request.ts';
 import type { GeneratePlanInput } from '../dialects/jetstream/plan-generate.ts';
 import type { ServerContext } from '../server-context.ts';
@@ -14,8 +15,16 @@ import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { admitJetstream } from './jetstream-admission.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
 
+/**
+ * JSON as Starlette sends it: `application/json` with no charset (Fastify appends one to string
+ * payloads, so the bytes go as a Buffer).
+ */
+function sendJson(reply: FastifyReply, status: number, json: string): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json').header('server', 'uvicorn').send(Buffer.from(json, 'utf8'));
+}
+
 function sendJetstreamError(reply: FastifyReply, error: JetstreamError): FastifyReply {
-  return reply.code(error.status).header('content-type', 'application/json').header('server', 'uvicorn').send(error.body());
+  return sendJson(reply, error.status, error.body());
 }
 
 function fastapiErrorHandler(error: FastifyError, reply: FastifyReply): FastifyReply {
@@ -26,6 +35,13 @@ function fastapiErrorHandler(error: FastifyError, reply: FastifyReply): FastifyR
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) reply.log.error(error);
   return sendJetstreamError(reply, new JetstreamError(status, status === 500 ? 'Internal Server Error' : error.message));
+}
+
+/** How the HTTP surfaces answer a refused admission: JetStream's 503 for a full queue, FastAPI's 422 for a bad max_tokens. */
+function admissionError(reason: 'full' | 'invalid' | 'too_long', message: string, maxTokens: number): JetstreamError {
+  if (reason === 'full') return queueFull(message);
+  if (reason === 'too_long') return validationError([{ type: 'value_error', loc: ['body', 'max_tokens'], msg: `Value error, ${message}`, input: maxTokens }]);
+  return new JetstreamError(400, message);
 }
 
 type PlanRequest = Pick<GeneratePlanInput, 'surface' | 'stream' | 'withText' | 'maxTokens' | 'promptTokens'>;
@@ -47,7 +63,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
         { ...plan, wire: wire.policy, requestId: identity.id, requestKey: identity.key, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
         arrivalMono,
       );
-      if (!admission.ok) return sendJetstreamError(reply, admission.reason === 'full' ? queueFull(admission.message) : new JetstreamError(400, admission.message));
+      if (!admission.ok) return sendJetstreamError(reply, admissionError(admission.reason, admission.message, plan.maxTokens));
       const { headers } = admission.planned;
       reply.hijack();
       admission.play((record) => playResponse(reply.raw, { record, arrivalMono, headers, headersAtArrival: record.stream }, ctx));
@@ -66,22 +82,19 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
       const { maxTokens, content } = parsed.value;
       const promptTokens = content.kind === 'text' ? countTokens(content.text) : content.tokenIds.length;
-      if (promptTokens + maxTokens > ctx.options.maxModelLen) {
-        return sendJetstreamError(
-          reply,
-          validationError([{ type: 'value_error', loc: ['body', 'max_tokens'], msg: `Value error, prompt (${promptTokens} tokens) + max_tokens (${maxTokens}) exceeds the maximum length ${ctx.options.maxModelLen}`, input: maxTokens }]),
-        );
-      }
       return play(request, reply, { surface: 'native', stream: true, withText: content.kind === 'text', maxTokens, promptTokens });
     });
 
-    app.get('/healthcheck', async (_request, reply) =>
-      reply.header('content-type', 'application/json').send(JSON.stringify({ response: { is_live: true } })),
-    );
+    // The proxy writes json.dumps(..., indent=4) with media_type application/json (no charset).
+    app.get('/healthcheck', async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ response: { is_live: true } }, 4)));
+
+    // One port serves both HTTP surfaces; `/` answers as the proxy (what the generator drives)
+    // does, and only under --dialect jetstream, so vLLM's 404 for `/` stays.
+    if (ctx.options.dialect === 'jetstream') {
+      app.get('/', async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ message: 'HTTP Server for JetStream' }, 4)));
+    }
 
     // JetStream's api_server writes json.dumps(..., indent=4) of str(is_live).
-    app.get('/v1/health', async (_request, reply) =>
-      reply.header('content-type', 'application/json').header('server', 'uvicorn').send(JSON.stringify({ is_live: 'True' }, null, 4)),
-    );
+    app.get('/v1/health', async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ is_live: 'True' }, 4)));
   };
 }

@@ -41,29 +41,30 @@ describe('ai-on-gke proxy POST /generate', () => {
     expect(body.response).toBe(truth?.tokens.map((t) => t.text).join(''));
   });
 
-  it('streams one pretty-printed {id, time_created, text} per step, back to back, a new id each', async () => {
+  it('streams one {id, time_created, text} (indent 4) per step plus the empty EOS step, back to back, a new id each', async () => {
     const response = await post('/generate', { prompt: 'Hello there', max_tokens: 7, stream: true }, { 'x-request-id': 'p-2' });
     expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json');
     const chunks = objects(response.body);
-    expect(chunks).toHaveLength(7);
+    expect(chunks).toHaveLength(8);
     expect(response.body.includes('}{')).toBe(true);
     const ids = new Set<string>();
     const truth = server.context.truth.get('p-2');
     chunks.forEach((text, i) => {
-      expect(text).toMatch(/^\{\n {2}"id": "generate-[0-9a-f]{32}",\n {2}"time_created": \d+\.\d+,\n {2}"text": ".*"\n\}$/s);
+      expect(text).toMatch(/^\{\n {4}"id": "generate-[0-9a-f]{32}",\n {4}"time_created": \d+\.\d+,\n {4}"text": ".*"\n\}$/s);
       const chunk = JSON.parse(text) as { id: string; time_created: number; text: string };
       expect(Object.keys(chunk)).toEqual(['id', 'time_created', 'text']);
-      expect(chunk.text).toBe(truth?.tokens[i]?.text);
+      expect(chunk.text).toBe(truth?.tokens[i]?.text ?? '');
       expect(Math.abs(chunk.time_created * 1000 - Date.now())).toBeLessThan(60_000);
       ids.add(chunk.id);
     });
-    expect(ids.size).toBe(7);
+    expect(ids.size).toBe(8);
   });
 
-  it('answers a body without prompt in FastAPI’s 422 shape', async () => {
-    const response = await post('/generate', { max_tokens: 3 });
+  it('answers a body that is not an object in FastAPI’s 422 shape', async () => {
+    const response = await post('/generate', [1]);
     expect(response.statusCode).toBe(422);
-    expect(JSON.parse(response.body)).toEqual({ detail: [{ type: 'missing', loc: ['body', 'prompt'], msg: 'Field required', input: { max_tokens: 3 } }] });
+    expect((JSON.parse(response.body) as { detail: Array<{ type: string }> }).detail[0]?.type).toBe('model_attributes_type');
   });
 
   it('GET /healthcheck → {"response": {"is_live": true}}', async () => {
@@ -84,7 +85,9 @@ describe('JetStream POST /v1/generate', () => {
     const truth = server.context.truth.get('n-1');
     chunks.slice(0, 5).forEach((text, i) => {
       const token = truth?.tokens[i];
-      expect(text).toBe(JSON.stringify({ streamContent: { samples: [{ text: token?.text, tokenIds: [token?.id] }] } }, null, 2));
+      // MessageToJson keeps ensure_ascii: non-ASCII text travels as \uXXXX escapes.
+      const ascii = JSON.stringify({ streamContent: { samples: [{ text: token?.text, tokenIds: [token?.id] }] } }, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+      expect(text).toBe(ascii);
     });
     expect(chunks[5]).toBe('{\n  "streamContent": {\n    "samples": [\n      {}\n    ]\n  }\n}');
   });

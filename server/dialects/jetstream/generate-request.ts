@@ -5,7 +5,13 @@
  * - Native `/v1/generate` (JetStream's DecodeRequest model, `extra = "forbid"`): `max_tokens`
  *   (int, required), exactly one of `text_content: {text}` / `token_content: {token_ids}`,
  *   optional `metadata: {start_time}`. Unknown fields are 422 `extra_forbidden`.
- * - ai-on-gke proxy `/generate`: `{prompt, max_tokens, stream?}`; extra fields are ignored.
+ * - ai-on-gke proxy `/generate` (its GenerateRequest model): every field optional — `prompt`
+ *   defaults to "This is an example prompt", `max_tokens` to 100, `stream` to false; a null
+ *   prompt reaches the DecodeRequest as an unset (empty) text, a null max_tokens as 0. Extra
+ *   fields are ignored.
+ * Values are read as pydantic v2's lax mode reads them (integer strings and integral floats for
+ * ints, "true"/1 for bools, numeric strings for floats). Integers must fit the proto's int32:
+ * beyond it protobuf refuses them (a 500 upstream; a 422 here, bad input is never a 500).
  */
 import { validationError, type JetstreamError, type ValidationIssue } from './fastapi-errors.ts';
 import { isJsonObject, type JsonObject } from '../../../contracts/json.ts';
@@ -27,19 +33,78 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; error: JetstreamEr
 
 const missing = (loc: Array<string | number>, input: unknown): ValidationIssue => ({ type: 'missing', loc, msg: 'Field required', input });
 
-/** pydantic's lax int: integers, integral floats and integer strings pass. */
+export const PROXY_DEFAULT_PROMPT = 'This is an example prompt';
+export const PROXY_DEFAULT_MAX_TOKENS = 100;
+
+const INT32_MAX = 2 ** 31 - 1;
+const INT32_MIN = -(2 ** 31);
+
+/** The proto's int32: what protobuf accepts once pydantic has passed a (Python, unbounded) int. */
+function int32(value: number, loc: Array<string | number>, input: unknown, issues: ValidationIssue[]): number | null {
+  if (value > INT32_MAX) {
+    issues.push({ type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${INT32_MAX}`, input, ctx: { le: INT32_MAX } });
+    return null;
+  }
+  if (value < INT32_MIN) {
+    issues.push({ type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${INT32_MIN}`, input, ctx: { ge: INT32_MIN } });
+    return null;
+  }
+  return value;
+}
+
+/** pydantic's lax int (integers, integral floats, integer strings, bools), bounded to int32. */
 function laxInt(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): number | null {
-  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number' && Number.isInteger(value)) return int32(value, loc, value, issues);
   if (typeof value === 'number') {
     issues.push({ type: 'int_from_float', loc, msg: 'Input should be a valid integer, got a number with a fractional part', input: value });
     return null;
   }
-  if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) return Number(value);
+  if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) return int32(Number(value), loc, value, issues);
   if (typeof value === 'string') {
     issues.push({ type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: value });
     return null;
   }
   issues.push({ type: 'int_type', loc, msg: 'Input should be a valid integer', input: value });
+  return null;
+}
+
+const TRUE_STRINGS = new Set(['1', 'on', 't', 'true', 'y', 'yes']);
+const FALSE_STRINGS = new Set(['0', 'off', 'f', 'false', 'n', 'no']);
+
+/** pydantic's lax bool: booleans, 0/1, and the usual words in any case. */
+function laxBool(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): boolean | null {
+  if (typeof value === 'boolean') return value;
+  if (value === 0 || value === 1) return value === 1;
+  if (typeof value === 'string' && TRUE_STRINGS.has(value.toLowerCase())) return true;
+  if (typeof value === 'string' && FALSE_STRINGS.has(value.toLowerCase())) return false;
+  if (typeof value === 'string' || typeof value === 'number') {
+    issues.push({ type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: value });
+    return null;
+  }
+  issues.push({ type: 'bool_type', loc, msg: 'Input should be a valid boolean', input: value });
+  return null;
+}
+
+/** pydantic's lax float: numbers, bools and numeric strings. */
+function laxFloat(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): number | null {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(value)) return Number(value);
+  if (typeof value === 'string') {
+    issues.push({ type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: value });
+    return null;
+  }
+  issues.push({ type: 'float_type', loc, msg: 'Input should be a valid number', input: value });
+  return null;
+}
+
+/** An Optional[str] field: absent or null is fine, anything but a string is not (lax mode does not stringify). */
+function optionalString(body: JsonObject, key: string, issues: ValidationIssue[]): string | null {
+  const value = body[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value;
+  issues.push({ type: 'string_type', loc: ['body', key], msg: 'Input should be a valid string', input: value });
   return null;
 }
 
@@ -82,8 +147,10 @@ export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerate
   }
   forbidExtra(body, ['max_tokens', 'text_content', 'token_content', 'metadata'], ['body'], issues);
   if (body.metadata !== undefined && body.metadata !== null && modelType(body.metadata, ['body', 'metadata'], issues)) {
+    // Metadata's start_time is a required float.
     const start = body.metadata.start_time;
-    if (start !== undefined && typeof start !== 'number') issues.push({ type: 'float_type', loc: ['body', 'metadata', 'start_time'], msg: 'Input should be a valid number', input: start });
+    if (start === undefined) issues.push(missing(['body', 'metadata', 'start_time'], body.metadata));
+    else laxFloat(start, ['body', 'metadata', 'start_time'], issues);
     forbidExtra(body.metadata, ['start_time'], ['body', 'metadata'], issues);
   }
   if (issues.length > 0) return { ok: false, error: validationError(issues) };
@@ -105,16 +172,16 @@ export function parseProxyGenerateRequest(body: unknown): Parsed<ProxyGenerateRe
   if (!isJsonObject(body)) {
     return { ok: false, error: validationError([{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]) };
   }
-  let prompt: string | null = null;
-  if (body.prompt === undefined) issues.push(missing(['body', 'prompt'], body));
-  else if (typeof body.prompt !== 'string') issues.push({ type: 'string_type', loc: ['body', 'prompt'], msg: 'Input should be a valid string', input: body.prompt });
-  else prompt = body.prompt;
-  const maxTokens = body.max_tokens === undefined ? (issues.push(missing(['body', 'max_tokens'], body)), null) : laxInt(body.max_tokens, ['body', 'max_tokens'], issues);
-  const stream = body.stream ?? false;
-  if (typeof stream !== 'boolean') issues.push({ type: 'bool_type', loc: ['body', 'stream'], msg: 'Input should be a valid boolean', input: stream });
-  if (issues.length > 0 || prompt === null || maxTokens === null) return { ok: false, error: validationError(issues) };
+  // A null prompt passes pydantic and becomes an unset proto field: the empty text.
+  const prompt = body.prompt === undefined ? PROXY_DEFAULT_PROMPT : (optionalString(body, 'prompt', issues) ?? '');
+  const maxTokens = body.max_tokens === undefined ? PROXY_DEFAULT_MAX_TOKENS : body.max_tokens === null ? 0 : laxInt(body.max_tokens, ['body', 'max_tokens'], issues);
+  const stream = body.stream === undefined || body.stream === null ? false : laxBool(body.stream, ['body', 'stream'], issues);
+  // The model's other fields are read (and can fail) though the proxy ignores their values here.
+  for (const key of ['server', 'port', 'session_cache']) optionalString(body, key, issues);
+  if (body.priority !== undefined && body.priority !== null) laxInt(body.priority, ['body', 'priority'], issues);
+  if (issues.length > 0 || maxTokens === null || stream === null) return { ok: false, error: validationError(issues) };
   if (maxTokens < 1) {
     return { ok: false, error: validationError([{ type: 'greater_than_equal', loc: ['body', 'max_tokens'], msg: 'Input should be greater than or equal to 1', input: body.max_tokens, ctx: { ge: 1 } }]) };
   }
-  return { ok: true, value: { prompt, maxTokens, stream: stream === true } };
+  return { ok: true, value: { prompt, maxTokens, stream } };
 }

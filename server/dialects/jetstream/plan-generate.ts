@@ -115,7 +115,8 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   };
   let headers: Record<string, string | number>;
   if (response.errorHeaders !== null) headers = { ...response.errorHeaders, 'content-length': response.body.byteLength };
-  else if (streamed) headers = { 'content-type': 'text/event-stream; charset=utf-8' };
+  // Starlette adds a charset to text/* media types only: the proxy streams as application/json.
+  else if (streamed) headers = { 'content-type': input.surface === 'proxy' ? 'application/json' : 'text/event-stream; charset=utf-8' };
   else headers = { 'content-type': 'application/json', 'content-length': response.body.byteLength };
   return { record, headers: { ...headers, 'x-request-id': input.requestId, server: 'uvicorn' }, messages };
 }

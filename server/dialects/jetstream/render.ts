@@ -1,16 +1,19 @@
 /**
  * JetStream's response bytes (DESIGN §7), as pure functions of the planned tokens.
  *
- * - ai-on-gke proxy `/generate`: non-streamed `{"response": text}`; streamed, one pretty-printed
- *   `{"id": "generate-<32 hex>", "time_created": <epoch float>, "text": piece}` per decode step,
- *   nothing between objects, a new id per object.
+ * - ai-on-gke proxy `/generate`: non-streamed `{"response": text}` (json.dumps, indent 4);
+ *   streamed, `{"id": "generate-<uuid4 hex>", "time_created": <epoch float>, "text": piece}`
+ *   (indent 4) for every message the proxy relays from Decode — each decode step and the EOS
+ *   step, whose text is empty — nothing between objects, a new id per object.
  * - Native `/v1/generate` and gRPC Decode: protobuf-JSON of DecodeResponse (camelCase, indent 2,
  *   default values omitted), one message per decode step plus the EOS step, whose sample is
  *   empty because JetStream drops the EOS token from the output.
+ * All JSON text is ASCII, as Python's ensure_ascii writes it (python-json.ts).
  */
 import { hex32, type Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken } from '../../../contracts/truth.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
+import { pythonJsonDumps, pythonJsonString } from './python-json.ts';
 
 /** One decode step's sample, as the proto has it. */
 export interface StreamSample {
@@ -60,19 +63,31 @@ export interface ProxyStreamContext {
   dueTimesKnown: boolean;
 }
 
+/** 32 hex digits shaped like Python's uuid4().hex: version nibble 4, variant nibble 8–b. */
+export function uuid4Hex(rng: Rng): string {
+  const hex = hex32(rng);
+  const variant = ((parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 12)}4${hex.slice(13, 16)}${variant}${hex.slice(17)}`;
+}
+
 export function proxyStreamEvents(ctx: ProxyStreamContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
   const ids = ctx.rng.derive('proxy-chunk-ids');
-  return decodeSteps(tokens.length, groups).map(([start, end], i) => {
-    const dueMs = (tokens[end - 1] as PlannedToken).dueMs;
+  const chunk = (text: string, dueMs: number): string => {
     const created = Math.round((ctx.arrivalEpochSec + (ctx.dueTimesKnown ? dueMs / 1000 : 0)) * 1e6) / 1e6;
-    const data =
-      `{\n  "id": "generate-${hex32(ids)}",\n  "time_created": ${pythonFloat(created)},\n  "text": ${JSON.stringify(joinText(tokens, start, end))}\n}`;
-    return { kind: end === tokens.length ? 'finish' : 'content', tokenStart: start, tokenCount: end - start, data, dueMs };
+    return `{\n    "id": "generate-${uuid4Hex(ids)}",\n    "time_created": ${pythonFloat(created)},\n    "text": ${pythonJsonString(text)}\n}`;
+  };
+  const events: PayloadEvent[] = decodeSteps(tokens.length, groups).map(([start, end]) => {
+    const dueMs = (tokens[end - 1] as PlannedToken).dueMs;
+    return { kind: 'content', tokenStart: start, tokenCount: end - start, data: chunk(joinText(tokens, start, end), dueMs), dueMs };
   });
+  // The proxy relays Decode's EOS step too: its sample has no text.
+  const endMs = tokens[tokens.length - 1]?.dueMs ?? 0;
+  events.push({ kind: 'done', tokenStart: 0, tokenCount: 0, data: chunk('', endMs), dueMs: endMs });
+  return events;
 }
 
 export function proxyResponseBody(tokens: readonly PlannedToken[]): string {
-  return JSON.stringify({ response: joinText(tokens, 0, tokens.length) });
+  return pythonJsonDumps({ response: joinText(tokens, 0, tokens.length) }, 4);
 }
 
 /**
@@ -89,7 +104,7 @@ export function decodeMessages(tokens: readonly PlannedToken[], withText: boolea
   return messages;
 }
 
-/** protobuf-JSON (MessageToJson): camelCase, indent 2, default values (empty text, empty ids) omitted. */
+/** protobuf-JSON (MessageToJson): camelCase, indent 2, ASCII, default values (empty text, empty ids) omitted. */
 export function protoJson(message: DecodeResponseMessage): string {
   const samples = message.streamContent.samples.map((s) => {
     const out: { text?: string; tokenIds?: number[] } = {};
@@ -97,7 +112,7 @@ export function protoJson(message: DecodeResponseMessage): string {
     if (s.tokenIds.length > 0) out.tokenIds = s.tokenIds;
     return out;
   });
-  return JSON.stringify({ streamContent: { samples } }, null, 2);
+  return pythonJsonDumps({ streamContent: { samples } }, 2);
 }
 
 /** Payload events of the decode messages: step i carries the tokens of step i; EOS carries none. */
