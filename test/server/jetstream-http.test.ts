@@ -4,7 +4,7 @@
  * EOS, FastAPI's 422 for a body it forbids), the health routes and the jetstream_* metrics.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JsonObjectDecoder } from '../../client/decode/json-object-decoder.ts';
+import { jsonObjectsOf, postJson } from '../helpers/json-bodies.ts';
 import { buildServer, type BenchtruthServer } from '../../server/app.ts';
 import { JETSTREAM_BUCKETS } from '../../server/dialects/jetstream/jetstream-metrics.ts';
 
@@ -19,16 +19,9 @@ afterAll(async () => {
   await server.close();
 });
 
-const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postJson(server.app, url, body, headers);
 
-function objects(body: string): string[] {
-  const out: string[] = [];
-  const decoder = new JsonObjectDecoder({ onObject: (o) => out.push(o.text) });
-  decoder.feed(Buffer.from(body), 0);
-  expect(decoder.end()).toEqual({ pendingBytes: 0, strayBytes: 0 });
-  return out;
-}
+const objects = jsonObjectsOf;
 
 describe('ai-on-gke proxy POST /generate', () => {
   it('answers a non-streamed request with {"response": text}', async () => {

@@ -7,8 +7,8 @@
  */
 import { Metadata, status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonObjectsOf, postJson } from '../../helpers/json-bodies.ts';
 import { interpretDecodePayload, interpretProxyPayload } from '../../../client/apis/jetstream-payload.ts';
-import { JsonObjectDecoder } from '../../../client/decode/json-object-decoder.ts';
 import { orchestratorClient } from '../../../client/send/grpc-sender.ts';
 import { countTokens } from '../../../contracts/tokenizer.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
@@ -25,16 +25,9 @@ afterAll(async () => {
   await server.close();
 });
 
-const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postJson(server.app, url, body, headers);
 
-function objects(body: string): string[] {
-  const out: string[] = [];
-  const decoder = new JsonObjectDecoder({ onObject: (o) => out.push(o.text) });
-  decoder.feed(Buffer.from(body), 0);
-  expect(decoder.end()).toEqual({ pendingBytes: 0, strayBytes: 0 });
-  return out;
-}
+const objects = jsonObjectsOf;
 
 const truthText = (id: string): string => server.context.truth.get(id)?.tokens.map((t) => t.text).join('') ?? '';
 const isAscii = (bytes: Buffer): boolean => bytes.every((b) => b < 0x80);
