@@ -25,6 +25,8 @@ export interface LoadSummary {
   schedule_delay: ReportDistribution;
   send_duration: number | null;
   intended_rate: number | null;
+  /** inference-perf's name for intended_rate (its analyze and console summary read this key). */
+  requested_rate: number | null;
   achieved_rate: number | null;
   /** Closed-loop stages: the number of requests held in flight. */
   concurrency?: number | null;
@@ -130,6 +132,7 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
       schedule_delay: summarize(samples.scheduleDelayMs.view(), SECONDS),
       send_duration: sendSeconds,
       intended_rate: context.intendedRate,
+      requested_rate: context.intendedRate,
       achieved_rate: sendSeconds !== null && sendSeconds > 0 && measuredCount > 1 ? (measuredCount - 1) / sendSeconds : null,
       ...(context.concurrency !== undefined ? { concurrency: context.concurrency } : {}),
       ...(context.loadType !== undefined ? { load_type: context.loadType } : {}),
