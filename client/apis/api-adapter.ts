@@ -28,6 +28,8 @@ export interface RequestInput {
   maxTokens: number;
   stream: boolean;
   usage: UsageRequest;
+  /** Ask the server to ignore end-of-sequence (default true: outputs run to max tokens). */
+  ignoreEos?: boolean;
 }
 
 export interface ApiAdapter {

@@ -41,7 +41,7 @@ export const chatApi: ApiAdapter = {
       model: input.model,
       messages: [{ role: 'user', content: input.prompt }],
       max_completion_tokens: input.maxTokens,
-      ignore_eos: true,
+      ignore_eos: input.ignoreEos ?? true,
       stream: input.stream,
     };
     if (input.stream && input.usage !== 'none') {

@@ -8,7 +8,7 @@ export const completionsApi: ApiAdapter = {
   framing: 'sse',
   needsTerminator: true,
   body(input: RequestInput): string {
-    const body: Record<string, unknown> = { model: input.model, prompt: input.prompt, max_tokens: input.maxTokens, ignore_eos: true, stream: input.stream };
+    const body: Record<string, unknown> = { model: input.model, prompt: input.prompt, max_tokens: input.maxTokens, ignore_eos: input.ignoreEos ?? true, stream: input.stream };
     if (input.stream && input.usage !== 'none') {
       body.stream_options = input.usage === 'continuous' ? { include_usage: true, continuous_usage_stats: true } : { include_usage: true };
     }

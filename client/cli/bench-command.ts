@@ -1,8 +1,8 @@
 /**
  * `benchtruth bench`: YAML config (`--config`) + flags (flags win; `--set path=value` reaches any
  * key) → one validated config → a benchmark run → report files and a console summary. SIGINT
- * stops scheduling, waits for in-flight requests up to the grace period, writes every report
- * and exits 130.
+ * stops scheduling, waits for in-flight requests up to the grace period (a second SIGINT ends
+ * the wait at once), writes every report and exits 130.
  */
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
@@ -91,6 +91,44 @@ function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+const RATE_LOAD_TYPES = new Set(['constant', 'poisson', 'gamma']);
+
+/**
+ * The load type the flags ask for (flags win over the file): `--trace` means trace,
+ * `--concurrency`/`--count` a closed loop, `--rate`/`--duration` a rate load. Flags that ask for
+ * different loads are one conflict line naming them.
+ */
+function loadTypeFromFlags(flags: BenchFlags, fileLoadType: unknown): string | undefined {
+  const asked: Array<[string, string]> = [];
+  if (flags.trace !== undefined) asked.push(['--trace', 'trace']);
+  const closed = flags.concurrency !== undefined ? '--concurrency' : flags.count !== undefined ? '--count' : null;
+  if (closed !== null) asked.push([closed, 'concurrency']);
+  const open = flags.rate !== undefined ? '--rate' : flags.duration !== undefined ? '--duration' : null;
+  if (open !== null) asked.push([open, 'rate']);
+  if (asked.length > 1) throw new CliError(`${asked[0]![0]} and ${asked[1]![0]} ask for different loads (${asked[0]![1]} vs ${asked[1]![1]}); give one of them`);
+  const [flag, kind] = asked[0] ?? [];
+  const fits = (type: string): boolean => (kind === 'rate' ? RATE_LOAD_TYPES.has(type) : type === kind);
+  if (flags.loadType !== undefined) {
+    if (flag !== undefined && kind !== undefined && !fits(flags.loadType)) throw new CliError(`${flag} conflicts with --load-type ${flags.loadType} (${flag} needs ${kind === 'rate' ? 'constant, poisson or gamma' : kind})`);
+    return flags.loadType;
+  }
+  if (kind === undefined) return undefined;
+  if (kind === 'rate') return typeof fileLoadType === 'string' && RATE_LOAD_TYPES.has(fileLoadType) ? fileLoadType : 'constant';
+  return kind;
+}
+
+/** Config paths the given flags set, for errors that name the flag rather than the path. */
+export function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
+  const byPath = new Map<string, string>();
+  const dashed = (name: string): string => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  for (const [flag, path] of FLAG_PATHS) if (flags[flag] !== undefined) byPath.set(path, dashed(flag));
+  if (flags.rate !== undefined) byPath.set('load.stages.0.rate', '--rate');
+  if (flags.duration !== undefined) byPath.set('load.stages.0.duration', '--duration');
+  if (flags.concurrency !== undefined) byPath.set('load.stages.0.concurrency', '--concurrency');
+  if (flags.count !== undefined) byPath.set('load.stages.0.count', '--count');
+  return (path) => byPath.get(path);
+}
+
 /** The raw config after flags: file first, then each given flag over it. */
 export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
   const raw = flags.config !== undefined ? readConfigFile(flags.config) : {};
@@ -98,12 +136,13 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
     const value = flags[flag];
     if (typeof value === 'string') setPath(raw, path, STRING_PATHS.has(path) ? value : flagScalar(value));
   }
+  const loadType = loadTypeFromFlags(flags, asObject(raw.load).type);
+  if (loadType !== undefined) setPath(raw, 'load.type', loadType);
   if (flags.stream !== undefined) setPath(raw, 'api.streaming', flags.stream);
   if (flags.tokenizerFallback === false) setPath(raw, 'api.tokenizer_fallback', false);
   if (flags.perRequest === true) setPath(raw, 'report.per_request', true);
   if (flags.metricsUrl !== undefined || flags.scrapeInterval !== undefined) setPath(raw, 'metrics.type', 'prometheus');
   if (flags.concurrency !== undefined || flags.count !== undefined) {
-    setPath(raw, 'load.type', 'concurrency');
     const stage = asObject(asObject(raw.load).stages instanceof Array ? (asObject(raw.load).stages as unknown[])[0] : undefined);
     setPath(raw, 'load.stages', [{ concurrency: flagScalar(flags.concurrency ?? String(stage.concurrency ?? 1)), count: flagScalar(flags.count ?? String(stage.count ?? 10)) }]);
   } else if (flags.rate !== undefined || flags.duration !== undefined) {
@@ -131,7 +170,7 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
 
 export function benchOptionsFromFlags(flags: BenchFlags): BenchOptions {
   const raw = rawConfigFromFlags(flags);
-  const config = validateConfig(raw, flags.config !== undefined ? `config ${flags.config}` : 'flags');
+  const config = validateConfig(raw, flags.config !== undefined ? `config ${flags.config}` : 'flags', flagOfPath(flags));
   return optionsFromConfig(config, flags.config ?? null);
 }
 
@@ -152,7 +191,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--count <n>', 'closed loop: measured requests to complete (default 10)')
     .option('--load-type <type>', 'constant | poisson | gamma | concurrency | trace | sweep (default constant)')
     .option('--burstiness <x>', 'gamma arrivals: shape (1 = Poisson, < 1 burstier)')
-    .option('--trace <file>', 'replay send offsets (seconds, one per line)')
+    .option('--trace <file>', 'replay send offsets (seconds, one per line; implies --load-type trace)')
     .option('--warmup <duration>', 'load before the measured window, excluded from results')
     .option('--max-tokens <n>', 'output tokens of every request (default 64)')
     .option('--prompt-tokens <n>', 'prompt length in tokens (default 32)')
@@ -165,8 +204,8 @@ export function registerBenchCommand(program: Command): void {
     .option('--output <dir>', 'write summary/stage lifecycle reports, requests.jsonl, raw_samples.json here')
     .option('--report-format <format>', 'inference-perf | lpg (lpg also writes the latency profile generator JSON, scraping /metrics)')
     .option('--per-request', 'also write per_request_lifecycle_metrics.json')
-    .option('--timeout <duration>', 'per-request timeout (bare number = seconds; default 300s)')
-    .option('--grace <duration>', 'after Ctrl-C, how long in-flight requests may finish (default 10s)')
+    .option('--timeout <duration>', 'per-request timeout, > 0 (bare number = seconds; default 300s)')
+    .option('--grace <duration>', 'after Ctrl-C, how long in-flight requests may finish (default 10s; a second Ctrl-C stops waiting)')
     .option('--usage <mode>', 'stream_options to ask for: none | include | continuous (default continuous)')
     .option('--no-tokenizer-fallback', 'count 1 token per event when the server gives no counts')
     .option('--workers <n>', 'worker threads sharing the schedule (default 1)')
@@ -182,14 +221,26 @@ export function registerBenchCommand(program: Command): void {
     .action(async (flags: BenchFlags) => {
       const options = benchOptionsFromFlags(flags);
       const controller = new AbortController();
+      const cutOff = new AbortController();
+      // 1st Ctrl-C: stop scheduling, grace for in-flight requests; 2nd: no more grace, they fail
+      // now and every report is still written; 3rd: leave at once (reports may be incomplete).
+      let interrupts = 0;
       const onSigint = (): void => {
-        process.stderr.write(`\nbenchtruth: interrupted: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones\n`);
-        controller.abort();
+        interrupts++;
+        if (interrupts === 1) {
+          process.stderr.write(`\nbenchtruth: interrupted: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (Ctrl-C again to stop waiting)\n`);
+          controller.abort();
+        } else if (interrupts === 2) {
+          process.stderr.write('benchtruth: interrupted again: in-flight requests are cut off as timeouts; writing reports\n');
+          cutOff.abort();
+        } else {
+          process.exit(130);
+        }
       };
-      process.once('SIGINT', onSigint);
+      process.on('SIGINT', onSigint);
       lowerHelperThreadPriority();
       try {
-        const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal });
+        const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         if (result.interrupted) process.exitCode = 130;

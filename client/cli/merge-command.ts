@@ -3,12 +3,13 @@
  * an indexed Job each running `bench --shard i/N`) into one set of reports — from raw samples,
  * exactly as one process that saw every request would have reported.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { consoleSummary } from '../report/console-summary.ts';
 import { openRunOutput } from '../report/run-output.ts';
+import { checkShardSet } from '../report/run-identity.ts';
 import { buildRunReports, mergeRawSamples, rawSamplesFile, type RawSamplesFile } from '../report/run-reports.ts';
 
 function readShard(dir: string): { raw: RawSamplesFile; lines: string; perRequest: boolean } {
@@ -35,8 +36,16 @@ export function registerMergeCommand(program: Command): void {
     .option('--output <dir>', 'write the merged reports here')
     .action(async (dirs: string[], flags: { output?: string }) => {
       const shards = dirs.map(readShard);
+      const real = dirs.map((dir) => realpathSync(dir));
+      const again = real.findIndex((dir, i) => real.indexOf(dir) !== i);
+      if (again >= 0) throw new CliError(`merge: ${dirs[again]} is given twice; each shard may be merged once`);
+      if (flags.output !== undefined && real.includes(resolve(flags.output))) throw new CliError(`merge: --output ${flags.output} is one of the inputs; write the merged reports to another directory`);
       let merged;
+      let identity;
       try {
+        const checked = checkShardSet(shards.map((s, i) => ({ dir: dirs[i] as string, run: s.raw.run })));
+        for (const warning of checked.warnings) process.stderr.write(`benchtruth: merge: warning: ${warning}\n`);
+        identity = checked.identity;
         merged = mergeRawSamples(shards.map((s) => s.raw));
       } catch (error) {
         throw new CliError(`merge: ${error instanceof Error ? error.message : String(error)}`);
@@ -44,9 +53,9 @@ export function registerMergeCommand(program: Command): void {
       const reports = buildRunReports(merged.samples, merged.contexts, merged.slo);
       if (flags.output !== undefined) {
         // Shards that kept per-request lifecycle metrics get them merged too (same lines).
-        const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest));
+        const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest), 'merge --output');
         for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
-        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(merged.samples, merged.contexts, merged.slo) });
+        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity) });
       }
       process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
       if (flags.output !== undefined) process.stdout.write(`merged reports written to ${flags.output}\n`);

@@ -17,6 +17,19 @@ export const duration = z.union([z.number().nonnegative(), z.string()]).transfor
 });
 
 const positive = z.number().positive();
+/** An enum that also takes other tools' spellings (inference-perf's); errors list only ours. */
+const enumWithAliases = <const T extends readonly [string, ...string[]]>(values: T, aliases: Readonly<Record<string, T[number]>>) =>
+  z.preprocess((value) => (typeof value === 'string' && Object.hasOwn(aliases, value) ? aliases[value] : value), z.enum(values));
+/** A duration that must be > 0 (a zero timeout would fail every request). */
+const positiveDuration = duration.refine((ms) => ms > 0, 'must be longer than 0 (e.g. 30s)');
+const httpUrl = z.string().refine((text) => {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an absolute http(s) URL, e.g. http://127.0.0.1:8000/metrics');
 const whole = (min: number) => z.number().int().min(min);
 
 const length = z.union([
@@ -53,7 +66,7 @@ const concurrencyStage = z.strictObject({ concurrency: whole(1), count: whole(1)
 export const configSchema = z.strictObject({
   api: z
     .strictObject({
-      type: z.enum(['completions', 'chat', 'jetstream-proxy', 'jetstream-http', 'jetstream-grpc']).default('completions'),
+      type: enumWithAliases(['completions', 'chat', 'jetstream-proxy', 'jetstream-http', 'jetstream-grpc'], { completion: 'completions' }).default('completions'),
       streaming: z.boolean().default(false),
       usage: z.enum(['none', 'include', 'continuous']).default('continuous'),
       tokenizer_fallback: z.boolean().default(true),
@@ -66,6 +79,10 @@ export const configSchema = z.strictObject({
       model_name: z.string().optional(),
       api_key: z.string().optional(),
       lora: z.array(z.strictObject({ name: z.string().min(1), weight: positive })).default([]),
+      /** inference-perf's server kind: all three speak the OpenAI-compatible API benchtruth sends. */
+      type: z.enum(['vllm', 'sglang', 'tgi']).optional(),
+      /** Sent as `ignore_eos` with every request, so outputs run to max tokens (inference-perf's default). */
+      ignore_eos: z.boolean().default(true),
     })
     .prefault({}),
   load: z
@@ -74,7 +91,7 @@ export const configSchema = z.strictObject({
       burstiness: positive.default(1),
       stages: z.array(z.union([rateStage, concurrencyStage])).min(1).default([{ rate: 1, duration: 10_000 }]),
       warmup: duration.default(0),
-      timeout: duration.default(300_000),
+      timeout: positiveDuration.default(300_000),
       grace: duration.default(10_000),
       seed: whole(0).default(0),
       trace_file: z.string().optional(),
@@ -101,7 +118,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   data: z
     .strictObject({
-      type: z.enum(['synthetic', 'random', 'sharegpt', 'jsonl', 'shared_prefix']).default('synthetic'),
+      type: enumWithAliases(['synthetic', 'random', 'sharegpt', 'jsonl', 'shared_prefix'], { shareGPT: 'sharegpt' }).default('synthetic'),
       path: z.string().optional(),
       input: length.default(32),
       output: length.optional(),
@@ -117,6 +134,23 @@ export const configSchema = z.strictObject({
       /** `lpg` also writes the latency profile generator's JSON report. */
       format: z.enum(['inference-perf', 'lpg']).default('inference-perf'),
       progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
+      /**
+       * inference-perf's report switches: `per_request` means `report.per_request`; the summary and
+       * per-stage reports are always written; the rest are accepted so its configs run unchanged.
+       */
+      request_lifecycle: z
+        .strictObject({
+          summary: z.boolean().optional(),
+          per_stage: z.boolean().optional(),
+          per_request: z.boolean().optional(),
+          per_adapter: z.boolean().optional(),
+          per_adapter_stage: z.boolean().optional(),
+          percentiles: z.array(z.number()).optional(),
+          use_server_output_tokens: z.boolean().optional(),
+          max_error_messages: z.number().optional(),
+        })
+        .optional(),
+      prometheus: z.strictObject({ summary: z.boolean().optional(), per_stage: z.boolean().optional() }).optional(),
       slo: z
         .strictObject({ ttft: duration.optional(), tpot: duration.optional(), itl: duration.optional(), ntpot: duration.optional(), latency: duration.optional() })
         .optional(),
@@ -124,12 +158,22 @@ export const configSchema = z.strictObject({
     .prefault({}),
   metrics: z
     .strictObject({
-      type: z.enum(['none', 'prometheus']).default('none'),
-      url: z.string().optional(),
-      interval: duration.default(1000),
+      type: enumWithAliases(['none', 'prometheus'], { default: 'none' }).default('none'),
+      url: httpUrl.optional(),
+      /** Default: prometheus.scrape_interval, else 1s. */
+      interval: duration.optional(),
+      /**
+       * inference-perf's Prometheus client. benchtruth scrapes the model server's own /metrics
+       * (or `url`) rather than querying a Prometheus server, so only scrape_interval is used.
+       */
+      prometheus: z
+        .strictObject({ url: z.string().optional(), scrape_interval: duration.optional(), google_managed: z.boolean().optional(), filters: z.array(z.string()).optional() })
+        .optional(),
     })
     .prefault({}),
   output: z.strictObject({ dir: z.string().optional() }).prefault({}),
+  /** inference-perf's tokenizer section: accepted, unused (benchtruth counts tokens from usage, or its own tokenizer). */
+  tokenizer: z.strictObject({ pretrained_model_name_or_path: z.string().optional(), token: z.string().optional(), trust_remote_code: z.boolean().optional() }).optional(),
 });
 
 export type BenchConfig = z.output<typeof configSchema>;

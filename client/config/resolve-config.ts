@@ -103,7 +103,10 @@ function unwrap(schema: unknown): unknown {
   return s;
 }
 
-function formatIssue(issue: z.core.$ZodIssue, source: string): string {
+/** Names the flag that set a config path, when one did (errors then speak of `--rate`, not the path). */
+export type FlagOfPath = (path: string) => string | undefined;
+
+function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPath): string {
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // Report the branch the input came closest to (fewest complaints), at its full path.
     // A branch that rejected the value's very type (a number where an object was given) is
@@ -111,9 +114,11 @@ function formatIssue(issue: z.core.$ZodIssue, source: string): string {
     const score = (issues: z.core.$ZodIssue[]): number => issues.length + (issues[0]?.code === 'invalid_type' && issues[0].path.length === 0 ? 100 : 0);
     const best = [...issue.errors].sort((a, b) => score(a) - score(b))[0] as z.core.$ZodIssue[];
     const inner = best[0];
-    if (inner !== undefined) return formatIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, source);
+    if (inner !== undefined) return formatIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, source, flagOf);
   }
-  const path = issue.path.map(String).join('.') || '(top level)';
+  const dotted = issue.path.map(String).join('.') || '(top level)';
+  const flag = flagOf?.(dotted);
+  const path = flag ?? dotted;
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.path);
     const parts = issue.keys.map((key) => {
@@ -132,12 +137,12 @@ function formatIssue(issue: z.core.$ZodIssue, source: string): string {
     hint = issue.origin === 'array' ? ` (fix: give ${path} ${relation} ${String(bound)} items)` : issue.origin === 'string' ? ` (fix: make ${path} ${relation} ${String(bound)} characters)` : ` (fix: use a value ${relation} ${String(bound)})`;
   }
   else if (issue.code === 'invalid_union') hint = ` (fix: see examples/ for the accepted shapes of ${path})`;
-  return `${source}: ${path}: ${issue.message}${hint}`;
+  return flag !== undefined ? `${flag}: ${issue.message}${hint}` : `${source}: ${path}: ${issue.message}${hint}`;
 }
 
-export function validateConfig(raw: Json, source: string): BenchConfig {
+export function validateConfig(raw: Json, source: string, flagOf?: FlagOfPath): BenchConfig {
   const result = configSchema.safeParse(raw);
-  if (!result.success) throw new CliError(formatIssue(result.error.issues[0] as z.core.$ZodIssue, source));
+  if (!result.success) throw new CliError(formatIssue(result.error.issues[0] as z.core.$ZodIssue, source, flagOf));
   return result.data;
 }
 
@@ -271,10 +276,11 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     slo: sloOf(config),
     lora: config.server.lora,
     headers,
-    perRequestReport: config.report.per_request,
+    perRequestReport: config.report.per_request || config.report.request_lifecycle?.per_request === true,
     reportFormat: config.report.format,
     progress: config.report.progress,
-    scrape: config.metrics.type === 'prometheus' ? { url: config.metrics.url ?? null, intervalMs: config.metrics.interval } : null,
+    scrape: config.metrics.type === 'prometheus' ? { url: config.metrics.url ?? null, intervalMs: config.metrics.interval ?? config.metrics.prometheus?.scrape_interval ?? 1000 } : null,
+    ignoreEos: config.server.ignore_eos,
     workers: config.load.workers,
     ...(shard !== undefined ? { shard: { index: shard[0], count: shard[1] } } : {}),
   };

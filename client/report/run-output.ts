@@ -3,8 +3,9 @@
  * per_request_lifecycle_metrics.json streamed the same way), then the summary, one file per
  * stage, server-metric summaries and raw_samples.json (what `benchtruth merge` reads).
  */
-import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, createWriteStream, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { CliError } from '../../contracts/cli-error.ts';
 import type { LifecycleReport } from './lifecycle-report.ts';
 
 export interface RunOutput {
@@ -25,8 +26,63 @@ function end(stream: WriteStream): Promise<void> {
   return new Promise((resolve) => stream.end(resolve));
 }
 
-export function openRunOutput(dir: string, perRequest: boolean): RunOutput {
-  mkdirSync(dir, { recursive: true });
+/** The files a run (or merge) writes; a reused directory loses these and only these. */
+const REPORT_FILE = /^(?:requests\.jsonl|raw_samples\.json|per_request_lifecycle_metrics\.json|summary_(?:lifecycle|server)_metrics\.json|stage_\d+_(?:lifecycle|server)_metrics\.json|benchmark-.+-(?:inf|\d+(?:\.\d+)?)qps-.+\.json)$/;
+
+const reason = (error: unknown): string => ((error as { code?: unknown }).code as string | undefined) ?? (error instanceof Error ? error.message : String(error));
+
+function isDirectory(path: string): boolean | null {
+  try {
+    return statSync(path).isDirectory();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/**
+ * Makes `dir` ready for a run's files: an existing directory loses the report files of an
+ * earlier run (so none is mistaken for this run's), a missing one is created one level at a
+ * time under its nearest existing ancestor (a recursive mkdir can spin forever on procfs).
+ * Every problem is one CliError naming `flag`.
+ */
+export function prepareOutputDir(dir: string, flag = '--output'): void {
+  const fail = (what: string): never => {
+    throw new CliError(`${flag} ${dir}: ${what}`);
+  };
+  try {
+    const target = resolve(dir);
+    const missing: string[] = [];
+    let existing = target;
+    for (let kind = isDirectory(existing); kind === null; kind = isDirectory(existing)) {
+      missing.unshift(existing);
+      const parent = dirname(existing);
+      if (parent === existing) fail('no existing parent directory');
+      existing = parent;
+    }
+    if (isDirectory(existing) === false) fail(existing === target ? 'exists and is not a directory' : `${existing} is a file, not a directory`);
+    try {
+      accessSync(existing, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      fail(`${existing} is not writable (${reason(error)})`);
+    }
+    for (const path of missing) {
+      try {
+        mkdirSync(path);
+      } catch (error) {
+        fail(`cannot create ${path} (${reason(error)})`);
+      }
+    }
+    if (missing.length === 0) for (const name of readdirSync(target)) if (REPORT_FILE.test(name)) rmSync(join(target, name), { force: true });
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    fail(reason(error));
+  }
+}
+
+export function openRunOutput(dir: string, perRequest: boolean, flag = '--output'): RunOutput {
+  prepareOutputDir(dir, flag);
   const lines = createWriteStream(join(dir, 'requests.jsonl'));
   const perRequestFile = perRequest ? createWriteStream(join(dir, 'per_request_lifecycle_metrics.json')) : null;
   let first = true;

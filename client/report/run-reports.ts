@@ -5,6 +5,7 @@
  */
 import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
 import type { Slo } from './goodput.ts';
+import type { RunIdentity } from './run-identity.ts';
 import { lifecycleReportFromSamples, type LifecycleReport, type ReportContext } from './lifecycle-report.ts';
 
 export interface StageContext {
@@ -20,6 +21,8 @@ export interface RunReports {
 
 export interface RawSamplesFile {
   version: 1;
+  /** Which run and shard(s) these are; absent in files of older versions (still mergeable). */
+  run?: RunIdentity | null;
   slo: Slo | null;
   stages: Array<{ stage: number; context: StageContext; samples: StageSamplesJson }>;
 }
@@ -44,12 +47,12 @@ export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, cont
   return { summary, stages };
 }
 
-export function rawSamplesFile(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null): RawSamplesFile {
+export function rawSamplesFile(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null, run: RunIdentity | null = null): RawSamplesFile {
   const stages = [...contexts.keys()]
     .filter((s) => s >= 0)
     .sort((a, b) => a - b)
     .map((stage) => ({ stage, context: contexts.get(stage)!, samples: (samples.get(stage) ?? new StageSamples()).toJSON() }));
-  return { version: 1, slo, stages };
+  return { version: 1, run, slo, stages };
 }
 
 /** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */

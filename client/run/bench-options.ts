@@ -35,6 +35,8 @@ export interface BenchOptions {
   slo?: Slo | null;
   /** LoRA traffic split: each request's model is drawn by weight (seeded per request). */
   lora?: ReadonlyArray<{ name: string; weight: number }>;
+  /** Send `ignore_eos` (vLLM's extension) so every output runs to its max tokens; default true. */
+  ignoreEos?: boolean;
   /** Extra request headers (e.g. Authorization). */
   headers?: Readonly<Record<string, string>>;
   /** Also write per_request_lifecycle_metrics.json. */

@@ -18,7 +18,7 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
         {
           origin: base.origin,
           path,
-          body: api.body({ model: job.model, prompt: job.item.prompt, maxTokens: job.item.maxTokens, stream: options.stream, usage: options.usage }),
+          body: api.body({ model: job.model, prompt: job.item.prompt, maxTokens: job.item.maxTokens, stream: options.stream, usage: options.usage, ignoreEos: options.ignoreEos ?? true }),
           headers: { ...headers, 'x-request-id': job.requestId },
         },
         { index: job.index, requestId: job.requestId, stage: job.stage, warmup: job.warmup, scheduledMs: job.scheduledMs, promptTokens: job.item.promptTokens },

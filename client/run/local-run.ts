@@ -12,6 +12,7 @@ import type { RequestRecord } from '../record/request-record.ts';
 import { StageSamples } from '../record/stage-samples.ts';
 import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import type { BenchOptions } from './bench-options.ts';
+import { enforceDeadline, GraceExpired } from './request-deadline.ts';
 import type { RequestSender } from './request-sender.ts';
 import { runStage, type StageShare } from './stage-runner.ts';
 
@@ -38,6 +39,8 @@ export interface LocalRunInput {
   clock: Clock;
   share: StageShare;
   signal: AbortSignal;
+  /** Aborted (after `signal`): the grace period is over at once, in-flight requests are cut off. */
+  cutOff?: AbortSignal;
   /** The first local request number (continues numbering across calls, e.g. after a sweep's probe). */
   firstLocal?: number;
   onIssue?: (issued: IssuedRequest) => void;
@@ -45,6 +48,11 @@ export interface LocalRunInput {
   /** Where measured samples are folded (a worker hands them on in pieces); default a new map. */
   samples?: Map<number, StageSamples>;
   onStage?: (stage: number, phase: 'start' | 'end') => void;
+  /**
+   * Where each stage's schedule starts (a clock reading; null: stop). Worker threads wait here
+   * for the shared start every worker anchors on; default: each stage starts when the last ends.
+   */
+  stageOrigin?: (stage: number) => Promise<number | null>;
 }
 
 export interface LocalRunOutput {
@@ -83,7 +91,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     const model = modelFor(index, input.model, options);
     input.onIssue?.({ index, requestId, stage, warmup, scheduledMs, issuedMs: clock.now(), promptTokens: item.promptTokens, model });
     let handle: InFlight | null = null;
-    const record = await sender.send({ index, requestId, stage, warmup, scheduledMs, model, item }, (h) => {
+    const sent = await sender.send({ index, requestId, stage, warmup, scheduledMs, model, item }, (h) => {
       if (h === null) {
         if (handle !== null) inFlight.delete(handle);
       } else {
@@ -91,6 +99,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
         inFlight.add(h);
       }
     });
+    const record = enforceDeadline(sent, options.timeoutMs);
     record.model = model;
     if (!record.warmup) {
       let stageSamples = samples.get(record.stage);
@@ -105,20 +114,30 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     const now = clock.now();
     for (const handle of inFlight) if (now >= handle.deadlineMs) handle.abort(new RequestTimeout(options.timeoutMs));
   }, TIMEOUT_SWEEP_MS);
-  // After an interrupt, in-flight requests get the grace period, then are cut off as timeouts.
+  // After an interrupt, in-flight requests get the grace period, then are cut off as timeouts
+  // (a late record is still restamped at its own deadline when that came first).
   let grace: NodeJS.Timeout | null = null;
+  const cutOffAll = (reason: GraceExpired): void => {
+    for (const handle of inFlight) handle.abort(reason);
+  };
   const onAbort = (): void => {
-    grace = setTimeout(() => {
-      for (const handle of inFlight) handle.abort(new RequestTimeout(options.graceMs));
-    }, options.graceMs);
+    grace = setTimeout(() => cutOffAll(new GraceExpired(options.graceMs)), options.graceMs);
+  };
+  const onCutOff = (): void => {
+    if (grace !== null) clearTimeout(grace);
+    cutOffAll(new GraceExpired(null));
   };
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
+  if (input.cutOff?.aborted) onCutOff();
+  else input.cutOff?.addEventListener('abort', onCutOff, { once: true });
   try {
     for (const plan of input.plans) {
       if (signal.aborted) break;
+      const origin = input.stageOrigin === undefined ? undefined : await input.stageOrigin(plan.stage);
+      if (origin === null || signal.aborted) break;
       input.onStage?.(plan.stage, 'start');
-      await runStage(plan, { clock, signal, issue }, share);
+      await runStage(plan, { clock, signal, issue }, share, origin);
       samples.get(plan.stage)?.trim();
       input.onStage?.(plan.stage, 'end');
     }
@@ -126,6 +145,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     clearInterval(sweep);
     if (grace !== null) clearTimeout(grace);
     signal.removeEventListener('abort', onAbort);
+    input.cutOff?.removeEventListener('abort', onCutOff);
   }
   records.sort((a, b) => a.index - b.index);
   return { samples, records, interrupted: signal.aborted, nextLocal: local };

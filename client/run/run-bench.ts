@@ -16,6 +16,7 @@ import { LiveCounters, startProgress } from '../report/progress.ts';
 import { requestLine } from '../report/request-line.ts';
 import { openRunOutput, type RunOutput } from '../report/run-output.ts';
 import { buildRunReports, rawSamplesFile, type StageContext } from '../report/run-reports.ts';
+import { runIdentity } from '../report/run-identity.ts';
 import { startStageScraper, type ServerMetricsReport } from '../scrape/stage-scraper.ts';
 import { lpgRate, writeLpgReport } from '../report/lpg-output.ts';
 import { runWorkers } from '../workers/worker-pool.ts';
@@ -47,6 +48,8 @@ export interface BenchDeps {
   clock?: Clock;
   /** Aborting stops scheduling; in-flight requests get the grace period, then fail as timeouts. */
   signal?: AbortSignal;
+  /** Aborting after `signal` ends the grace period at once (a second Ctrl-C): in-flight requests fail now. */
+  cutOff?: AbortSignal;
   onRecord?: (record: RequestRecord) => void;
   /** A `--workers` thread died (default: one line on stderr); its requests are still reported. */
   onWorkerLost?: (message: string) => void;
@@ -147,13 +150,13 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     try {
       if (workers > 1) {
         const shares: StageShare[] = Array.from({ length: workers }, (_, w) => ({ worker: shard.index * workers + w, workers: shard.count * workers }));
-        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, signal: controller.signal, counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
         lostWorkers = result.lostWorkers;
       } else {
         const share = { worker: shard.index, workers: shard.count };
-        const common = { options, dataset, model, sender, clock, share, signal: controller.signal, onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
+        const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
         const first = await runLocal({ ...common, plans });
         samples = first.samples;
         records = first.records;
@@ -182,7 +185,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const slo = options.slo ?? null;
     const reports = buildRunReports(samples, contexts, slo);
     if (output !== null) {
-      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(samples, contexts, slo), serverMetrics });
+      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)), serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReport(options.outputDir as string, { api: api.name, stream: options.stream, requestRate: lpgRate(load), model, startEpochMs: originEpochMs, stages: samples, serverMetrics: serverMetrics?.summary ?? null });
     }
     return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers };

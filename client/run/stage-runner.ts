@@ -25,15 +25,35 @@ export function shareOf(total: number, { worker, workers }: StageShare): number 
   return Math.floor(total / workers) + (worker < total % workers ? 1 : 0);
 }
 
-export async function runStage(plan: StagePlan, io: StageIo, share: StageShare = { worker: 0, workers: 1 }): Promise<void> {
-  if (plan.kind === 'open') return runOpen(plan, io, share);
-  return runClosed(plan, io, share);
+/**
+ * `startMs` anchors the stage's schedule (default: now); worker threads pass a shared start so
+ * their shares interleave as one schedule. A closed loop's lanes wait until then.
+ */
+export async function runStage(plan: StagePlan, io: StageIo, share: StageShare = { worker: 0, workers: 1 }, startMs?: number): Promise<void> {
+  const origin = startMs ?? io.clock.now();
+  if (plan.kind === 'open') return runOpen(plan, io, share, origin);
+  await waitUntil(io, origin);
+  return runClosed(plan, io, share, origin);
 }
 
-async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, share: StageShare): Promise<void> {
+/** Resolves at clock reading `ms` (or at once when it has passed or the run is interrupted). */
+function waitUntil(io: StageIo, ms: number): Promise<void> {
+  const delay = ms - io.clock.now();
+  if (delay <= 0 || io.signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      io.signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, delay);
+    io.signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
   const sends = plan.sends.filter((_, i) => i % share.workers === share.worker);
   const pending: Promise<void>[] = [];
-  const startMs = io.clock.now();
   await new Promise<void>((resolve) => {
     let next = 0;
     let timer: NodeJS.Timeout | null = null;
@@ -63,10 +83,9 @@ async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, 
   await Promise.all(pending);
 }
 
-async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare): Promise<void> {
+async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
   const concurrency = shareOf(plan.concurrency, share);
   const count = shareOf(plan.count, share);
-  const startMs = io.clock.now();
   let measuredIssued = 0;
   const lane = async (): Promise<void> => {
     while (!io.signal.aborted) {

@@ -1,7 +1,9 @@
 /**
  * One worker thread of a `--workers N` run: rebuilds the same dataset and plans from the
  * options (they are pure functions of them), runs its share, streams each finished request's
- * line to the main thread, and hands back its raw samples at the end.
+ * line to the main thread, and hands back its raw samples at the end. Before each stage it
+ * reports ready and waits for the main thread's shared start epoch, so every worker's share
+ * is anchored on the same moment and the shares interleave as one schedule.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../contracts/clock.ts';
@@ -23,16 +25,48 @@ const SAMPLES_EVERY_MS = 1000;
 // Test hook: the worker with this share index dies after finishing this many requests.
 const crashAfter = process.env.BENCHTRUTH_TEST_WORKER_CRASH?.split(':').map(Number);
 const controller = new AbortController();
+const cutOff = new AbortController();
+const clock = realClock;
+// Stages waiting for their shared start: resolve with the start as a clock reading, or null.
+const waitingStarts = new Map<number, (originMs: number | null) => void>();
 port.on('message', (message: MainMessage) => {
-  if (message.type === 'stop') controller.abort();
+  if (message.type === 'stop') {
+    controller.abort();
+    for (const resolve of waitingStarts.values()) resolve(null);
+    waitingStarts.clear();
+  } else if (message.type === 'cutoff') {
+    cutOff.abort();
+  } else {
+    const nowMs = clock.now();
+    waitingStarts.get(message.stage)?.(nowMs + message.epochMs - clock.epochMs(nowMs));
+    waitingStarts.delete(message.stage);
+  }
 });
+const stageOrigin = (stage: number): Promise<number | null> =>
+  new Promise((resolve) => {
+    if (controller.signal.aborted) return resolve(null);
+    waitingStarts.set(stage, resolve);
+    post({ type: 'ready', stage });
+  });
 
 try {
   const api = API_ADAPTERS[options.api];
-  const clock = realClock;
   const sender = senderFactoryFor(api.name, httpRequestSender)({ base: new URL(options.url), api, clock, options });
-  const originMs = clock.now();
-  const originEpochMs = clock.epochMs(originMs);
+  const plans = planLoad(loadSpecOf(options), options.seed);
+  const dataset = datasetFor(options);
+  // Lines are stamped relative to the first shared start, so every worker's lines share it.
+  let originMs = 0;
+  let originEpochMs = clock.epochMs(0);
+  let anchored = false;
+  const anchoredOrigin = async (stage: number): Promise<number | null> => {
+    const origin = await stageOrigin(stage);
+    if (origin !== null && !anchored) {
+      anchored = true;
+      originMs = origin;
+      originEpochMs = clock.epochMs(origin);
+    }
+    return origin;
+  };
   // Samples not yet handed over; emptied at each hand-over (runLocal adds new stages as needed).
   const samples = new Map<number, StageSamples>();
   const handOver = (): Array<[number, StageSamplesJson]> => {
@@ -47,13 +81,15 @@ try {
   try {
     const result = await runLocal({
       options,
-      plans: planLoad(loadSpecOf(options), options.seed),
-      dataset: datasetFor(options),
+      plans,
+      dataset,
+      stageOrigin: anchoredOrigin,
       model: options.model as string,
       sender,
       clock,
       share,
       signal: controller.signal,
+      cutOff: cutOff.signal,
       samples,
       onIssue: (issued) =>
         post({

@@ -26,6 +26,8 @@ export interface IssuedInWorker {
  * thread rebuilds the uncovered ones from their lines.
  */
 export type WorkerMessage =
+  /** Set up (or done with the last stage) and waiting for this stage's shared start. */
+  | { type: 'ready'; stage: number }
   | { type: 'issued'; request: IssuedInWorker }
   | { type: 'record'; index: number; line: string; ok: boolean; ttftMs: number | null }
   | { type: 'stage'; stage: number; phase: 'start' | 'end' }
@@ -33,4 +35,6 @@ export type WorkerMessage =
   | { type: 'done'; samples: Array<[number, StageSamplesJson]>; interrupted: boolean }
   | { type: 'failed'; message: string };
 
-export type MainMessage = { type: 'stop' };
+/** `start`: every worker anchors this stage's schedule on `epochMs` (a moment just ahead). */
+/** `cutoff`: a second interrupt; in-flight requests are cut off at once. */
+export type MainMessage = { type: 'stop' } | { type: 'cutoff' } | { type: 'start'; stage: number; epochMs: number };

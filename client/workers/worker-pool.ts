@@ -6,6 +6,7 @@
  * still in flight are reported as `worker_crashed` failures.
  */
 import { Worker } from 'node:worker_threads';
+import { realClock } from '../../contracts/clock.ts';
 import type { RequestRecord } from '../record/request-record.ts';
 import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
 import type { LiveCounters } from '../report/progress.ts';
@@ -13,14 +14,19 @@ import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import type { StageShare } from '../run/stage-runner.ts';
-import type { IssuedInWorker, WorkerInput, WorkerMessage } from './worker-messages.ts';
+import { StageBarrier } from './stage-barrier.ts';
+import type { IssuedInWorker, MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
+/** How far ahead of its broadcast a shared start lies, so every worker gets it in time. */
+export const START_LEAD_MS = 25;
 
 export interface WorkerRunInput {
   options: BenchOptions;
   shares: readonly StageShare[];
   signal: AbortSignal;
+  /** Aborted after `signal`: no more grace, in-flight requests are cut off at once. */
+  cutOff?: AbortSignal;
   counters: LiveCounters;
   onLine: (line: string) => void;
   onStage?: (stage: number, phase: 'start' | 'end') => void;
@@ -87,7 +93,23 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     for (const worker of workers) worker.postMessage({ type: 'stop' });
   };
   const warn = input.onWorkerLost ?? ((message: string) => process.stderr.write(`benchtruth: ${message}\n`));
+  // Every stage starts for all workers at once, once all are ready (set up, previous stage
+  // drained), on one epoch just ahead; it ends when every worker has drained it.
+  const starts = new StageBarrier<number>(input.shares.length, (stage) => {
+    const start: MainMessage = { type: 'start', stage, epochMs: realClock.epochMs(realClock.now()) + START_LEAD_MS };
+    for (const worker of workers) worker.postMessage(start);
+    input.onStage?.(stage, 'start');
+  });
+  const ends = new StageBarrier<number>(input.shares.length, (stage) => input.onStage?.(stage, 'end'));
+  const leave = (worker: number): void => {
+    starts.leave(worker);
+    ends.leave(worker);
+  };
+  const cutOffAll = (): void => {
+    for (const worker of workers) worker.postMessage({ type: 'cutoff' } satisfies MainMessage);
+  };
   input.signal.addEventListener('abort', stopAll, { once: true });
+  input.cutOff?.addEventListener('abort', cutOffAll, { once: true });
   try {
     await Promise.all(
       input.shares.map(
@@ -102,6 +124,9 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
             let uncovered: string[] = [];
             worker.on('message', (message: WorkerMessage) => {
               switch (message.type) {
+                case 'ready':
+                  starts.arrive(message.stage, i);
+                  break;
                 case 'issued':
                   input.counters.issued++;
                   inFlight.set(message.request.index, message.request);
@@ -113,8 +138,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
                   input.onLine(message.line);
                   break;
                 case 'stage':
-                  // The first worker's stage boundaries stand for the run's (they start together).
-                  if (i === 0) input.onStage?.(message.stage, message.phase);
+                  if (message.phase === 'end') ends.arrive(message.stage, i);
                   break;
                 case 'samples':
                   absorb(message.samples);
@@ -128,6 +152,9 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
                   break;
                 case 'failed':
                   done = true;
+                  // The others must not wait for it at a start barrier: the run stops.
+                  leave(i);
+                  stopAll();
                   reject(new BenchError(`worker ${i}: ${message.message}`));
                   break;
               }
@@ -135,6 +162,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
             let cause = 'exited before finishing';
             worker.on('error', (error) => (cause = error.message));
             worker.on('exit', () => {
+              leave(i);
               if (done) return resolve();
               lostWorkers++;
               const message = `worker thread ${i} died (${cause})`;
@@ -154,6 +182,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     );
   } finally {
     input.signal.removeEventListener('abort', stopAll);
+    input.cutOff?.removeEventListener('abort', cutOffAll);
   }
   return { samples, interrupted, lostWorkers };
 }

@@ -1,0 +1,65 @@
+/**
+ * `merge` refuses what is not one run's shards and warns about gaps; a bad `--output` is one
+ * line and exit 2 (never an internal error, never a hang). No server needed.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BENCH_OPTIONS } from '../../client/run/bench-options.ts';
+import type { LoadSpec } from '../../client/load/load-plan.ts';
+import { runIdentity } from '../../client/report/run-identity.ts';
+import { rawSamplesFile } from '../../client/report/run-reports.ts';
+import { runCli } from '../helpers/cli.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'benchtruth-merge-cli-'));
+const load: LoadSpec = { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 5, durationSec: 1 }], warmupSec: 0 };
+const contexts = new Map([[0, { loadType: 'constant', intendedRate: 5, concurrency: null }]]);
+
+function shardDir(name: string, index: number, seed = 0, withIdentity = true): string {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  const options = { ...DEFAULT_BENCH_OPTIONS, url: 'http://127.0.0.1:1', seed, shard: { index, count: 2 } };
+  const run = withIdentity ? runIdentity(options, load, { type: 'synthetic', input: { kind: 'fixed', value: 4 }, output: { kind: 'fixed', value: 4 } }, 'm') : null;
+  const file = rawSamplesFile(new Map(), contexts, null, run);
+  if (!withIdentity) delete file.run;
+  writeFileSync(join(dir, 'raw_samples.json'), JSON.stringify(file));
+  return dir;
+}
+
+const a = shardDir('a', 0);
+const b = shardDir('b', 1);
+const c = shardDir('c', 1, 5);
+const d = shardDir('d', 0);
+const old = shardDir('old', 0, 0, false);
+const oneLine = (stderr: string): string[] => stderr.trim().split('\n');
+
+describe('benchtruth merge checks its inputs', () => {
+  it('refuses the same shard twice and shards of different runs (one line, exit 2); warns once about a missing shard', async () => {
+    const twice = await runCli(['merge', a, a]);
+    expect([twice.code, oneLine(twice.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: merge: .* is given twice/)]]);
+    const sameShard = await runCli(['merge', a, d]);
+    expect([sameShard.code, oneLine(sameShard.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: merge: shard 0\/2 is given twice/)]]);
+    const mixed = await runCli(['merge', a, c]);
+    expect([mixed.code, oneLine(mixed.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: merge: .* are not shards of one run \(seed: 0 vs 5\)/)]]);
+    const partial = await runCli(['merge', a]);
+    expect(partial.code).toBe(0);
+    expect(oneLine(partial.stderr)).toEqual([expect.stringMatching(/^benchtruth: merge: warning: shard 1\/2 missing/)]);
+    const legacy = await runCli(['merge', old, b]);
+    expect(legacy.code).toBe(0);
+    expect(oneLine(legacy.stderr)).toEqual([expect.stringMatching(/no run identity/)]);
+    const complete = await runCli(['merge', a, b]);
+    expect([complete.code, complete.stderr]).toEqual([0, '']);
+  });
+
+  it('a bad --output is one line and exit 2: an existing file, a path under a file, procfs', async () => {
+    const file = join(root, 'afile');
+    writeFileSync(file, 'x');
+    for (const output of [file, join(file, 'sub'), '/proc/benchtruth-nope']) {
+      const merged = await runCli(['merge', a, b, '--output', output], 20_000);
+      expect([merged.code, oneLine(merged.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: merge --output /)]]);
+    }
+    const bench = await runCli(['bench', '--url', 'http://127.0.0.1:1', '--model', 'm', '--progress', 'off', '--output', join(file, 'sub')], 20_000);
+    expect([bench.code, oneLine(bench.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: --output .*afile is a file, not a directory$/)]]);
+  });
+});

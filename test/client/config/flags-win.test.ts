@@ -1,0 +1,73 @@
+/** Flags win over the file, ask for one load, and errors about them name the flag. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { benchOptionsFromFlags, type BenchFlags } from '../../../client/cli/bench-command.ts';
+import { CliError } from '../../../contracts/cli-error.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'benchtruth-flags-'));
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const base: BenchFlags = { url: 'http://127.0.0.1:1', model: 'm' };
+
+function errorOf(flags: BenchFlags): string {
+  try {
+    benchOptionsFromFlags({ ...base, ...flags });
+  } catch (error) {
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as Error).message.split('\n')).toHaveLength(1);
+    return (error as Error).message;
+  }
+  throw new Error('expected a CliError');
+}
+
+describe('load flags', () => {
+  it('--trace FILE alone replays the trace', () => {
+    const trace = file('trace.txt', '0\n0.5\n1\n');
+    expect(benchOptionsFromFlags({ ...base, trace }).load).toEqual({ type: 'trace', offsetsMs: [0, 500, 1000], warmupSec: 0 });
+    expect(errorOf({ trace, loadType: 'poisson' })).toMatch(/^--trace conflicts with --load-type poisson/);
+    expect(errorOf({ trace, rate: '5' })).toMatch(/--trace and --rate/);
+  });
+
+  it('--rate with --concurrency (or --count with --duration) is one conflict line naming both', () => {
+    expect(errorOf({ rate: '5', concurrency: '2' })).toMatch(/--concurrency and --rate ask for different loads/);
+    expect(errorOf({ count: '5', duration: '2s' })).toMatch(/--count and --duration/);
+    expect(errorOf({ rate: '5', loadType: 'concurrency' })).toMatch(/^--rate conflicts with --load-type concurrency/);
+  });
+
+  it('a --rate flag over a concurrency config switches to a rate load; --concurrency over a rate config to a closed loop', () => {
+    const closed = file('closed.yaml', 'load: {type: concurrency, stages: [{concurrency: 2, count: 4}]}\n');
+    expect(benchOptionsFromFlags({ ...base, config: closed, rate: '5' }).load).toEqual({
+      type: 'stages',
+      arrival: { kind: 'constant' },
+      stages: [{ kind: 'rate', rate: 5, durationSec: 10 }],
+      warmupSec: 0,
+    });
+    const poisson = file('poisson.yaml', 'load: {type: poisson, stages: [{rate: 2, duration: 3s}]}\n');
+    expect(benchOptionsFromFlags({ ...base, config: poisson, rate: '5' }).load).toMatchObject({ arrival: { kind: 'poisson' }, stages: [{ kind: 'rate', rate: 5, durationSec: 3 }] });
+    expect(benchOptionsFromFlags({ ...base, config: poisson, concurrency: '3' }).load).toMatchObject({ stages: [{ kind: 'concurrency', concurrency: 3, count: 10 }] });
+  });
+});
+
+describe('validated flags', () => {
+  it('--rate abc names the flag, not the config path', () => {
+    expect(errorOf({ rate: 'abc' })).toMatch(/^--rate: /);
+    expect(errorOf({ rate: 'abc' })).not.toMatch(/load\.stages/);
+  });
+
+  it('--timeout must be > 0; --metrics-url must be an absolute http(s) URL', () => {
+    expect(errorOf({ timeout: '0' })).toMatch(/^--timeout: must be longer than 0/);
+    expect(errorOf({ metricsUrl: 'notaurl' })).toMatch(/^--metrics-url: must be an absolute http\(s\) URL/);
+    expect(errorOf({ metricsUrl: 'ftp://x/metrics' })).toMatch(/^--metrics-url/);
+    expect(benchOptionsFromFlags({ ...base, metricsUrl: 'http://127.0.0.1:9/metrics' }).scrape).toEqual({ url: 'http://127.0.0.1:9/metrics', intervalMs: 1000 });
+  });
+
+  it('the same mistakes in a YAML file name the file and path', () => {
+    const bad = file('bad.yaml', 'load: {timeout: 0}\n');
+    expect(errorOf({ config: bad })).toMatch(/^config .*bad\.yaml: load\.timeout: must be longer than 0/);
+  });
+});

@@ -1,0 +1,77 @@
+/** An inference-perf config.yml (its keys and spellings) runs unchanged; ignore_eos is honoured. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { chatApi } from '../../../client/apis/chat.ts';
+import { completionsApi } from '../../../client/apis/completions.ts';
+import { benchOptionsFromFlags } from '../../../client/cli/bench-command.ts';
+import { CliError } from '../../../contracts/cli-error.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'benchtruth-ip-config-'));
+writeFileSync(join(dir, 'sharegpt.json'), JSON.stringify([{ conversations: [{ from: 'human', value: 'hello there' }, { from: 'gpt', value: 'hi' }] }]));
+
+/** inference-perf's layout and spellings (values are ours). */
+const inferencePerfYaml = `load:
+  type: poisson
+  stages:
+  - rate: 3
+    duration: 20
+api:
+  type: completion
+  streaming: true
+server:
+  type: vllm
+  model_name: some-org/some-model
+  base_url: http://127.0.0.1:8000
+  ignore_eos: false
+tokenizer:
+  pretrained_model_name_or_path: some-org/some-model
+data:
+  type: shareGPT
+  path: sharegpt.json
+metrics:
+  type: prometheus
+  prometheus:
+    url: http://127.0.0.1:9090
+    scrape_interval: 5
+report:
+  request_lifecycle:
+    summary: true
+    per_stage: true
+    per_request: true
+  prometheus:
+    summary: true
+    per_stage: false
+`;
+
+describe('inference-perf config compatibility', () => {
+  it('accepts completion, server.type, server.ignore_eos, shareGPT, report.request_lifecycle, tokenizer and metrics.prometheus', () => {
+    const path = join(dir, 'config.yml');
+    writeFileSync(path, inferencePerfYaml);
+    const options = benchOptionsFromFlags({ config: path });
+    expect(options.api).toBe('completions');
+    expect(options.stream).toBe(true);
+    expect(options.model).toBe('some-org/some-model');
+    expect(options.ignoreEos).toBe(false);
+    expect(options.data).toMatchObject({ type: 'sharegpt', path: join(dir, 'sharegpt.json') });
+    expect(options.perRequestReport).toBe(true);
+    // benchtruth scrapes the model server's own /metrics, at the configured interval.
+    expect(options.scrape).toEqual({ url: null, intervalMs: 5000 });
+    expect(options.load).toMatchObject({ arrival: { kind: 'poisson' }, stages: [{ kind: 'rate', rate: 3, durationSec: 20 }] });
+  });
+
+  it('ignore_eos defaults to true; aliases stay out of error hints', () => {
+    expect(benchOptionsFromFlags({ url: 'http://127.0.0.1:1' }).ignoreEos).toBe(true);
+    const bad = join(dir, 'bad.yml');
+    writeFileSync(bad, 'server: {base_url: "http://127.0.0.1:1", type: mock}\n');
+    expect(() => benchOptionsFromFlags({ config: bad })).toThrow(CliError);
+  });
+
+  it('the request bodies carry ignore_eos as configured', () => {
+    const input = { model: 'm', prompt: 'p', maxTokens: 4, stream: false, usage: 'none' as const };
+    expect(JSON.parse(completionsApi.body(input)).ignore_eos).toBe(true);
+    expect(JSON.parse(completionsApi.body({ ...input, ignoreEos: false })).ignore_eos).toBe(false);
+    expect(JSON.parse(chatApi.body({ ...input, ignoreEos: false })).ignore_eos).toBe(false);
+  });
+});
