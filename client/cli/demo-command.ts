@@ -14,6 +14,7 @@ import { compareRunWithTruth, formatTruthComparison } from '../measure/truth-com
 import type { RequestRecord } from '../record/request-record.ts';
 import { consoleSummary } from '../report/console-summary.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../run/bench-options.ts';
+import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 import { runBench } from '../run/run-bench.ts';
 
 const MAX_ATTEMPTS = 5;
@@ -34,6 +35,8 @@ export function registerDemoCommand(program: Command): void {
     .action(async (flags: DemoFlags) => {
       const durationSec = flagValue('--duration', flags.duration, (raw) => parseDurationMs(raw, 's')) / 1000;
       const rate = flagValue('--rate', flags.rate, positiveNumber);
+      // Before the server thread exists, so it keeps the normal priority with the measuring one.
+      lowerHelperThreadPriority();
       const server = await startServerThread({ port: 0, seed: 7, ttftMs: 120, itlMs: 15, emissionSleep: true });
       process.stdout.write(`demo: benchtruth server on 127.0.0.1:${server.port} (TTFT 120 ms, ITL 15 ms); streaming ${rate} req/s for ${durationSec} s\n\n`);
       try {
