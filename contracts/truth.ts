@@ -40,8 +40,12 @@ export interface TruthWrite {
   actualMs: number | null;
   /**
    * The event whose readiness releases this write (the one holding its last byte) and the wire
-   * policy's delay after it: dueMs = max(previous write's dueMs, events[anchorEvent].dueMs +
-   * afterMs, headersDueMs). Lets an engine that learns due times late recompute dueMs.
+   * policy's delay after it (piece index × gap). With prev = the previous write's dueMs (the
+   * first write: headersDueMs, else 0): afterMs = 0 → dueMs = max(prev, anchor's dueMs);
+   * afterMs > 0 (a later piece of a cut event) → dueMs = max(prev + gap, anchor's dueMs +
+   * afterMs), gap = afterMs − the previous write's afterMs if it anchors on the same event,
+   * else afterMs. One implementation: server/wire/writes.ts `writeDueMs`. Lets an engine that
+   * learns due times late recompute dueMs.
    */
   anchorEvent?: number;
   afterMs?: number;

@@ -5,8 +5,10 @@ import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from './engine/engine-opti
 export interface ServerOptions extends EngineOptions, VllmOptions {
   host: string;
   port: number;
-  /** The served model name. */
+  /** The served model name (the first --served-model-name), reported in responses and metrics. */
   model: string;
+  /** Further names the base model answers to (--served-model-name after the first). */
+  servedModelAliases: string[];
   seed: number;
   ttftMs: number;
   itlMs: number;
@@ -48,6 +50,7 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   host: '127.0.0.1',
   port: 8000,
   model: 'benchtruth/fake-model',
+  servedModelAliases: [],
   seed: 0,
   ttftMs: 200,
   itlMs: 20,

@@ -4,9 +4,11 @@
  * the default HTTP sender. JetStream serves one model and lists none, so model discovery
  * answers "jetstream" (the latency profile generator's backend name) unless --model is given.
  */
+import type { Metadata } from '@grpc/grpc-js';
+import { BenchError } from '../run/bench-error.ts';
 import { httpRequestSender } from '../run/http-request-sender.ts';
 import { registerSender, type RequestSender, type SenderSetup } from '../run/request-sender.ts';
-import { orchestratorClient, sendAndMeasureGrpc } from '../send/grpc-sender.ts';
+import { grpcMetadataOf, orchestratorClient, sendAndMeasureGrpc } from '../send/grpc-sender.ts';
 
 export const JETSTREAM_MODEL = 'jetstream';
 
@@ -16,6 +18,13 @@ function jetstreamHttpSender(setup: SenderSetup): RequestSender {
 }
 
 export function grpcRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
+  // api.headers (e.g. x-benchtruth-wire) travel as metadata, as the HTTP sender sends them as headers.
+  let metadata: Metadata;
+  try {
+    metadata = grpcMetadataOf(options.headers ?? {});
+  } catch (error) {
+    throw error instanceof RangeError ? new BenchError(error.message) : error;
+  }
   const client = orchestratorClient(base.host);
   return {
     send(job, onInFlight) {
@@ -25,7 +34,7 @@ export function grpcRequestSender({ base, api, clock, options }: SenderSetup): R
         clock,
         request,
         { index: job.index, requestId: job.requestId, stage: job.stage, warmup: job.warmup, scheduledMs: job.scheduledMs, promptTokens: job.item.promptTokens },
-        { api, stream: true, tokenizerFallback: options.tokenizerFallback, timeoutMs: options.timeoutMs },
+        { api, stream: true, tokenizerFallback: options.tokenizerFallback, timeoutMs: options.timeoutMs, metadata },
         onInFlight,
       );
     },

@@ -30,6 +30,9 @@ export interface BenchFlags {
   promptTokens?: string;
   dataset?: string;
   datasetPath?: string;
+  datasetMinTokens?: string;
+  datasetMaxPromptTokens?: string;
+  datasetMaxTotalTokens?: string;
   seed?: string;
   model?: string;
   apiKey?: string;
@@ -70,6 +73,9 @@ const FLAG_PATHS: ReadonlyArray<[keyof BenchFlags, string]> = [
   ['apiKey', 'server.api_key'],
   ['dataset', 'data.type'],
   ['datasetPath', 'data.path'],
+  ['datasetMinTokens', 'data.min_tokens'],
+  ['datasetMaxPromptTokens', 'data.max_prompt_tokens'],
+  ['datasetMaxTotalTokens', 'data.max_total_tokens'],
   ['promptTokens', 'data.input'],
   ['maxTokens', 'data.output'],
   ['output', 'output.dir'],
@@ -197,6 +203,9 @@ export function registerBenchCommand(program: Command): void {
     .option('--prompt-tokens <n>', 'prompt length in tokens (default 32)')
     .option('--dataset <type>', 'synthetic | random | sharegpt | jsonl | shared_prefix')
     .option('--dataset-path <file>', 'ShareGPT JSON or JSONL prompt file')
+    .option('--dataset-min-tokens <n>', 'ShareGPT: drop prompts or answers shorter than n tokens (default 4, as vLLM)')
+    .option('--dataset-max-prompt-tokens <n>', 'ShareGPT: drop prompts longer than n tokens (default 1024, as vLLM)')
+    .option('--dataset-max-total-tokens <n>', 'ShareGPT: drop pairs whose prompt + output exceed n tokens (default 2048, as vLLM)')
     .option('--seed <n>', 'seed of schedule, prompts and request ids (default 0)')
     .option('--model <name>', 'model to request (default: the first of /v1/models)')
     .option('--api-key <key>', 'sent as Authorization: Bearer <key>')

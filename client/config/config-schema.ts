@@ -122,7 +122,10 @@ export const configSchema = z.strictObject({
       path: z.string().optional(),
       input: length.default(32),
       output: length.optional(),
+      /** ShareGPT pruning as vLLM's (defaults 4, 1024, 2048; client/data/file-datasets.ts). */
+      min_tokens: whole(1).optional(),
       max_prompt_tokens: whole(1).optional(),
+      max_total_tokens: whole(1).optional(),
       shared_prefix: z
         .strictObject({ num_groups: whole(1), prompts_per_group: whole(1), system_prompt_len: whole(1), question_len: whole(1) })
         .optional(),

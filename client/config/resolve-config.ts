@@ -213,8 +213,14 @@ function dataOf(config: BenchConfig, baseDir: string): DataSpec {
     return resolve(baseDir, data.path);
   };
   switch (data.type) {
-    case 'sharegpt':
-      return { type: 'sharegpt', path: needPath(), output, ...(data.max_prompt_tokens !== undefined ? { maxPromptTokens: data.max_prompt_tokens } : {}) };
+    case 'sharegpt': {
+      const limits = {
+        ...(data.min_tokens !== undefined ? { minTokens: data.min_tokens } : {}),
+        ...(data.max_prompt_tokens !== undefined ? { maxPromptTokens: data.max_prompt_tokens } : {}),
+        ...(data.max_total_tokens !== undefined ? { maxTotalTokens: data.max_total_tokens } : {}),
+      };
+      return { type: 'sharegpt', path: needPath(), output, limits };
+    }
     case 'jsonl':
       return { type: 'jsonl', path: needPath(), output: output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens } };
     case 'shared_prefix': {

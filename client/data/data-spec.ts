@@ -1,12 +1,12 @@
 /** What `data:` in a config (or the flags) asks for, and the dataset it builds. */
 import type { Dataset } from './dataset.ts';
-import { jsonlDataset, shareGptDataset } from './file-datasets.ts';
+import { jsonlDataset, shareGptDataset, type ShareGptLimits } from './file-datasets.ts';
 import type { LengthDistribution } from './length-distribution.ts';
 import { sharedPrefixDataset, syntheticDataset, type SharedPrefixSpec } from './synthetic-dataset.ts';
 
 export type DataSpec =
   | { type: 'synthetic'; input: LengthDistribution; output: LengthDistribution }
-  | { type: 'sharegpt'; path: string; output: LengthDistribution | null; maxPromptTokens?: number }
+  | { type: 'sharegpt'; path: string; output: LengthDistribution | null; limits?: Partial<ShareGptLimits> }
   | { type: 'jsonl'; path: string; output: LengthDistribution }
   | { type: 'shared_prefix'; sharedPrefix: SharedPrefixSpec; output: LengthDistribution };
 
@@ -15,7 +15,7 @@ export function buildDataset(spec: DataSpec, seed: number): Dataset {
     case 'synthetic':
       return syntheticDataset(spec.input, spec.output, seed);
     case 'sharegpt':
-      return shareGptDataset(spec.path, { output: spec.output, ...(spec.maxPromptTokens !== undefined ? { maxPromptTokens: spec.maxPromptTokens } : {}) }, seed);
+      return shareGptDataset(spec.path, { output: spec.output, ...spec.limits }, seed);
     case 'jsonl':
       return jsonlDataset(spec.path, spec.output, seed);
     case 'shared_prefix':

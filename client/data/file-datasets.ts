@@ -25,8 +25,31 @@ interface Entry {
   outputTokens: number | null;
 }
 
-/** vLLM drops ShareGPT pairs shorter than this on either side (too short to be a real request). */
-const SHAREGPT_MIN_TOKENS = 4;
+/**
+ * vLLM's ShareGPT pruning (benchmarks/datasets.py is_valid_sequence, its defaults): drop a pair
+ * whose prompt or output is under `minTokens` (too short to be a real request), whose prompt is
+ * over `maxPromptTokens`, or whose prompt + output is over `maxTotalTokens` — the long answers
+ * that would otherwise dominate a run, or outlast its timeout.
+ */
+export interface ShareGptLimits {
+  minTokens: number;
+  maxPromptTokens: number;
+  maxTotalTokens: number;
+}
+
+export const SHAREGPT_DEFAULT_LIMITS: Readonly<ShareGptLimits> = Object.freeze({ minTokens: 4, maxPromptTokens: 1024, maxTotalTokens: 2048 });
+
+/** The most output tokens a configured length can ask for; null when it has no bound. */
+function outputBound(output: LengthDistribution): number | null {
+  switch (output.kind) {
+    case 'fixed':
+      return Math.max(1, Math.round(output.value));
+    case 'uniform':
+      return Math.floor(output.max);
+    default:
+      return output.max ?? null;
+  }
+}
 
 function readText(path: string): string {
   try {
@@ -60,10 +83,9 @@ function fromEntries(name: string, entries: Entry[], output: LengthDistribution 
   };
 }
 
-export interface ShareGptOptions {
+export interface ShareGptOptions extends Partial<ShareGptLimits> {
   /** Fixes output lengths; null uses each conversation's reference answer length. */
   output: LengthDistribution | null;
-  maxPromptTokens?: number;
 }
 
 export function shareGptDataset(path: string, options: ShareGptOptions, seed: number): Dataset {
@@ -75,6 +97,14 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
     throw new DatasetError(`${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (!Array.isArray(parsed)) throw new DatasetError(`${path}: expected a JSON list of {conversations: [...]} objects`);
+  const limits: ShareGptLimits = {
+    minTokens: options.minTokens ?? SHAREGPT_DEFAULT_LIMITS.minTokens,
+    maxPromptTokens: options.maxPromptTokens ?? SHAREGPT_DEFAULT_LIMITS.maxPromptTokens,
+    maxTotalTokens: options.maxTotalTokens ?? SHAREGPT_DEFAULT_LIMITS.maxTotalTokens,
+  };
+  // As vLLM: a configured output length replaces the answer's in the checks, and then a short
+  // answer does not matter. A distribution is checked at its upper bound, when it has one.
+  const configuredOutput = options.output === null ? null : outputBound(options.output);
   const entries: Entry[] = [];
   for (const item of parsed as unknown[]) {
     const turns = (item as { conversations?: unknown })?.conversations;
@@ -84,11 +114,18 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
     if (typeof prompt !== 'string' || typeof answer !== 'string') continue;
     const promptTokens = countTokens(prompt);
     const outputTokens = countTokens(answer);
-    if (promptTokens < SHAREGPT_MIN_TOKENS || (options.output === null && outputTokens < SHAREGPT_MIN_TOKENS)) continue;
-    if (options.maxPromptTokens !== undefined && promptTokens > options.maxPromptTokens) continue;
+    if (promptTokens < limits.minTokens || promptTokens > limits.maxPromptTokens) continue;
+    if (options.output === null && outputTokens < limits.minTokens) continue;
+    const checkedOutput = options.output === null ? outputTokens : configuredOutput;
+    if (checkedOutput !== null && promptTokens + checkedOutput > limits.maxTotalTokens) continue;
     entries.push({ prompt, promptTokens, outputTokens });
   }
-  if (entries.length === 0) throw new DatasetError(`${path}: no usable conversations (need a prompt and an answer of >= ${SHAREGPT_MIN_TOKENS} tokens)`);
+  if (entries.length === 0) {
+    const { minTokens, maxPromptTokens, maxTotalTokens } = limits;
+    throw new DatasetError(
+      `${path}: no usable conversations (need a prompt of ${minTokens}–${maxPromptTokens} tokens, an answer of >= ${minTokens}, at most ${maxTotalTokens} together; change data.min_tokens, data.max_prompt_tokens, data.max_total_tokens)`,
+    );
+  }
   return fromEntries('sharegpt', entries, options.output, seed, false);
 }
 

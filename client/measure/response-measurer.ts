@@ -29,7 +29,7 @@ export interface MeasureOptions {
 }
 
 const ERROR_BODY_LIMIT = 4096;
-const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
+const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
 
 function toUsage(raw: Payload['usage']): Usage | null {
   if (raw === null) return null;
@@ -195,8 +195,20 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#usage = toUsage(payload.usage);
     this.#finishReason = payload.finishReason;
     if (payload.tokenBearing) {
-      const tokens = this.#usage?.completionTokens ?? (this.#options.tokenizerFallback ? countTokens(payload.text) : 1);
-      this.#source = this.#usage !== null ? 'dialect' : this.#options.tokenizerFallback ? 'tokenizer' : 'one_per_event';
+      // The one event's count, from the best source the body has (recorded as such).
+      let tokens = 1;
+      let source: TokensPerEventSource = 'one_per_event';
+      if (this.#usage !== null) {
+        tokens = this.#usage.completionTokens;
+        source = 'usage';
+      } else if (payload.dialectTokens !== null && payload.dialectTokens > 0) {
+        tokens = payload.dialectTokens;
+        source = 'dialect';
+      } else if (this.#options.tokenizerFallback) {
+        tokens = countTokens(payload.text);
+        source = 'tokenizer';
+      }
+      this.#source = source;
       this.#eventTimes.push(this.#lastDataMs ?? atMs);
       this.#eventTokens.push(Math.max(tokens, 1));
     }

@@ -21,7 +21,8 @@ export interface Failure {
 }
 
 /** Where a count came from, so reports can say how much to trust it. */
-export type TokensPerEventSource = 'continuous_usage' | 'dialect' | 'tokenizer' | 'one_per_event';
+/** `usage`: a non-streamed body's one event, counted by its `usage.completion_tokens`. */
+export type TokensPerEventSource = 'continuous_usage' | 'usage' | 'dialect' | 'tokenizer' | 'one_per_event';
 export type OutputTokensSource = 'usage' | 'events';
 export type PromptTokensSource = 'usage' | 'client';
 

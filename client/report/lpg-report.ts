@@ -7,6 +7,9 @@
  * | --- | --- |
  * | benchmark_time | s, first request start → last response end |
  * | throughput | requests/s (num_prompts / benchmark_time, as that generator version wrote it) |
+ * | throughput_rps | requests/s, the same figure under the newer generator's unambiguous name |
+ * | num_prompts_attempted, num_prompts_succeeded | requests (the newer generator's counts) |
+ * | ClientConnectorError … unknown_error | failed requests per kind (LPG_ERROR_KEYS) |
  * | *_tokens_per_min | tokens/min |
  * | *_per_token_latency | s per token of prompt + output (request latency / (input + output)) |
  * | *_latency | ms per request |
@@ -14,6 +17,11 @@
  * | *_input_len, *_output_len | tokens |
  * | *_TTFT (streamed runs only) | s |
  * | server_metrics | the metric's own unit, values as strings (Prometheus API answers) |
+ *
+ * Keys the newer generator added (attempted/succeeded counts, throughput_rps, its per-error
+ * counts) come after the fixture's, so a reader of either version finds what it expects. (The
+ * newer generator also redefined `throughput` as output tokens/s; ours keeps the fixture's
+ * requests/s and says so in `throughput_rps`.)
  *
  * Where the generator would write 0 for an empty sample or NaN/Infinity (e.g. an infinite
  * request rate) we write null: a reader must be able to tell "none" from "zero".
@@ -33,6 +41,38 @@ export const LPG_JETSTREAM_METRICS = [
 
 export const LPG_VLLM_METRICS = ['vllm:gpu_cache_usage_perc', 'vllm:num_requests_waiting'] as const;
 
+/**
+ * Newer names a metric the generator asks for may be scraped under: vLLM 0.11 (and our server)
+ * renamed the KV-cache gauge. The value is reported under the name the generator's reader expects.
+ */
+export const LPG_METRIC_FALLBACKS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  'vllm:gpu_cache_usage_perc': ['vllm:kv_cache_usage_perc'],
+});
+
+/**
+ * The newer generator's per-error counters (init_errors_map: aiohttp exception names) and which
+ * of our failure kinds each one counts. Its reader sees what aiohttp would have raised:
+ * connect_error → ClientConnectorError, timeout → TimeoutError, disconnected →
+ * ServerDisconnectedError; HTTP errors, stream error events, malformed or truncated bodies and
+ * worker crashes fail there while parsing (a JSON or key error), so → unknown_error.
+ * ContentTypeError and ClientOSError stay 0: benchtruth has no such failure of its own.
+ */
+export const LPG_ERROR_KEYS = ['ClientConnectorError', 'TimeoutError', 'ContentTypeError', 'ClientOSError', 'ServerDisconnectedError', 'unknown_error'] as const;
+export type LpgErrorKey = (typeof LPG_ERROR_KEYS)[number];
+
+export function lpgErrorKey(kind: string): LpgErrorKey {
+  if (kind === 'connect_error') return 'ClientConnectorError';
+  if (kind === 'timeout') return 'TimeoutError';
+  if (kind === 'disconnected') return 'ServerDisconnectedError';
+  return 'unknown_error';
+}
+
+function lpgErrorCounts(failuresByKind: Readonly<Record<string, number>>): Record<LpgErrorKey, number> {
+  const out = Object.fromEntries(LPG_ERROR_KEYS.map((key) => [key, 0])) as Record<LpgErrorKey, number>;
+  for (const [kind, count] of Object.entries(failuresByKind)) out[lpgErrorKey(kind)] += count;
+  return out;
+}
+
 export type LpgStat = 'Mean' | 'Median' | 'Sd' | 'Min' | 'Max' | 'P90' | 'P99';
 export type LpgServerMetric = Partial<Record<LpgStat, string>>;
 
@@ -47,15 +87,23 @@ export interface LpgSamples {
   ttftMs: ArrayLike<number>;
   promptTokens: ArrayLike<number>;
   outputTokens: ArrayLike<number>;
+  /** Failed measured requests by failure kind (`http_503`, `timeout` …). */
+  failuresByKind: Record<string, number>;
 }
 
 export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSamples {
   const successes = records.filter((r) => r.failure === null && r.metrics !== null);
   let first = Infinity;
   let last = -Infinity;
+  const failuresByKind: Record<string, number> = {};
   for (const r of records) {
     first = Math.min(first, r.startMs);
     last = Math.max(last, r.endMs);
+    // As stage-samples.ts counts them: a record without metrics failed too.
+    if (r.failure !== null || r.metrics === null) {
+      const kind = r.failure?.kind ?? 'malformed';
+      failuresByKind[kind] = (failuresByKind[kind] ?? 0) + 1;
+    }
   }
   return {
     attempted: records.length,
@@ -64,6 +112,7 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
     ttftMs: successes.map((r) => r.metrics?.ttftMs ?? Number.NaN),
     promptTokens: successes.map((r) => r.promptTokens),
     outputTokens: successes.map((r) => r.outputTokens),
+    failuresByKind,
   };
 }
 
@@ -74,8 +123,10 @@ export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>):
   let first: number | null = null;
   let last: number | null = null;
   let attempted = 0;
+  const failuresByKind: Record<string, number> = {};
   for (const s of all) {
     attempted += s.success.latencyMs.length + s.failure.latencyMs.length;
+    for (const [kind, entry] of Object.entries(s.failuresByKind)) failuresByKind[kind] = (failuresByKind[kind] ?? 0) + entry.count;
     const { firstStartEpochMs: a, lastEndEpochMs: b } = s.window;
     if (a !== null && (first === null || a < first)) first = a;
     if (b !== null && (last === null || b > last)) last = b;
@@ -87,6 +138,7 @@ export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>):
     ttftMs: cat((s) => s.success.ttftMs.view()),
     promptTokens: cat((s) => s.success.promptTokens.view()),
     outputTokens: cat((s) => s.success.outputTokens.view()),
+    failuresByKind,
   };
 }
 
@@ -170,8 +222,9 @@ export function lpgServerMetrics(summary: ServerMetricsSummary | null, names: re
   const out: Record<string, LpgServerMetric> = {};
   if (summary === null) return out;
   for (const name of names) {
-    const gauge = seriesOf(summary.gauges, name);
-    const histogram = seriesOf(summary.histograms, name);
+    const scraped = [name, ...(LPG_METRIC_FALLBACKS[name] ?? [])].find((n) => seriesOf(summary.gauges, n) !== undefined || seriesOf(summary.histograms, n) !== undefined) ?? name;
+    const gauge = seriesOf(summary.gauges, scraped);
+    const histogram = seriesOf(summary.histograms, scraped);
     const entry: Record<string, string | undefined> = {};
     if (gauge !== undefined) {
       Object.assign(entry, { Mean: promValue(gauge.mean), Median: promValue(gauge.median), Sd: promValue(gauge.sd), Min: promValue(gauge.min), Max: promValue(gauge.max), P90: promValue(gauge.p90), P99: promValue(gauge.p99) });
@@ -231,6 +284,10 @@ export function lpgReport(input: LpgInput): LpgReport {
       ...flatStats('input_len', inputLength),
       ...flatStats('output_len', outputLength),
       ...ttft,
+      num_prompts_attempted: samples.attempted,
+      num_prompts_succeeded: samples.latencyMs.length,
+      throughput_rps: throughput,
+      ...lpgErrorCounts(samples.failuresByKind),
     },
     dimensions: { date: lpgDate(input.startEpochMs), backend: input.backend, model_id: input.modelId, tokenizer_id: input.tokenizerId },
     config: { model: input.modelId, model_server: input.backend },

@@ -23,18 +23,31 @@ export function enforceDeadline(record: RequestRecord, timeoutMs: number): Reque
   const deadlineMs = record.startMs + timeoutMs;
   if (record.endMs <= deadlineMs) return record;
   const events = record.events.filter((e) => e.atMs <= deadlineMs);
+  const eventTokens = events.reduce((sum, e) => sum + e.tokens, 0);
+  const usage = usageAtDeadline(record, events.length, eventTokens);
   return {
     ...record,
     endMs: deadlineMs,
     firstByteMs: record.firstByteMs !== null && record.firstByteMs <= deadlineMs ? record.firstByteMs : null,
     failure: { kind: 'timeout', message: new RequestTimeout(timeoutMs).message },
     events,
-    outputTokens: events.reduce((sum, e) => sum + e.tokens, 0),
-    outputTokensSource: 'events',
+    outputTokens: eventTokens,
+    outputTokensSource: usage !== null ? 'usage' : 'events',
     tokenCountMismatch: false,
-    // Usage and finish reason came with the end of the response, after the deadline.
-    usage: null,
+    usage,
+    // The finish reason came with the end of the response, after the deadline.
     finishReason: null,
     metrics: null,
   };
+}
+
+/**
+ * The usage the client had seen by the deadline. Only continuous usage (every token-bearing
+ * event counted by its running usage) tells it: then the running completion count at the last
+ * event kept is the sum of the kept events' tokens. Any other usage came at the end, after it.
+ */
+function usageAtDeadline(record: RequestRecord, keptEvents: number, keptTokens: number): RequestRecord['usage'] {
+  if (record.usage === null || record.tokensPerEventSource !== 'continuous_usage' || keptEvents === 0) return null;
+  const { promptTokens } = record.usage;
+  return { promptTokens, completionTokens: keptTokens, totalTokens: promptTokens + keptTokens };
 }

@@ -51,13 +51,32 @@ function failureOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKi
 
 const encoder = new TextEncoder();
 
+/** HTTP/2 and gRPC framing headers: grpc-js sets them itself, a configured value would clash. */
+const RESERVED_METADATA = new Set(['content-type', 'te', 'host', 'user-agent', 'connection', 'transfer-encoding', 'content-length']);
+
+/**
+ * The run's extra request headers (`api.headers`, the API key's authorization) as gRPC
+ * metadata: keys lower-cased (gRPC metadata keys are), framing and `grpc-` keys left out.
+ * Built once per run; a key gRPC cannot carry is a RangeError naming it.
+ */
+export function grpcMetadataOf(headers: Readonly<Record<string, string>>): Metadata {
+  const metadata = new Metadata();
+  for (const [name, value] of Object.entries(headers)) {
+    const key = name.toLowerCase();
+    if (RESERVED_METADATA.has(key) || key.startsWith('grpc-') || key.startsWith(':')) continue;
+    if (!/^[0-9a-z_.-]+$/.test(key) || key.endsWith('-bin')) throw new RangeError(`api.headers: ${JSON.stringify(name)} cannot be sent as gRPC metadata (use letters, digits, - _ . and no -bin suffix)`);
+    metadata.set(key, value);
+  }
+  return metadata;
+}
+
 /** Sends one Decode and measures it; never rejects: every outcome is a RequestRecord. */
 export function sendAndMeasureGrpc(
   client: OrchestratorClient,
   clock: Clock,
   request: object,
   identity: Omit<RequestIdentity, 'startMs'>,
-  options: MeasureOptions & { timeoutMs: number },
+  options: MeasureOptions & { timeoutMs: number; metadata?: Metadata },
   onInFlight?: (handle: InFlight | null) => void,
 ): Promise<RequestRecord> {
   return new Promise<RequestRecord>((resolve) => {
@@ -66,7 +85,7 @@ export function sendAndMeasureGrpc(
     const settle = (record: RequestRecord): void => measured.settle(record);
     let sawMetadata = false;
     let abortReason: Error | null = null;
-    const metadata = new Metadata();
+    const metadata = options.metadata?.clone() ?? new Metadata();
     metadata.set('x-request-id', identity.requestId);
     let call: ClientReadableStream<object>;
     try {

@@ -147,6 +147,9 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
 
 const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** Spellings of one setting (an llm-d alias and ours): the command line's beats the file's other one. */
+const SAME_SETTING: ReadonlyArray<readonly string[]> = [['kv-cache-blocks', 'kv-cache-size']];
+
 /**
  * Reads `--config FILE` into the command's option values wherever the command line did not set
  * them. Unknown keys and unreadable files are config mistakes (CliError).
@@ -177,8 +180,11 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
     if (option === undefined || key === 'config') throw new CliError(`--config ${file}: unknown setting ${JSON.stringify(key)} (use the serve flag names, e.g. max-num-seqs)`);
     const attribute = option.attributeName();
     if (command.getOptionValueSource(attribute) === 'cli') continue;
+    // Flags win by the value's source, not by spelling: `--kv-cache-size 200` beats the file's kv-cache-blocks.
+    const spellings = SAME_SETTING.find((group) => group.includes(key)) ?? [];
+    if (spellings.some((other) => command.getOptionValueSource(byName.get(other)?.attributeName() ?? '') === 'cli')) continue;
     // `no-emission-sleep: true` in the file means what the flag means: the attribute is false.
-    const parsed = option.isBoolean() ? (option.negate ? value !== true : value === true) : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : String(value);
+    const parsed = option.isBoolean() ? (option.negate ? value !== true : value === true) : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : option.variadic ? [String(value)] : String(value);
     command.setOptionValueWithSource(attribute, parsed, 'config');
     flags[camel(key)] = parsed;
   }

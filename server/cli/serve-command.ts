@@ -3,12 +3,14 @@ import type { Command } from 'commander';
 import { flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
 import { parseDurationMs } from '../../contracts/units.ts';
 import { buildServer } from '../app.ts';
+import { checkTruthLog } from '../truth/truth-store.ts';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from '../options.ts';
 import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
 import { registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
 import { applyServeConfig, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
+import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
-import { announceListening, joinClusterIfWorker } from '../cluster/cluster-worker.ts';
+import { announceListening, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
 import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
 
 interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, EngineServeFlags {
@@ -31,7 +33,9 @@ export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions>
   return {
     host: flags.host,
     port: flagValue('--port', flags.port, wholeNumber(0)),
-    model: flags.model,
+    // vLLM / llm-d: the first --served-model-name is the name responses and metrics report.
+    model: flags.servedModelName?.[0] ?? flags.model,
+    servedModelAliases: flags.servedModelName?.slice(1) ?? [],
     seed: flagValue('--seed', flags.seed, wholeNumber(0)),
     ttftMs: flagValue('--time-to-first-token', flags.timeToFirstToken, (raw) => parseDurationMs(raw, 'ms')),
     itlMs: flagValue('--inter-token-latency', flags.interTokenLatency, (raw) => parseDurationMs(raw, 'ms')),
@@ -69,12 +73,17 @@ export function registerServeCommand(program: Command): void {
   registerVllmFlags(serve);
   registerJetstreamFlags(serve);
   registerEngineFlags(serve);
+  registerLlmdCompatFlags(serve);
   registerWireFlags(serve)
     .action(async (flags: ServeFlags, command: Command) => {
       applyServeConfig(flags as ServeFlags & Record<string, unknown>, command);
       const scenario = applyScenarioFlags(flags as ServeFlags & Record<string, unknown>, command);
       const serveOptions = { ...serveOptionsFromFlags(flags), ...wireOptionsFromFlags(flags, scenario) };
       const resolved = resolveServerOptions(serveOptions);
+      const ignored = checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras);
+      if (ignored !== null && !isClusterWorkerProcess()) process.stderr.write(`${ignored}\n`);
+      // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
+      if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
       if (isClusterPrimary(resolved)) {
         await runClusterPrimary(resolved, (port) => `benchtruth serving ${resolved.model} on http://${resolved.host}:${port} (seed ${resolved.seed})`);
         return;
@@ -86,7 +95,9 @@ export function registerServeCommand(program: Command): void {
         port = await server.listen();
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        process.stderr.write(`benchtruth serve: cannot listen: ${message}\n`);
+        const line = `benchtruth: cannot listen: ${message}`;
+        // A --workers worker leaves the one line to the primary, which stops every worker.
+        if (!(await reportWorkerFailure(line))) process.stderr.write(`${line}\n`);
         process.exit(2);
       }
       let closing = false;

@@ -13,6 +13,8 @@ export interface VllmServeFlags {
   maxBodySize?: string;
   loraModules?: string[];
   eosAfter?: string;
+  /** vLLM's --served-model-name: every name the base model answers to; the first is reported. */
+  servedModelName?: string[];
 }
 
 const UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
@@ -53,5 +55,6 @@ export function registerVllmFlags<C extends { option(flags: string, description:
     .option('--api-key <key>', 'require Authorization: Bearer <key> on /v1/* (401 otherwise)')
     .option('--max-body-size <size>', 'largest request body, e.g. 1048576, 512kb, 16MiB (default 16MiB; larger gets 413)')
     .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
+    .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); the first is the one responses and metrics report (default: --model)')
     .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)');
 }

@@ -13,13 +13,20 @@ export interface WorkerListening {
   port: number;
 }
 
+/** Worker → primary: I cannot serve (listen failed); `line` is the one error line to print. */
+export interface WorkerFailed {
+  benchtruth: 'failed';
+  index: number;
+  line: string;
+}
+
 /** Primary → workers: every worker's peer port (sent again whenever it changes). */
 export interface PeerList {
   benchtruth: 'peers';
   peerPorts: number[];
 }
 
-export type ClusterMessage = WorkerHello | WorkerListening | PeerList;
+export type ClusterMessage = WorkerHello | WorkerListening | WorkerFailed | PeerList;
 
 export function isClusterMessage(value: unknown): value is ClusterMessage {
   return typeof value === 'object' && value !== null && typeof (value as { benchtruth?: unknown }).benchtruth === 'string';

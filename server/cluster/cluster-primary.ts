@@ -1,7 +1,9 @@
 /**
  * `serve --workers N`, primary side: forks N workers that all listen on the one port (Node
  * cluster: the primary accepts and hands connections round-robin), relays every worker's
- * private peer port to the others, prints one banner, and forwards shutdown signals.
+ * private peer port to the others, prints one banner, and forwards shutdown signals. A worker
+ * that dies after it listened is replaced; one that dies before (a busy port, a bad address)
+ * would only fail again, so that stops the whole server with one error line and exit code 2.
  * The primary itself serves nothing and holds no truth.
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -19,6 +21,8 @@ export async function runClusterPrimary(options: ServerOptions, banner: (port: n
   const workers: Worker[] = [];
   let listening = 0;
   let stopping = false;
+  const listened: boolean[] = new Array(options.workers).fill(false);
+  let failure: string | null = null;
   const broadcast = (): void => {
     const message: PeerList = { benchtruth: 'peers', peerPorts };
     for (const w of workers) if (w.isConnected()) w.send(message);
@@ -30,15 +34,26 @@ export async function runClusterPrimary(options: ServerOptions, banner: (port: n
       if (message.benchtruth === 'peer') {
         peerPorts[message.index] = message.peerPort;
         broadcast();
-      } else if (message.benchtruth === 'listening' && ++listening === options.workers) {
+      } else if (message.benchtruth === 'failed') {
+        failure ??= message.line;
+      } else if (message.benchtruth === 'listening') {
+        listened[index] = true;
+        if (++listening !== options.workers) return;
         process.stdout.write(`${banner(message.port)} with ${options.workers} workers (pids ${workers.map((w) => w.process.pid).join(' ')})\n`);
       }
     });
     worker.on('exit', (code) => {
       if (stopping) return;
+      if (!listened[index]) {
+        stopping = true;
+        for (const w of workers) if (w !== worker && !w.isDead()) w.process.kill('SIGTERM');
+        process.stderr.write(`${failure ?? `benchtruth: worker ${index} exited (${code ?? 'signal'}) before it could listen`}\n`);
+        process.exit(2);
+      }
       // A worker that dies takes its in-flight requests with it; start a fresh one in its place.
       process.stderr.write(`benchtruth: worker ${index} exited (${code ?? 'signal'}), restarting it\n`);
       peerPorts[index] = 0;
+      listened[index] = false;
       workers[index] = fork(index);
     });
     return worker;

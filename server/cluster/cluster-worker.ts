@@ -14,7 +14,7 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import { truthToJson } from '../../contracts/truth.ts';
 import type { BenchtruthServer } from '../app.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
-import { isClusterMessage, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
+import { isClusterMessage, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
 import { WORKER_INDEX_ENV } from './cluster-primary.ts';
 
 const TRUTH_PATH = '/_truth/requests/';
@@ -89,6 +89,22 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
     return (await AggregatorRegistry.aggregate(all).metrics()) + (await hub.extraText());
   };
   return true;
+}
+
+/** Whether this process is a `--workers` worker (the primary prints what concerns them all). */
+export function isClusterWorkerProcess(): boolean {
+  return cluster.isWorker && process.env[WORKER_INDEX_ENV] !== undefined;
+}
+
+/**
+ * Hands a fatal startup error to the primary (it prints one line for all workers and stops
+ * them); resolves false when this process is no `--workers` worker and must print it itself.
+ */
+export function reportWorkerFailure(line: string): Promise<boolean> {
+  const raw = process.env[WORKER_INDEX_ENV];
+  if (!cluster.isWorker || raw === undefined || process.send === undefined) return Promise.resolve(false);
+  const message: WorkerFailed = { benchtruth: 'failed', index: Number(raw), line };
+  return new Promise((resolve) => process.send?.(message, undefined, {}, () => resolve(true)));
 }
 
 /** Tells the primary this worker listens (it prints one banner for all). */

@@ -12,19 +12,32 @@
  *     growing its KV blocks, preempting the newest running sequence when blocks run out
  *     (recompute: it returns to the head of the queue and re-prefills prompt + output so far);
  *  3. prefilling sequences take chunks of the remaining budget (chunked prefill);
- *  4. the step lasts factor × (ITL sample + per-seq × decodes + Σ chunk × prefill rate),
- *     where factor is llm-d-inference-sim's --time-factor-under-load at the running count;
+ *  4. the step lasts factor × (ITL sample of the slowest decoding model + per-seq × decodes +
+ *     the largest fixed prefill cost among prefills starting now + Σ chunk × per-token prefill
+ *     time), where factor is llm-d-inference-sim's --time-factor-under-load at the running count;
  *  5. at its end every decode produces a token, every completed prefill its next token.
  */
 import type { Rng } from '../../contracts/rng.ts';
 import type { EngineOptions } from './engine-options.ts';
-import { loadFactor, sampleMs, type TimingModel } from './timing.ts';
+import { loadFactor, sampleMs, type Distribution, type TimingModel } from './timing.ts';
 
 /** The engine's capacity settings (engine-options.ts) and its step model. */
 export interface BatchingConfig extends Pick<EngineOptions, 'maxNumSeqs' | 'maxWaitingQueueLength' | 'maxNumBatchedTokens' | 'kvCacheBlocks' | 'blockSize' | 'maxLoras'> {
   /** The step model: decode base time (ITL), per-seq time and load factor. */
   timing: TimingModel;
+  /**
+   * How long after the latest arrival a prefill-only step still takes the next one (default
+   * PREFILL_JOIN_WINDOW_MS; at most 5 windows after the step opened): the step restarts at the
+   * arrival with the larger batch, as the engine was still gathering its forward pass. Requests
+   * sent "at once" then share one prefill instead of queueing behind the first one's.
+   */
+  prefillJoinWindowMs?: number;
 }
+
+/** Default join window: requests a client sends "at once" land within a few ms of each other. */
+export const PREFILL_JOIN_WINDOW_MS = 10;
+/** A burst may hold a step open for at most this many windows, so a steady stream cannot starve it. */
+const JOIN_WINDOWS_MAX = 5;
 
 export interface CoreRequest {
   promptTokens: number;
@@ -33,6 +46,14 @@ export interface CoreRequest {
   lora: string | null;
   /** Time to prefill the whole prompt when unloaded (already sampled for this request). */
   prefillMs: number;
+  /**
+   * The part of a prefill that grows with its tokens (--prefill-time-per-token; default 0).
+   * The rest of `prefillMs` is a fixed cost (TTFT or --prefill-overhead) that a step pays once,
+   * however many prefills it batches.
+   */
+  prefillPerTokenMs?: number;
+  /** This request's model's decode time (per-model timing); default the config's ITL. */
+  itl?: Distribution;
 }
 
 export interface CoreListener {
@@ -64,8 +85,13 @@ export class Sequence {
     this.target = request.promptTokens;
   }
 
-  get prefillRateMs(): number {
-    return this.request.prefillMs / Math.max(1, this.request.promptTokens);
+  get prefillPerTokenMs(): number {
+    return this.request.prefillPerTokenMs ?? 0;
+  }
+
+  /** The fixed cost of starting this sequence's prefill (paid with its first chunk). */
+  get prefillFixedMs(): number {
+    return Math.max(0, this.request.prefillMs - this.prefillPerTokenMs * this.request.promptTokens);
   }
 }
 
@@ -79,6 +105,10 @@ export class BatchingCore {
   #running: Sequence[] = [];
   #freeBlocks: number;
   #stepEnd = Infinity;
+  /** When the step in progress opened, and whether it decodes (only a prefill-only step takes joiners). */
+  #stepOpenedAt = -Infinity;
+  #stepStartedAt = -Infinity;
+  #stepDecodes = 0;
   #now = -Infinity;
   preemptions = 0;
 
@@ -109,7 +139,10 @@ export class BatchingCore {
   /** Whether a request of this size could ever run, and whether the queue has room. */
   canAccept(promptTokens: number, outputTokens: number): 'ok' | 'queue_full' | 'too_large' {
     if (this.#blocksFor(promptTokens + outputTokens) > this.#config.kvCacheBlocks) return 'too_large';
-    if (this.#waiting.length >= this.#config.maxWaitingQueueLength) return 'queue_full';
+    // Waiting requests that the next step will admit into free running slots are not queued
+    // in vLLM's sense: only the overflow beyond those slots counts against the limit.
+    const freeSlots = Math.max(0, this.#config.maxNumSeqs - this.#running.length);
+    if (this.#waiting.length - freeSlots >= this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
 
@@ -120,6 +153,7 @@ export class BatchingCore {
     const seq = new Sequence(request, at);
     this.#waiting.push(seq);
     if (this.#stepEnd === Infinity) this.#startStep(at);
+    else if (this.#canJoinStep(at)) this.#rejoinStep(at);
     return { ok: true, seq };
   }
 
@@ -130,6 +164,13 @@ export class BatchingCore {
     if (seq.state === 'waiting') this.#waiting.splice(this.#waiting.indexOf(seq), 1);
     else this.#release(seq);
     seq.state = 'done';
+    // A step left with no work (the aborted sequence was all of it) ends now rather than
+    // idling to its planned end: the freed slot serves the queue at once.
+    if (this.#stepEnd !== Infinity && !this.#running.some((s) => s.decoding || s.chunk > 0)) {
+      this.#stepEnd = Infinity;
+      if (this.#running.length > 0 || this.#waiting.length > 0) this.#startStep(at);
+      return;
+    }
     // An idle engine with admissible work (the abort freed room) starts a step now.
     if (this.#stepEnd === Infinity && this.#waiting.length > 0) this.#startStep(at);
   }
@@ -207,11 +248,39 @@ export class BatchingCore {
     return true;
   }
 
+  #canJoinStep(at: number): boolean {
+    const window = this.#config.prefillJoinWindowMs ?? PREFILL_JOIN_WINDOW_MS;
+    return (
+      this.#stepDecodes === 0 &&
+      at - this.#stepStartedAt <= window &&
+      at - this.#stepOpenedAt <= JOIN_WINDOWS_MAX * window &&
+      this.#running.length < this.#config.maxNumSeqs
+    );
+  }
+
+  /** Re-plans the prefill-only step in progress from `at`, with the newly admitted requests. */
+  #rejoinStep(at: number): void {
+    const openedAt = this.#stepOpenedAt;
+    const before = this.#running.length;
+    this.#admit(at);
+    // Nothing admitted (no KV blocks or LoRA slot for it): the step goes on as planned.
+    if (this.#running.length === before) return;
+    // No chunk of this step has been computed yet (it never ended): plan them all again.
+    for (const seq of this.#running) seq.chunk = 0;
+    this.#startStep(at);
+    this.#stepOpenedAt = openedAt;
+  }
+
   #startStep(at: number, retried = false): void {
+    this.#stepOpenedAt = at;
+    this.#stepStartedAt = at;
     this.#admit(at);
     let budget = this.#config.maxNumBatchedTokens;
     let decodes = 0;
-    let prefillMs = 0;
+    // A step batches its prefills into one forward pass: the fixed cost once (the largest
+    // among prefills starting now), plus the per-token cost of every chunk.
+    let prefillFixedMs = 0;
+    let prefillTokensMs = 0;
     // Snapshot: preemption below shrinks the running list while we walk it.
     for (const seq of [...this.#running]) {
       if (seq.state !== 'running' || seq.computed < seq.target || budget <= 0) continue;
@@ -228,9 +297,10 @@ export class BatchingCore {
     for (const seq of this.#running) if (seq.decoding) decodes++;
     for (const seq of this.#running) {
       if (seq.computed >= seq.target || budget <= 0) continue;
+      if (seq.computed === 0) prefillFixedMs = Math.max(prefillFixedMs, seq.prefillFixedMs);
       seq.chunk = Math.min(seq.target - seq.computed, budget);
       budget -= seq.chunk;
-      prefillMs += seq.chunk * seq.prefillRateMs;
+      prefillTokensMs += seq.chunk * seq.prefillPerTokenMs;
     }
     if (decodes === 0 && this.#running.every((s) => s.chunk === 0)) {
       // Nothing runnable (everything waits for a LoRA slot or blocks): idle until an arrival,
@@ -241,8 +311,20 @@ export class BatchingCore {
       return;
     }
     const timing = this.#config.timing;
-    const decodeMs = decodes > 0 ? sampleMs(this.#rng, timing.itl) + timing.decodePerSeqMs * decodes : 0;
-    this.#stepEnd = at + loadFactor(timing, this.#running.length) * (decodeMs + prefillMs);
+    this.#stepDecodes = decodes;
+    const decodeMs = decodes > 0 ? sampleMs(this.#rng, this.#decodeItl()) + timing.decodePerSeqMs * decodes : 0;
+    this.#stepEnd = at + loadFactor(timing, this.#running.length) * (decodeMs + prefillFixedMs + prefillTokensMs);
+  }
+
+  /** A batch decodes in lockstep: its step takes as long as its slowest model's (largest mean ITL). */
+  #decodeItl(): Distribution {
+    let itl: Distribution | null = null;
+    for (const seq of this.#running) {
+      if (!seq.decoding) continue;
+      const own = seq.request.itl ?? this.#config.timing.itl;
+      if (itl === null || own.meanMs > itl.meanMs) itl = own;
+    }
+    return itl ?? this.#config.timing.itl;
   }
 
   #finishStep(at: number): void {

@@ -15,7 +15,7 @@ import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
 import { finishedReason } from './isolated-engine.ts';
 import { timingFor } from './model-timing.ts';
-import { samplePrefillMs } from './timing.ts';
+import { samplePrefillMs, usesPrefillCost } from './timing.ts';
 import { deliveredTokenTimes } from './token-times.ts';
 import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availability.ts';
 
@@ -89,8 +89,10 @@ export class BatchingEngine implements Engine {
         this.#byRecord.set(record, tracked);
         this.#events.queued(request, request.arrivalMono);
         const prefillMs = samplePrefillMs(requestRng(this.#options.seed, request.key).derive('timing'), model, request.promptTokens);
+        const prefillPerTokenMs = usesPrefillCost(model) ? model.prefillPerTokenMs : 0;
+        // One engine step gives every choice (n > 1, several prompts) its next token.
         const arrived = this.#core.arrive(
-          { promptTokens: request.promptTokens, outputTokens: record.tokens.length, lora: request.lora, prefillMs },
+          { promptTokens: request.promptTokens, outputTokens: timing.steps, lora: request.lora, prefillMs, prefillPerTokenMs, itl: model.itl },
           this.#clock.now(),
         );
         // admit() checked the same capacity a moment ago, in the same turn.

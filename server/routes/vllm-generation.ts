@@ -32,7 +32,8 @@ export function startGeneration(ctx: ServerContext, request: FastifyRequest, rep
 }
 
 export function resolveModel(state: VllmState, name: string): ResolvedModel | VllmError {
-  return state.models.resolve(name) ?? modelNotFound(name);
+  // Another --served-model-name of the base model: answered as the base (its first name).
+  return state.models.resolve(state.servedAliases.includes(name) ? '' : name) ?? modelNotFound(name);
 }
 
 export function wirePolicyFor(ctx: ServerContext, model: string, request: FastifyRequest): Readonly<WirePolicy> | VllmError {
@@ -83,7 +84,8 @@ export function admit(
   });
   if (admission.ok) return admission;
   const { status, message } = admission.refused;
-  return status === 429 ? new VllmError(429, 'TooManyRequests', message) : badRequest(message);
+  // A full queue drains within a step or two: tell clients to come back in a second.
+  return status === 429 ? new VllmError(429, 'TooManyRequests', message, null, { 'retry-after': '1' }) : badRequest(message);
 }
 
 /**

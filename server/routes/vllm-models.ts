@@ -51,6 +51,8 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
     const { options } = ctx;
     const created = options.created ?? Math.floor(Date.now() / 1000);
     const data = [card(ctx, options.model, options.model, null, options.maxModelLen, created)];
+    // vLLM lists every --served-model-name as its own card of the same base model.
+    for (const alias of state.servedAliases) data.push(card(ctx, alias, options.model, null, options.maxModelLen, created));
     for (const lora of state.models.loras()) data.push(card(ctx, lora.name, lora.path, lora.baseModelName ?? options.model, null, created));
     return reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ object: 'list', data })));
   });

@@ -7,8 +7,10 @@ import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 export interface VllmState {
   tokenizer: ServerTokenizer;
   models: ModelRegistry;
+  /** --served-model-name beyond the first: more names of the base model. */
+  servedAliases: readonly string[];
 }
 
 export function createVllmState(options: ServerOptions): VllmState {
-  return { tokenizer: resolveTokenizer(options.tokenizer), models: new ModelRegistry(options.model, options.loraModules) };
+  return { tokenizer: resolveTokenizer(options.tokenizer), models: new ModelRegistry(options.model, options.loraModules), servedAliases: options.servedModelAliases };
 }

@@ -28,7 +28,10 @@ export interface ExecutorDeps {
   truth: TruthStore;
 }
 
-/** When a disconnect fault drops the connection (relative ms), or null when none is planned. */
+/**
+ * When a disconnect fault drops the connection (relative ms), or null when none is planned;
+ * Infinity while the batching engine has not yet produced the token it waits for.
+ */
 function plannedDisconnectMs(record: TruthRecord): number | null {
   if (record.fault?.kind !== 'disconnect') return null;
   const at = record.fault.params.atMs;
@@ -70,7 +73,7 @@ class ResponsePlayer implements ScheduledTask {
   readonly #deps: ExecutorDeps;
   readonly #body: Buffer;
   readonly #headersDueMs: number;
-  readonly #disconnectMs: number | null;
+  readonly #disconnects: boolean;
   #next = 0;
   #finished = false;
 
@@ -81,7 +84,7 @@ class ResponsePlayer implements ScheduledTask {
     const body = plan.record.body;
     this.#body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     this.#headersDueMs = plan.record.headersDueMs ?? 0;
-    this.#disconnectMs = plannedDisconnectMs(plan.record);
+    this.#disconnects = plannedDisconnectMs(plan.record) !== null;
     res.once('close', () => {
       if (!this.#finished) this.#end(this.#deps.clock.now(), 'client_aborted');
     });
@@ -117,13 +120,18 @@ class ResponsePlayer implements ScheduledTask {
       this.#sendHeaders();
       // Writes planned for different times that are all due by now (a late stream) leave in
       // one send: one syscall instead of several, each stamped with the moment the bytes are
-      // handed over. Writes planned for the same instant (pieces of a cut event with no gap,
-      // an event and [DONE]) keep their own sends, as planned.
+      // handed over. Writes planned for the same instant (an event and [DONE]) keep their own
+      // sends, as planned, and so does every later piece of a cut event (afterMs > 0): a
+      // planned cut must reach the reader as its own read however late the stream runs.
       const offset = first.offset;
       let end = offset + first.length;
       let last = this.#next;
       let lastDueMs = first.dueMs;
-      for (let following = writes[last + 1]; following !== undefined && following.dueMs > lastDueMs && arrivalMono + following.dueMs <= now && following.offset === end; following = writes[last + 1]) {
+      for (
+        let following = writes[last + 1];
+        following !== undefined && following.dueMs > lastDueMs && arrivalMono + following.dueMs <= now && following.offset === end && !((following.afterMs ?? 0) > 0);
+        following = writes[last + 1]
+      ) {
         end += following.length;
         lastDueMs = following.dueMs;
         last++;
@@ -131,7 +139,7 @@ class ResponsePlayer implements ScheduledTask {
       const actualMs = this.#deps.clock.now() - arrivalMono;
       for (let i = this.#next; i <= last; i++) (writes[i] as TruthWrite).actualMs = actualMs;
       this.#next = last + 1;
-      if (this.#next === writes.length && this.#disconnectMs === null) {
+      if (this.#next === writes.length && !this.#disconnects) {
         res.end(this.#body.subarray(offset, end));
         this.#end(actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
         return null;
@@ -153,8 +161,9 @@ class ResponsePlayer implements ScheduledTask {
       this.#complete(this.#deps.clock.now());
       return null;
     }
-    if (this.#next === writes.length && this.#disconnectMs !== null && now - arrivalMono >= this.#disconnectMs) {
-      this.#disconnect(now);
+    const disconnectMs = plannedDisconnectMs(record);
+    if (this.#next === writes.length && disconnectMs !== null && now - arrivalMono >= disconnectMs) {
+      this.#disconnect();
       return null;
     }
     return arrivalMono + next;
@@ -165,7 +174,7 @@ class ResponsePlayer implements ScheduledTask {
     const record = this.#plan.record;
     const pending = record.writes[this.#next];
     const headers = record.headersMs === null && this.#plan.headersAtArrival ? this.#headersDueMs : Infinity;
-    const step = pending !== undefined ? pending.dueMs : (this.#disconnectMs ?? null);
+    const step = pending !== undefined ? pending.dueMs : plannedDisconnectMs(record);
     if (step === null) return headers === Infinity ? null : headers;
     return Math.min(step, headers);
   }
@@ -177,10 +186,13 @@ class ResponsePlayer implements ScheduledTask {
     this.#end(now, endsAsFailure(this.#plan.record.fault) ? 'fault' : 'completed');
   }
 
-  /** The disconnect fault: the connection drops without the response's end (no final chunk). */
-  #disconnect(now: number): void {
+  /**
+   * The disconnect fault: the connection drops without the response's end (no final chunk),
+   * stamped when it really happens — after the last write's stamp, not at the turn's start.
+   */
+  #disconnect(): void {
     if (this.#plan.headersAtArrival) this.#sendHeaders();
-    this.#end(now, 'fault');
+    this.#end(this.#deps.clock.now(), 'fault');
     const socket = this.#res.socket;
     if (!isRealSocket(socket)) {
       this.#res.destroy();

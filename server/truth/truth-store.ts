@@ -4,9 +4,28 @@
  * A record in flight is the live object its executor stamps; once it ends it is packed
  * (compact-truth.ts) and unpacked again for whoever asks for it.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './compact-truth.ts';
+
+/**
+ * Opens (creating if needed) the JSONL truth log for appending, synchronously, so a path that
+ * cannot be written fails at startup with a plain message rather than as a stream error later.
+ */
+export function openTruthLog(path: string): number {
+  try {
+    return openSync(path, 'a');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'its folder does not exist' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    throw new Error(`cannot open ${JSON.stringify(path)} for appending: ${reason}`);
+  }
+}
+
+/** Throws (see openTruthLog) unless `path` can be opened for appending. */
+export function checkTruthLog(path: string): void {
+  closeSync(openTruthLog(path));
+}
 
 export type TruthListener = (record: TruthRecord) => void;
 
@@ -25,13 +44,25 @@ export class TruthStore {
   readonly #capacity: number;
   readonly #maxBytes: number;
   #bytes = 0;
-  readonly #log: WriteStream | null;
+  #log: WriteStream | null;
   readonly #listeners = new Set<TruthListener>();
 
   constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
     this.#capacity = options.capacity;
     this.#maxBytes = options.maxBytes ?? Infinity;
-    this.#log = options.logPath ? createWriteStream(options.logPath, { flags: 'a' }) : null;
+    const path = options.logPath;
+    if (!path) {
+      this.#log = null;
+      return;
+    }
+    const log = createWriteStream(path, { fd: openTruthLog(path) });
+    // A failing disk (full, removed) must not take the server down: warn once, keep serving.
+    log.once('error', (error) => {
+      if (this.#log === log) this.#log = null;
+      process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it\n`);
+    });
+    log.on('error', () => {});
+    this.#log = log;
   }
 
   /** Records a request as soon as it is planned, so in-flight truth can be asked for. */

@@ -84,13 +84,18 @@ export const VLLM_WIRE_POLICY: Readonly<WirePolicy> = Object.freeze({
 
 /**
  * Default delay between the pieces of one cut event: long enough that a reader on 127.0.0.1
- * (TCP_NODELAY on) gets them as separate reads even on a busy machine. One byte per write
- * defaults to no delay, or a 300-byte event would take most of a second.
+ * (TCP_NODELAY on) gets them as separate reads even on a busy machine.
  */
 export const DEFAULT_PIECE_GAP_MS = 2;
+/**
+ * One byte per write waits less per byte, or a 250-byte event would take half a second; 0.2 ms
+ * still parts the reads of a reader that keeps up (the emission scheduler sleeps with µs
+ * precision). Each event then takes about 0.2 ms × its bytes. `gap=0ms` asks for no delay.
+ */
+export const DEFAULT_BYTE_GAP_MS = 0.2;
 
 export function gapMsOf(writes: WritePolicy): number {
-  return writes.gapMs ?? (writes.bytes ? 0 : DEFAULT_PIECE_GAP_MS);
+  return writes.gapMs ?? (writes.bytes ? DEFAULT_BYTE_GAP_MS : DEFAULT_PIECE_GAP_MS);
 }
 
 /** A deep copy, so callers can layer edits without touching a shared policy. */

@@ -21,6 +21,8 @@ const KEYS = ['vllm', 'eol', 'space', 'nospace', 'bom', 'keepalive', 'event', 'i
 const LINE_ENDINGS: readonly LineEnding[] = ['lf', 'crlf', 'cr', 'mixed'];
 const FAULT_KINDS = ['http', 'error', 'disconnect', 'stall', 'malformed', 'slowheaders', 'nodone', 'nousage', 'dupdone'];
 const MAX_COUNT = 1_000_000;
+/** Longest delay a spec may ask for (gap, stall, slow headers): past it a request just hangs. */
+export const MAX_SPEC_DURATION_MS = 3_600_000;
 
 function fail(item: string, why: string): never {
   throw new WireSpecError(`wire spec item ${JSON.stringify(item)}: ${why}`);
@@ -45,16 +47,31 @@ function count(item: string, raw: string | undefined, min: number, fallback?: nu
   return n;
 }
 
+/** An HTTP status a fault sends: the real range, named, rather than count()'s generic one. */
+function errorStatus(item: string, raw: string | undefined, what: string, fallback?: number): number {
+  if ((raw === undefined || raw === '') && fallback !== undefined) return fallback;
+  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < 400 || Number(raw) > 599) {
+    return fail(item, `${what} must be a whole number from 400–599, got ${JSON.stringify(raw ?? '')}`);
+  }
+  return Number(raw);
+}
+
 function duration(item: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   // The canonical form writes tiny or huge millisecond values the way JavaScript prints them.
   const exponent = /^(\d+(?:\.\d+)?e[-+]?\d+)ms$/.exec(raw);
-  if (exponent !== null) return Number(exponent[1]);
-  try {
-    return parseDurationMs(raw, 'ms');
-  } catch {
-    return fail(item, `expected a duration like 250ms or 1.5s, got ${JSON.stringify(raw)}`);
+  let ms: number;
+  if (exponent !== null) ms = Number(exponent[1]);
+  else {
+    try {
+      ms = parseDurationMs(raw, 'ms');
+    } catch {
+      return fail(item, `expected a duration like 250ms or 1.5s, got ${JSON.stringify(raw)}`);
+    }
   }
+  // Infinity (1e400ms) or days would leave the request hanging with no due time in its truth.
+  if (!Number.isFinite(ms) || ms > MAX_SPEC_DURATION_MS) return fail(item, `duration ${JSON.stringify(raw)} is too long (at most 1h)`);
+  return ms;
 }
 
 function parseFault(item: string, text: string): FaultSpec {
@@ -73,14 +90,12 @@ function parseFault(item: string, text: string): FaultSpec {
   };
   switch (kind) {
     case 'http': {
-      const status = count(item, a, 400);
-      if (status > 599) fail(item, `HTTP fault status must be 400–599, got ${status}`);
+      const status = errorStatus(item, a, 'HTTP fault status');
       return { kind, status, retryAfterS: count(item, b, 0, 1), p };
     }
     case 'error': {
       // vLLM 0.11's create_streaming_error_response defaults to BadRequestError / 400.
-      const status = count(item, b, 400, 400);
-      if (status > 599) fail(item, `error event code must be 400–599, got ${status}`);
+      const status = errorStatus(item, b, 'error event code', 400);
       return { kind, afterTokens: count(item, a, 0, 1), status, p };
     }
     case 'disconnect':

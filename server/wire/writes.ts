@@ -3,12 +3,30 @@
  * policy can group events, cut each into pieces at random or named places, or send one byte
  * per write. Every write records the event that releases it (`anchorEvent`, the event holding
  * its last byte) and its delay after that event (`afterMs`, the piece index × the gap), so its
- * due time is derivable: max(previous write's due, anchor's due + afterMs, headers' due).
+ * due time is derivable from the write ahead of it by `writeDueMs` — the one due formula,
+ * shared by planning and by the batching engine, which learns event due times late:
+ * - a whole write or the first piece of an event (afterMs = 0): max(previous due, anchor's due);
+ * - a later piece (afterMs > 0): max(previous due + the gap, anchor's due + afterMs), so the
+ *   reader sees separate reads even when the event itself is late (DESIGN §8).
+ * The first write's "previous due" is the headers' due.
  */
 import type { Rng } from '../../contracts/rng.ts';
 import type { TruthEvent, TruthWrite } from '../../contracts/truth.ts';
 import { cutPositions } from './cut-places.ts';
 import { gapMsOf, VLLM_WIRE_POLICY, type WritePolicy } from './wire-policy.ts';
+
+/**
+ * The due time of `write` (see the header): `previous` is the write ahead of it (undefined for
+ * the first), `previousDueMs` that write's due (the headers' due for the first). The gap a
+ * later piece keeps is its afterMs less the previous piece's of the same event (afterMs is
+ * piece × gap), or all of its afterMs when it continues a cut that began in an earlier event.
+ */
+export function writeDueMs(write: Readonly<TruthWrite>, previous: Readonly<TruthWrite> | undefined, previousDueMs: number, anchorDueMs: number): number {
+  const afterMs = write.afterMs ?? 0;
+  if (!(afterMs > 0)) return Math.max(previousDueMs, anchorDueMs);
+  const gapMs = previous !== undefined && previous.anchorEvent === write.anchorEvent ? afterMs - (previous.afterMs ?? 0) : afterMs;
+  return Math.max(previousDueMs + gapMs, anchorDueMs + afterMs);
+}
 
 export function oneWritePerEvent(events: readonly TruthEvent[]): TruthWrite[] {
   return events.map((e, i) => ({ offset: e.offset, length: e.length, dueMs: e.dueMs, actualMs: null, anchorEvent: i, afterMs: 0 }));
@@ -50,9 +68,10 @@ function groupedWrites(events: readonly TruthEvent[], perWrite: number, headersD
     const end = events[Math.min(first + perWrite, events.length) - 1] as TruthEvent;
     const length = end.offset + end.length - start.offset;
     if (length === 0) continue;
-    const dueMs = Math.max(previousDue, (events[last] as TruthEvent).dueMs);
-    writes.push({ offset: start.offset, length, dueMs, actualMs: null, anchorEvent: last, afterMs: 0 });
-    previousDue = dueMs;
+    const write: TruthWrite = { offset: start.offset, length, dueMs: 0, actualMs: null, anchorEvent: last, afterMs: 0 };
+    write.dueMs = writeDueMs(write, writes[writes.length - 1], previousDue, (events[last] as TruthEvent).dueMs);
+    writes.push(write);
+    previousDue = write.dueMs;
   }
   return writes;
 }
@@ -82,13 +101,14 @@ export function planWrites(
       anchor++;
       moved = true;
     }
-    if (moved) piece = 0;
+    // A write that starts inside an earlier event (events grouped and cut) still continues a
+    // cut: it is a later piece (1) of its anchor, so it keeps the gap too.
+    if (moved) piece = piece > 0 ? 1 : 0;
     const event = events[anchor] as TruthEvent;
-    // Pieces after the first of one event wait a gap each; the first piece of an event goes at its due.
-    const afterMs = piece * gap;
-    const dueMs = Math.max(previousDue, event.dueMs + afterMs);
-    writes.push({ offset: from, length: to - from, dueMs, actualMs: null, anchorEvent: anchor, afterMs });
-    previousDue = dueMs;
+    const write: TruthWrite = { offset: from, length: to - from, dueMs: 0, actualMs: null, anchorEvent: anchor, afterMs: piece * gap };
+    write.dueMs = writeDueMs(write, writes[writes.length - 1], previousDue, event.dueMs);
+    writes.push(write);
+    previousDue = write.dueMs;
     from = to;
     piece = to < event.offset + event.length ? piece + 1 : 0;
   }

@@ -15,6 +15,7 @@ describe('bad flags: one clear line and exit code 2, never a stack trace', () =>
     ['an unreachable URL', ['bench', '--url', 'http://127.0.0.1:9', '--duration', '1s']],
     ['a bad serve latency', ['serve', '--time-to-first-token', 'fast']],
     ['a bad serve port', ['serve', '--port', 'eighty']],
+    ['an unwritable --truth-log', ['serve', '--port', '0', '--truth-log', '/nonexistent/dir/x.jsonl']],
   ])('%s', async (_name, args) => {
     const result = await runCli(args);
     expect(result.code).toBe(2);
@@ -22,6 +23,15 @@ describe('bad flags: one clear line and exit code 2, never a stack trace', () =>
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^benchtruth: /);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('serve --truth-log', () => {
+  it('a log in a missing folder fails before listening, naming the flag', async () => {
+    const result = await runCli(['serve', '--port', '0', '--truth-log', '/nonexistent/dir/x.jsonl'], 20_000);
+    expect(result.code).toBe(2);
+    expect(result.stdout).not.toMatch(/serving/);
+    expect(result.stderr.trim()).toMatch(/^benchtruth: --truth-log: cannot open "\/nonexistent\/dir\/x\.jsonl" for appending: its folder does not exist$/);
   });
 });
 

@@ -20,6 +20,18 @@ async function start(options: Parameters<typeof buildServer>[0]): Promise<string
   return `http://127.0.0.1:${await server.listen(0)}`;
 }
 
+let second: BenchtruthServer | null = null;
+afterEach(async () => {
+  second?.app.server.closeAllConnections();
+  await second?.close();
+  second = null;
+});
+
+async function start2(options: Parameters<typeof buildServer>[0]): Promise<string> {
+  second = buildServer({ scheduler: 'batching', seed: 9, ...options });
+  return `http://127.0.0.1:${await second.listen(0)}`;
+}
+
 function post(url: string, id: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
   return fetch(`${url}/v1/completions`, {
     method: 'POST',
@@ -51,6 +63,41 @@ describe('batching scheduler over 127.0.0.1', () => {
     });
     // At any token's planned time at most 2 requests are between their first and last token.
     for (const [at] of windows) expect(windows.filter(([a, b]) => a <= at && at <= b).length).toBeLessThanOrEqual(2);
+  });
+
+  it('free running slots are not queue overflow: 4 requests 10 ms apart into 4 slots and a queue of 1 all get 200; a 429 says Retry-After', async () => {
+    const url = await start({ ttftMs: 100, itlMs: 5, maxNumSeqs: 4, maxWaitingQueueLength: 1 });
+    const pending: Array<Promise<Response>> = [];
+    for (let i = 0; i < 4; i++) {
+      pending.push(post(url, `s${i}`, { max_tokens: 3 }));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const statuses = await Promise.all(pending.map(async (p) => (await p).status));
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    const full = await start2({ ttftMs: 200, itlMs: 5, maxNumSeqs: 1, maxWaitingQueueLength: 0 });
+    const first = post(full, 'f0', { max_tokens: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const refused = await post(full, 'f1', { max_tokens: 2 });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    await refused.text();
+    await (await first).text();
+  });
+
+  it('n > 1 under batching: each choice gets its token from the same step; the truth has no unknown due times', async () => {
+    const url = await start({ ttftMs: 20, itlMs: 10 });
+    const response = await post(url, 'n2', { max_tokens: 3, n: 2 });
+    expect(response.status).toBe(200);
+    await response.text();
+    const record = server?.context.truth.get('n2');
+    expect(record?.end?.how).toBe('completed');
+    const due = record!.tokens.map((t) => t.dueMs);
+    expect(due).toHaveLength(6);
+    for (const d of due) expect(Number.isFinite(d)).toBe(true);
+    // Three steps, each giving both choices a token: three distinct times, twice each.
+    expect(new Set(due).size).toBe(3);
+    const state = (await (await fetch(`${url}/_engine/state`)).json()) as { running: number };
+    expect(state.running).toBe(0);
   });
 
   it('a client disconnect aborts its sequence and frees the slot at once; /metrics counts the abort', async () => {
@@ -111,5 +158,38 @@ describe('batching scheduler over 127.0.0.1', () => {
     }
     const after = await post(url, 'after', { max_tokens: 3 });
     expect((await after.text()).endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+
+  it('wire policies under batching: a disconnect gets a real time once its token is known, and cut pieces keep their gap', async () => {
+    const url = await start({ ttftMs: 10, itlMs: 3 });
+    const wire = (id: string, spec: string): Promise<Response> =>
+      fetch(`${url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': id, 'x-benchtruth-wire': spec },
+        body: JSON.stringify({ model: '', prompt: 'a b c d', stream: true, max_tokens: 6, stream_options: { include_usage: true } }),
+      });
+    const dropped = await wire('drop', 'fault=disconnect:2');
+    await dropped.text().catch(() => '');
+    const cut = await wire('cut', 'cut=3;gap=2ms');
+    await cut.text();
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && (server?.context.truth.get('drop')?.end ?? null) === null) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const drop = server?.context.truth.get('drop');
+    const lastWrite = drop?.writes[drop.writes.length - 1];
+    expect(drop?.end?.how).toBe('fault');
+    const atMs = drop?.fault?.params.atMs as number;
+    // A time after arrival (when the next event would have been due), not an offset after a token.
+    expect(atMs).toBeGreaterThanOrEqual(drop?.tokens[1]?.dueMs ?? Infinity);
+    expect(atMs).toBeGreaterThanOrEqual(lastWrite?.dueMs ?? Infinity);
+    expect(drop?.end?.atMs).toBeGreaterThanOrEqual(lastWrite?.actualMs ?? Infinity);
+
+    const pieces = server?.context.truth.get('cut');
+    expect(pieces?.end?.how).toBe('completed');
+    pieces?.writes.forEach((w, i) => {
+      const previous = pieces.writes[i - 1];
+      if (previous === undefined || !((w.afterMs ?? 0) > 0)) return;
+      expect(w.dueMs - previous.dueMs).toBeGreaterThanOrEqual(2 - 1e-9);
+    });
   });
 });

@@ -3,6 +3,7 @@
  * truth of every request is found and /metrics counts every request once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -62,4 +63,31 @@ describe('serve --workers 2', () => {
     expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="length"} 12');
     expect(metrics).toContain('vllm:generation_tokens_total{model_name="benchtruth/fake-model",engine="0"} 36');
   }, 60_000);
+
+  it('a port that is taken is fatal: one error line, exit code 2, no restarting workers', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const busy = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      busy.stderr.on('data', (piece: Buffer) => void (err += piece.toString()));
+      const code = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => {
+          busy.kill('SIGKILL');
+          resolve(null);
+        }, 20_000);
+        busy.once('exit', (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      });
+      expect(code).toBe(2);
+      const lines = err.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^benchtruth: cannot listen: .*EADDRINUSE/);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  }, 30_000);
 });

@@ -38,7 +38,17 @@ function inconsistencies(record: TruthRecord): string[] {
     const anchor = record.events[write.anchorEvent ?? -1];
     const last = write.offset + write.length - 1;
     if (anchor === undefined || last < anchor.offset || last >= anchor.offset + anchor.length) problems.push(`write ${i}: anchor ${write.anchorEvent} does not hold its last byte`);
-    else if (write.dueMs !== Math.max(previousDue, anchor.dueMs + (write.afterMs ?? NaN))) problems.push(`write ${i}: due ${write.dueMs} not derivable`);
+    else {
+      // The due formula (writes.ts): a later piece of an event (afterMs > 0) waits at least its
+      // gap after the write ahead of it, however late its event is; anything else goes at its
+      // anchor's due, never before the write ahead of it.
+      const afterMs = write.afterMs ?? NaN;
+      const previous = record.writes[i - 1];
+      const gap = afterMs - (previous !== undefined && previous.anchorEvent === write.anchorEvent ? (previous.afterMs ?? NaN) : 0);
+      const due = afterMs > 0 ? Math.max(previousDue + gap, anchor.dueMs + afterMs) : Math.max(previousDue, anchor.dueMs);
+      if (write.dueMs !== due) problems.push(`write ${i}: due ${write.dueMs} not derivable`);
+      if (afterMs > 0 && !(gap > 0 && write.dueMs - previousDue >= gap - 1e-9)) problems.push(`write ${i}: a later piece only ${write.dueMs - previousDue} ms after the one before (gap ${gap})`);
+    }
     previousDue = write.dueMs;
   });
   if (offset !== record.body.length) problems.push(`writes cover ${offset} of ${record.body.length} bytes`);

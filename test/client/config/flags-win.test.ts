@@ -71,3 +71,14 @@ describe('validated flags', () => {
     expect(errorOf({ config: bad })).toMatch(/^config .*bad\.yaml: load\.timeout: must be longer than 0/);
   });
 });
+
+describe('ShareGPT pruning flags', () => {
+  it('--dataset-{min,max-prompt,max-total}-tokens set vLLM’s limits; a config sets them too; bad values are one line', () => {
+    const data = file('limits-sharegpt.json', '[]');
+    const flags: BenchFlags = { dataset: 'sharegpt', datasetPath: data, datasetMinTokens: '2', datasetMaxPromptTokens: '4096', datasetMaxTotalTokens: '8192' };
+    expect(benchOptionsFromFlags({ ...base, ...flags }).data).toMatchObject({ type: 'sharegpt', limits: { minTokens: 2, maxPromptTokens: 4096, maxTotalTokens: 8192 } });
+    const config = file('limits.yaml', `data: {type: sharegpt, path: ${data}, max_total_tokens: 3000}\n`);
+    expect(benchOptionsFromFlags({ ...base, config }).data).toMatchObject({ limits: { maxTotalTokens: 3000 } });
+    expect(errorOf({ dataset: 'sharegpt', datasetPath: data, datasetMaxTotalTokens: '0' })).toMatch(/--dataset-max-total-tokens|max_total_tokens/);
+  });
+});

@@ -81,6 +81,40 @@ describe('file datasets', () => {
     expect(shareGptDataset(sharegpt, { output: { kind: 'fixed', value: 3 } }, 2).item(0).maxTokens).toBe(3);
   });
 
+  it('ShareGPT: vLLM’s default pruning drops prompts over 1024 tokens and pairs over 2048 together', () => {
+    const words = (n: number, word = 'hello'): string => Array.from({ length: n }, () => word).join(' ');
+    const limitsPath = join(dir, 'sharegpt-limits.json');
+    const pair = (id: string, prompt: string, answer: string) => ({ id, conversations: [{ from: 'human', value: prompt }, { from: 'gpt', value: answer }] });
+    const short = pair('ok', 'What is the capital of France then', 'It is Paris in France of course');
+    const longAnswer = pair('long-answer', 'Write me a very long essay please', words(3000));
+    const longPrompt = pair('long-prompt', words(1100), 'Fine then I will answer briefly');
+    const longTogether = pair('long-together', words(900, 'there'), words(1200));
+    writeFileSync(limitsPath, JSON.stringify([short, longAnswer, longPrompt, longTogether]));
+    // The fixture's sizes are what the rule is tested on.
+    expect(countTokens(longAnswer.conversations[1]!.value)).toBeGreaterThan(2048);
+    expect(countTokens(longPrompt.conversations[0]!.value)).toBeGreaterThan(1024);
+    expect(countTokens(longTogether.conversations[0]!.value)).toBeLessThanOrEqual(1024);
+    expect(countTokens(longTogether.conversations[0]!.value) + countTokens(longTogether.conversations[1]!.value)).toBeGreaterThan(2048);
+
+    const kept = (options: Parameters<typeof shareGptDataset>[1]): string[] => {
+      const data = shareGptDataset(limitsPath, options, 1);
+      return [...new Set(Array.from({ length: 12 }, (_, i) => data.item(i).prompt.slice(0, 12)))].sort();
+    };
+    expect(kept({ output: null })).toEqual(['What is the ']);
+    // Limits raised: every pair is usable.
+    expect(kept({ output: null, maxPromptTokens: 5000, maxTotalTokens: 10_000 })).toHaveLength(4);
+    // A configured output length replaces the answer's in the total: the long answer is fine at 64.
+    expect(kept({ output: { kind: 'fixed', value: 64 } })).toEqual(['What is the ', 'Write me a v', 'there there ']);
+    // A distribution is checked at its upper bound.
+    expect(kept({ output: { kind: 'uniform', min: 10, max: 1500 } })).toEqual(['What is the ', 'Write me a v']);
+    // Every prompt here is under 10 tokens or over the limits.
+    expect(() => kept({ output: null, minTokens: 10 })).toThrow(/no usable conversations/);
+  });
+
+  it('ShareGPT: a file with nothing inside the limits is a clear error naming the keys', () => {
+    expect(() => shareGptDataset(sharegpt, { output: null, maxTotalTokens: 5 }, 0)).toThrow(/data\.max_total_tokens/);
+  });
+
   it('JSONL: a line output length wins over the configured one', () => {
     const path = join(dir, 'prompts.jsonl');
     writeFileSync(path, '{"prompt": "one two three", "output_tokens": 7}\n\n{"prompt": "four five"}\n');

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { StageSamples } from '../../../client/record/stage-samples.ts';
-import { lpgDate, lpgFileName, lpgReport, lpgSamplesFromRecords, lpgSamplesFromStages, type LpgInput } from '../../../client/report/lpg-report.ts';
+import { LPG_ERROR_KEYS, LPG_VLLM_METRICS, lpgDate, lpgErrorKey, lpgFileName, lpgReport, lpgSamplesFromRecords, lpgSamplesFromStages, type LpgInput } from '../../../client/report/lpg-report.ts';
 import type { ServerMetricsSummary } from '../../../client/scrape/metric-summary.ts';
 import { requestMetrics } from '../../../contracts/metrics.ts';
 
@@ -82,15 +82,67 @@ function shape(value: unknown): unknown {
   return typeof value;
 }
 
+/** Keys the newer generator writes that the fixture's version did not, after the fixture's own. */
+const NEWER_METRIC_KEYS = ['num_prompts_attempted', 'num_prompts_succeeded', 'throughput_rps', ...LPG_ERROR_KEYS];
+
 describe('lpgReport, key by key against a real report', () => {
   const report = JSON.parse(JSON.stringify(lpgReport(INPUT))) as Json;
+  const fixtureKeys = (value: Json): Json => Object.fromEntries(Object.entries(value).filter(([k]) => !NEWER_METRIC_KEYS.includes(k)));
 
-  it.each(['metrics', 'dimensions', 'config', 'summary_stats'])('%s has exactly the real report’s keys and value types', (section) => {
+  it.each(['dimensions', 'config', 'summary_stats'])('%s has exactly the real report’s keys and value types', (section) => {
     expect(shape(report[section])).toEqual(shape(FIXTURE[section]));
   });
 
-  it('keeps the real report’s key order in metrics', () => {
-    expect(Object.keys(report.metrics as Json)).toEqual(Object.keys(FIXTURE.metrics as Json));
+  it('metrics has every key and value type of the real report, plus only the newer generator’s additions', () => {
+    expect(shape(fixtureKeys(report.metrics as Json))).toEqual(shape(FIXTURE.metrics));
+    for (const key of NEWER_METRIC_KEYS) expect(typeof (report.metrics as Json)[key]).toBe('number');
+  });
+
+  it('keeps the real report’s key order in metrics, the additions after it', () => {
+    expect(Object.keys(report.metrics as Json)).toEqual([...Object.keys(FIXTURE.metrics as Json), ...NEWER_METRIC_KEYS]);
+  });
+
+  it('makes failures visible: attempted, succeeded, requests/s and errors per kind', () => {
+    const m = report.metrics as Record<string, number>;
+    expect(m.num_prompts_attempted).toBe(4);
+    expect(m.num_prompts_succeeded).toBe(3);
+    expect(m.throughput_rps).toBe(m.throughput);
+    // The one failure is an HTTP 503: the generator fails it while parsing the error body.
+    expect(Object.fromEntries(LPG_ERROR_KEYS.map((k) => [k, m[k]]))).toEqual({
+      ClientConnectorError: 0,
+      TimeoutError: 0,
+      ContentTypeError: 0,
+      ClientOSError: 0,
+      ServerDisconnectedError: 0,
+      unknown_error: 1,
+    });
+  });
+
+  it('maps each failure kind onto the aiohttp error the generator would have counted', () => {
+    expect(lpgErrorKey('connect_error')).toBe('ClientConnectorError');
+    expect(lpgErrorKey('timeout')).toBe('TimeoutError');
+    expect(lpgErrorKey('disconnected')).toBe('ServerDisconnectedError');
+    for (const kind of ['http_429', 'stream_error', 'malformed', 'truncated', 'worker_crashed']) expect(lpgErrorKey(kind)).toBe('unknown_error');
+    const failed = [record(0, 0, 10, 5, 0, true), record(1, 0, 10, 5, 0, true), record(2, 0, 10, 5, 0, true)];
+    failed[0] = { ...(failed[0] as RequestRecord), failure: { kind: 'timeout', message: 'timed out' } };
+    failed[1] = { ...(failed[1] as RequestRecord), failure: { kind: 'connect_error', message: 'refused' } };
+    const m = lpgReport({ ...INPUT, samples: lpgSamplesFromRecords(failed) }).metrics as Record<string, number>;
+    expect([m.TimeoutError, m.ClientConnectorError, m.unknown_error, m.num_prompts_succeeded, m.num_prompts_attempted]).toEqual([1, 1, 1, 0, 3]);
+  });
+
+  it('reads vLLM 0.11’s kv_cache_usage_perc for the gpu_cache_usage_perc the generator asks for', () => {
+    const renamed: ServerMetricsSummary = {
+      ...SCRAPES,
+      gauges: { 'vllm:kv_cache_usage_perc{engine="0",model_name="m"}': gauge({ mean: 0.25 }), 'vllm:num_requests_waiting{engine="0",model_name="m"}': gauge({ mean: 3 }) },
+      histograms: {},
+    };
+    const server = lpgReport({ ...INPUT, backend: 'vllm', serverMetrics: renamed }).metrics.server_metrics as Record<string, Record<string, string>>;
+    expect(Object.keys(server)).toEqual([...LPG_VLLM_METRICS]);
+    expect(server['vllm:gpu_cache_usage_perc']?.Mean).toBe('0.25');
+    // The old name wins where a server still exports it.
+    const both = { ...renamed, gauges: { ...renamed.gauges, 'vllm:gpu_cache_usage_perc{engine="0"}': gauge({ mean: 0.75 }) } };
+    const old = lpgReport({ ...INPUT, backend: 'vllm', serverMetrics: both }).metrics.server_metrics as Record<string, Record<string, string>>;
+    expect(old['vllm:gpu_cache_usage_perc']?.Mean).toBe('0.75');
   });
 
   it('uses the generator’s units: latency in ms, per-token latency in s, throughput in requests/s', () => {

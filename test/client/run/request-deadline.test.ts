@@ -44,8 +44,19 @@ describe('enforceDeadline', () => {
     expect(out.metrics).toBeNull();
     expect(out.events.map((e) => e.atMs)).toEqual([1060, 1090]);
     expect(out.outputTokens).toBe(4);
+    // Continuous usage had counted the kept events: what the client saw by the deadline is kept.
+    expect(out.outputTokensSource).toBe('usage');
+    expect(out.usage).toEqual({ promptTokens: 4, completionTokens: 4, totalTokens: 8 });
+  });
+
+  it('usage that only came with the end of the response (not continuous) is dropped with it', () => {
+    const r = { ...record(1000, 1131, [1060, 1090, 1131]), tokensPerEventSource: 'tokenizer' as const };
+    const out = enforceDeadline(r, 100);
+    expect(out.outputTokens).toBe(4);
     expect(out.outputTokensSource).toBe('events');
     expect(out.usage).toBeNull();
+    // No event before the deadline: no usage seen either.
+    expect(enforceDeadline(record(1000, 1131, [1120, 1131]), 100).usage).toBeNull();
   });
 
   it('a sweep abort stamped late, or another failure after the deadline, is a timeout at the deadline', () => {

@@ -147,6 +147,55 @@ describe('batching core: load behaviour', () => {
     expect(run(config, trace).refused).toEqual([3, 4]);
   });
 
+  it('counts only waiting requests beyond the free running slots against the queue limit', () => {
+    const arrivals = (count: number): TraceEvent[] => Array.from({ length: count }, (_, id) => ({ at: id * 10, kind: 'arrive', id, request: request(4, 3, null, 100) }));
+    // Requests 1–3 arrive during request 0's 100 ms prefill: they wait for the step boundary,
+    // but 3 running slots are free for them, so none overflows a queue of 1.
+    expect(run({ ...BASE, maxNumSeqs: 4, maxWaitingQueueLength: 1 }, arrivals(4)).refused).toEqual([]);
+    // A queue of 0 still serves an idle engine; only the request with no free slot is refused.
+    expect(run({ ...BASE, maxNumSeqs: 4, maxWaitingQueueLength: 0 }, arrivals(1)).refused).toEqual([]);
+    expect(run({ ...BASE, maxNumSeqs: 1, maxWaitingQueueLength: 0 }, arrivals(2)).refused).toEqual([1]);
+    // With every slot taken, the limit counts the whole overflow: 4 and 5 find a queue of 1 full.
+    expect(run({ ...BASE, maxNumSeqs: 3, maxWaitingQueueLength: 1 }, arrivals(6)).refused).toEqual([4, 5]);
+  });
+
+  it('simultaneous prefills share one step: the fixed cost (TTFT) once, not once per prompt', () => {
+    const config = { ...BASE, maxNumSeqs: 16, maxNumBatchedTokens: 256, kvCacheBlocks: 1000, timing: simpleTiming(100, 5) };
+    const ten = Array.from({ length: 10 }, (_, id): TraceEvent => ({ at: 0, kind: 'arrive', id, request: request(8, 2, null, 100) }));
+    const result = run(config, ten);
+    for (let id = 0; id < 10; id++) expect(result.tokens.get(id)?.[0]).toBe(100);
+    // Prefill overhead 10 ms + 0.5 ms per prompt token: 10 once, plus 10 × 8 tokens × 0.5.
+    const perToken = ten.map((e) => ({ ...e, request: { ...request(8, 2, null, 10 + 8 * 0.5), prefillPerTokenMs: 0.5 } }));
+    const costed = run(config, perToken);
+    for (let id = 0; id < 10; id++) expect(costed.tokens.get(id)?.[0]).toBe(10 + 80 * 0.5);
+    // Sent "at once" over 10 connections, they arrive 1 ms apart: the later ones join the step
+    // still gathering its batch, which restarts at the last arrival; none queues behind another.
+    const spread = ten.map((e, id) => ({ ...e, at: id }));
+    const joined = run(config, spread);
+    for (let id = 0; id < 10; id++) expect(joined.tokens.get(id)?.[0]).toBe(109);
+    // Arrivals 8 ms apart keep joining, but a step is held open at most 5 windows (50 ms).
+    const trickle = run(config, ten.map((e, id) => ({ ...e, at: id * 8 })));
+    // Requests 0–6 (arrived 0…48 ms) share the step restarted at 48: their first tokens at 148.
+    for (let id = 0; id < 7; id++) expect(trickle.tokens.get(id)?.[0]).toBe(148);
+    expect(trickle.tokens.get(7)?.[0]).toBeGreaterThanOrEqual(200);
+    // Past the join window (10 ms) an arrival waits for the next step, as in vLLM.
+    const late = run(config, [spread[0] as TraceEvent, { ...(spread[1] as TraceEvent), at: 11 }]);
+    expect(late.tokens.get(0)?.[0]).toBe(100);
+    expect(late.tokens.get(1)?.[0]).toBeGreaterThanOrEqual(200);
+  });
+
+  it('an abort that leaves the step with no work ends it at once: the queue is served from the abort', () => {
+    const config = { ...BASE, maxNumSeqs: 1, kvCacheBlocks: 1000, timing: simpleTiming(1000, 5) };
+    const trace: TraceEvent[] = [
+      { at: 0, kind: 'arrive', id: 0, request: request(4, 5, null, 1000) },
+      { at: 20, kind: 'arrive', id: 1, request: request(4, 3, null, 1000) },
+      { at: 137, kind: 'abort', id: 0 },
+    ];
+    const result = run(config, trace);
+    expect(result.tokens.get(0)).toBeUndefined();
+    expect(result.tokens.get(1)?.[0]).toBe(1137);
+  });
+
   it('an abort frees the running slot for the next step', () => {
     const config = { ...BASE, maxNumSeqs: 1, kvCacheBlocks: 1000, timing: simpleTiming(10, 5) };
     const trace: TraceEvent[] = [
@@ -173,6 +222,18 @@ describe('batching core: load behaviour', () => {
     expect(gaps).toEqual([11, 16.5, 18, 18]);
   });
 
+  it('per-model decode timing: a step takes the slowest decoding model’s ITL, not the server-wide one', () => {
+    const config = { ...BASE, kvCacheBlocks: 1000, timing: simpleTiming(0, 20) };
+    const fast = { ...request(4, 4, null, 0), itl: { kind: 'fixed' as const, meanMs: 2, spreadMs: 0 } };
+    const alone = run(config, [{ at: 0, kind: 'arrive', id: 0, request: fast }]);
+    expect(alone.tokens.get(0)).toEqual([0, 2, 4, 6]);
+    const slow = { ...request(4, 4, null, 10), itl: { kind: 'fixed' as const, meanMs: 5, spreadMs: 0 } };
+    const mixed = run(config, [{ at: 0, kind: 'arrive', id: 0, request: { ...fast, prefillMs: 10 } }, { at: 0, kind: 'arrive', id: 1, request: slow }]);
+    // Both prefill in one step, then decode together at the slower model's 5 ms.
+    expect(mixed.tokens.get(0)).toEqual([10, 15, 20, 25]);
+    expect(mixed.tokens.get(1)).toEqual([10, 15, 20, 25]);
+  });
+
   it('runs out of KV blocks → preempts the newest sequence, which recomputes and still finishes', () => {
     const config = { ...BASE, kvCacheBlocks: 10, blockSize: 4, maxNumSeqs: 4 };
     const trace: TraceEvent[] = [0, 1, 2].map((id) => ({ at: 0, kind: 'arrive', id, request: request(8, 12) }));
@@ -195,7 +256,7 @@ describe('batching core: load behaviour', () => {
 
   it('the prefill token budget splits a long prompt over several steps (chunked prefill)', () => {
     const config = { ...BASE, maxNumBatchedTokens: 16, kvCacheBlocks: 1000, timing: simpleTiming(0, 5) };
-    const result = run(config, [{ at: 0, kind: 'arrive', id: 0, request: request(64, 1, null, 64) }]);
+    const result = run(config, [{ at: 0, kind: 'arrive', id: 0, request: { ...request(64, 1, null, 64), prefillPerTokenMs: 1 } }]);
     // 64 prompt tokens at 1 ms each in 4 chunks of 16: the token exists after 64 ms.
     expect(result.tokens.get(0)).toEqual([64]);
   });

@@ -48,6 +48,12 @@ describe('engine serve flags and --config YAML', () => {
     expect(() => parse(args)).toThrow(name);
   });
 
+  it('a flag beats the file whichever spelling of the setting each uses (--kv-cache-size vs kv-cache-blocks)', () => {
+    expect(parse(['--kv-cache-size', '200'], 'kv-cache-blocks: 100\n').kvCacheBlocks).toBe(200);
+    expect(parse(['--kv-cache-blocks', '300'], 'kv-cache-size: 100\n').kvCacheBlocks).toBe(300);
+    expect(parse([], 'kv-cache-size: 100\n').kvCacheBlocks).toBe(100);
+  });
+
   it('an unknown key in the file is a CliError', () => {
     expect(() => parse([], 'max-num-seq: 3\n')).toThrow(/unknown setting "max-num-seq"/);
   });

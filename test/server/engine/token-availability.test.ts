@@ -39,3 +39,42 @@ describe('deferred timing: writes follow their anchor token by the planned offse
     expect(r.tokens.map((t) => t.dueMs)).toEqual([40, 75]);
   });
 });
+
+/** Token 0's event cut into three pieces (gap 2 ms), token 1's into two; then a planned disconnect. */
+function cutRecord(): TruthRecord {
+  const r = record();
+  r.writes = [
+    { offset: 0, length: 4, dueMs: S, actualMs: null, anchorEvent: 0, afterMs: 0 },
+    { offset: 4, length: 3, dueMs: S + 2, actualMs: null, anchorEvent: 0, afterMs: 2 },
+    { offset: 7, length: 3, dueMs: S + 4, actualMs: null, anchorEvent: 0, afterMs: 4 },
+    { offset: 10, length: 5, dueMs: 2 * S, actualMs: null, anchorEvent: 1, afterMs: 0 },
+    { offset: 15, length: 5, dueMs: 2 * S + 2, actualMs: null, anchorEvent: 1, afterMs: 2 },
+  ];
+  r.events = r.events.slice(0, 2);
+  r.body = new Uint8Array(20);
+  r.fault = { kind: 'disconnect', params: { afterTokens: 2, atMs: 2 * S + 2 } };
+  return r;
+}
+
+describe('deferred timing uses the planner’s due formula', () => {
+  it('pieces of an event keep their gap when the real tokens come closer than the pieces take', () => {
+    const r = cutRecord();
+    const timing = deferTiming(r);
+    tokenAvailable(r, timing, 0, 40);
+    expect(r.writes.map((w) => w.dueMs).slice(0, 3)).toEqual([40, 42, 44]);
+    // Token 1 arrives 1 ms after token 0: its first piece waits for the last of token 0's, and its second keeps the gap.
+    tokenAvailable(r, timing, 1, 41);
+    expect(r.writes.map((w) => w.dueMs)).toEqual([40, 42, 44, 44, 46]);
+  });
+
+  it('a planned disconnect is unknown until its anchor token’s time is, then a real time never before the last write', () => {
+    const r = cutRecord();
+    const timing = deferTiming(r);
+    expect(r.fault?.params.atMs).toBe(Infinity);
+    expect(tokenAvailable(r, timing, 0, 40)).toBe(40);
+    expect(r.fault?.params.atMs).toBe(Infinity);
+    expect(tokenAvailable(r, timing, 1, 41)).toBe(44);
+    expect(r.fault?.params.atMs).toBe(46);
+    expect(r.fault?.params).not.toHaveProperty('anchorToken');
+  });
+});

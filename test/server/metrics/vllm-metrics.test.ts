@@ -9,6 +9,7 @@ import type { TruthRecord } from '../../../contracts/truth.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
 import { finishedReason } from '../../../server/engine/isolated-engine.ts';
 import { deliveredTokenTimes } from '../../../server/engine/token-times.ts';
+import { latencyTokenTimes } from '../../../server/metrics/latency-token-times.ts';
 import { ITL_BUCKETS_S, REQUEST_TIME_BUCKETS_S, TTFT_BUCKETS_S } from '../../../server/metrics/vllm-metrics.ts';
 
 const servers: BenchtruthServer[] = [];
@@ -94,10 +95,12 @@ describe.each(['isolated', 'batching'] as const)('vllm:* metrics with --schedule
     }
     expect(value(families, 'vllm:request_success_total', { ...model, finished_reason: 'abort' })).toBe(2);
 
-    const withTokens = delivered.filter((d) => d.length > 0);
+    // Latencies are engine times: a non-streamed answer's tokens are not all timed at its one write.
+    const latency = records.map((r, i) => latencyTokenTimes(r, delivered[i] ?? []));
+    const withTokens = latency.filter((d) => d.length > 0);
     expect(value(families, 'vllm:time_to_first_token_seconds_count', model)).toBe(withTokens.length);
     expect(value(families, 'vllm:time_to_first_token_seconds_sum', model)).toBeCloseTo(sum(withTokens.map((d) => (d[0] as number) / 1000)), 9);
-    const gaps = sum(delivered.map((d) => Math.max(0, d.length - 1)));
+    const gaps = sum(latency.map((d) => Math.max(0, d.length - 1)));
     expect(value(families, 'vllm:inter_token_latency_seconds_count', model)).toBe(gaps);
     expect(value(families, 'vllm:time_per_output_token_seconds_count', model)).toBe(gaps);
     expect(value(families, 'vllm:e2e_request_latency_seconds_count', model)).toBe(records.length);

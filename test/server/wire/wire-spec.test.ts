@@ -64,7 +64,15 @@ describe('parseWireSpec: mistakes name the item and say what was expected', () =
     ['role=late', /expected early or with-first/],
     ['fault=boom', /unknown fault "boom"/],
     ['fault=http:200', /from 400/],
+    ['fault=http', /HTTP fault status must be/],
     ['fault=http:600', /400–599/],
+    ['fault=http:99', /HTTP fault status must be a whole number from 400–599, got "99"/],
+    ['fault=error:1:200', /error event code must be a whole number from 400–599, got "200"/],
+    ['gap=1e400ms;cut=2', /"gap=1e400ms": duration "1e400ms" is too long \(at most 1h\)/],
+    ['cut=2;gap=5e3000ms', /"gap=5e3000ms": .*too long/],
+    ['gap=2h', /"gap=2h": .*too long/],
+    ['fault=slowheaders:1e400ms', /"fault=slowheaders:1e400ms": .*too long/],
+    ['fault=stall:1:1e400ms', /"fault=stall:1:1e400ms": .*too long/],
     ['fault=disconnect:x', /whole number/],
     ['fault=nodone:1', /takes no arguments/],
     ['fault=nodone@2', /probability must be from 0 to 1/],
@@ -94,6 +102,16 @@ describe('canonical form', () => {
       }),
       { seed: 0x5bec, numRuns: 300 },
     );
+  });
+});
+
+describe('duration limits', () => {
+  it('the longest allowed duration (1h) round-trips through the canonical form', () => {
+    for (const spec of ['gap=1h', 'gap=3600000ms', 'fault=stall:1:1h', 'fault=slowheaders:3600000ms', 'gap=1e-7ms']) {
+      const policy = parseWireSpec(spec);
+      expect(parseWireSpec(formatWireSpec(policy))).toEqual(policy);
+    }
+    expect(parseWireSpec('gap=1h').writes.gapMs).toBe(3_600_000);
   });
 });
 

@@ -10,6 +10,7 @@ import { applyStreamFault, chooseFault, eventAfterTokens } from '../../../server
 import { planTokenGroups } from '../../../server/wire/token-groups.ts';
 import { VLLM_FAULT_SHAPES } from '../../../server/wire/vllm-fault-shapes.ts';
 import { parseWireSpec } from '../../../server/wire/wire-spec.ts';
+import { gapMsOf } from '../../../server/wire/wire-policy.ts';
 
 const content = (i: number, text: string, dueMs: number): PayloadEvent => ({
   kind: 'content',
@@ -79,6 +80,39 @@ describe('write grouping, cutting and due times', () => {
     expect(dues.slice(0, 6)).toEqual([100, 104, 108, 110, 114, 118]);
     // The next event cannot overtake the last piece of the one before.
     expect(dues.slice(6, 9)).toEqual([120, 124, 128]);
+  });
+
+  it('pieces of events due at the same time as the one before (usage, [DONE]) still keep the gap', () => {
+    const { texts, dues } = pieces('cut=2;gap=4ms');
+    expect(texts).toHaveLength(10);
+    // the, 你, end at their dues; usage and [DONE] are due with `end` (120) yet every later piece waits 4 ms.
+    expect(dues).toEqual([100, 104, 110, 114, 120, 124, 124, 128, 128, 132]);
+  });
+
+  it('a late event’s pieces keep the gap after the write ahead of them', () => {
+    const crowded = [content(0, ' the', 100), content(1, ' 你', 101), content(2, ' end', 102)];
+    const { dues } = pieces('cut=3;gap=4ms', crowded);
+    expect(dues).toEqual([100, 104, 108, 108, 112, 116, 116, 120, 124]);
+  });
+
+  it('consecutive pieces of one event are at least the gap apart, for many cuts and gaps', () => {
+    for (const spec of ['cut=3', 'cut=5;gap=1ms', 'cut=data,usage,blank,done;gap=3ms', 'writes=bytes', 'writes=bytes;gap=0.5ms', 'writes=2;cut=3;gap=2ms']) {
+      const policy = parseWireSpec(spec);
+      const gap = gapMsOf(policy.writes);
+      const applied = applyWirePolicy(EVENTS, { framing: 'sse', policy, rng: new Rng(3) });
+      applied.writes.forEach((w, i) => {
+        const previous = applied.writes[i - 1];
+        if (previous === undefined || !((w.afterMs ?? 0) > 0)) return;
+        expect(w.dueMs - previous.dueMs, `${spec}: write ${i}`).toBeGreaterThanOrEqual(gap - 1e-9);
+      });
+    }
+  });
+
+  it('the default gap: 2 ms between cut pieces, 0.2 ms between single bytes; gap=0ms means none', () => {
+    expect(gapMsOf(parseWireSpec('cut=2').writes)).toBe(2);
+    expect(gapMsOf(parseWireSpec('writes=bytes').writes)).toBe(0.2);
+    const { dues } = pieces('cut=2;gap=0ms');
+    expect(dues).toEqual([100, 100, 110, 110, 120, 120, 120, 120, 120, 120]);
   });
 
   it('writes=bytes: one byte per write, concatenating to the body', () => {

@@ -1,0 +1,81 @@
+/**
+ * `benchtruth serve` with an llm-d-inference-sim manifest's flags: --served-model-name (vLLM
+ * semantics), --max-cpu-loras (validated), llm-d-only flags accepted with one "ignored" note,
+ * the same keys in --config YAML, and still one-line errors for flags nobody defines.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, runCli } from '../helpers/cli.ts';
+
+async function startServe(args: string[]): Promise<{ url: string; stderr: () => string; stop: () => void }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--time-to-first-token', '1ms', '--inter-token-latency', '1ms', ...args]);
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => void (err += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`no banner: ${text} ${err}`)), 20_000);
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      const match = /on (http:\/\/127\.0\.0\.1:\d+) /.exec(text);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
+  });
+  return { url, stderr: () => err, stop: () => void child.kill('SIGTERM') };
+}
+
+const complete = async (url: string, model: string): Promise<Response> =>
+  fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, prompt: 'hi', max_tokens: 2 }) });
+
+describe('serve: llm-d-inference-sim manifests start', () => {
+  it('--served-model-name: every name is answered, the first is reported; llm-d-only flags get one note', async () => {
+    const server = await startServe([
+      '--model', '/models/llama', '--served-model-name', 'llama', 'llama-alias', '--max-loras', '2', '--max-cpu-loras', '4',
+      '--v', '4', '--enable-kvcache', '--data-parallel-size', '1', '--kv-cache-transfer-latency', '30', '--failure-injection-rate', '0',
+    ]);
+    try {
+      for (const name of ['llama', 'llama-alias']) {
+        const response = await complete(server.url, name);
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as { model: string }).model).toBe('llama');
+      }
+      expect((await complete(server.url, '/models/llama')).status).toBe(404);
+      const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
+      expect(models.data.map((m) => m.id)).toEqual(['llama', 'llama-alias']);
+      expect(await (await fetch(`${server.url}/metrics`)).text()).toContain('model_name="llama"');
+      const lines = server.stderr().trim().split('\n');
+      expect(lines).toEqual(['benchtruth: ignored: --enable-kvcache true, --kv-cache-transfer-latency 30 (llm-d-inference-sim features not modelled here)']);
+    } finally {
+      server.stop();
+    }
+  }, 30_000);
+
+  it('reads the same settings from --config YAML in llm-d spellings', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'bt-')), 'llm-d.yaml');
+    writeFileSync(file, 'served-model-name:\n  - base\n  - other\nmax-loras: 1\nmax-cpu-loras: 2\nv: 5\ndata-parallel-size: 2\n');
+    const server = await startServe(['--config', file]);
+    try {
+      const response = await complete(server.url, 'other');
+      expect(((await response.json()) as { model: string }).model).toBe('base');
+      expect(server.stderr()).toMatch(/^benchtruth: ignored: --data-parallel-size 2 /);
+    } finally {
+      server.stop();
+    }
+  }, 30_000);
+
+  it.each([
+    [['serve', '--max-loras', '3', '--max-cpu-loras', '2'], /^benchtruth: --max-cpu-loras: 2 is less than --max-loras 3/],
+    [['serve', '--not-an-llm-d-flag', '1'], /^benchtruth: .*not-an-llm-d-flag/],
+  ])('%j fails with one line and exit code 2', async (args, message) => {
+    const result = await runCli(args, 20_000);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Where a record's token counts came from is recorded truthfully: a non-streamed body counted by
+ * its `usage` says `usage` (not `dialect`), and a timed-out stream keeps the continuous usage it
+ * had already seen.
+ */
+import { describe, expect, it } from 'vitest';
+import { completionsApi } from '../../../client/apis/completions.ts';
+import { ResponseMeasurer } from '../../../client/measure/response-measurer.ts';
+
+const enc = new TextEncoder();
+const identity = { index: 0, requestId: 'r', stage: 0, warmup: false, scheduledMs: 0, startMs: 0, promptTokens: 3 };
+
+function body(usage: boolean): string {
+  return JSON.stringify({
+    id: 'cmpl-1',
+    object: 'text_completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, text: ' one two three four', logprobs: null, finish_reason: 'length', stop_reason: null }],
+    ...(usage ? { usage: { prompt_tokens: 3, total_tokens: 9, completion_tokens: 6 } } : {}),
+  });
+}
+
+function nonStreamed(text: string, tokenizerFallback: boolean) {
+  const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: false, tokenizerFallback });
+  measurer.response(200);
+  measurer.data(enc.encode(text), 50);
+  return measurer.end(51);
+}
+
+describe('tokens_per_event_source of a non-streamed body', () => {
+  it('is usage when the count came from usage.completion_tokens', () => {
+    const record = nonStreamed(body(true), true);
+    expect(record.tokensPerEventSource).toBe('usage');
+    expect(record.events).toEqual([{ atMs: 50, tokens: 6 }]);
+    expect(record.outputTokensSource).toBe('usage');
+  });
+
+  it('is tokenizer (or one_per_event without the fallback) when the body has no usage', () => {
+    expect(nonStreamed(body(false), true).tokensPerEventSource).toBe('tokenizer');
+    expect(nonStreamed(body(false), false)).toMatchObject({ tokensPerEventSource: 'one_per_event', outputTokens: 1 });
+  });
+});
+
+describe('a timed-out stream', () => {
+  it('keeps the continuous usage it had seen', () => {
+    const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+    measurer.response(200);
+    const chunk = (text: string, completion: number): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text, logprobs: null, finish_reason: null, stop_reason: null }], usage: { prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion } })}\n\n`;
+    measurer.data(enc.encode(chunk(' one', 1)), 10);
+    measurer.data(enc.encode(chunk(' two three', 3)), 20);
+    const record = measurer.error('timeout', 'no complete response within 30 ms', 30);
+    expect(record.failure?.kind).toBe('timeout');
+    expect(record.tokensPerEventSource).toBe('continuous_usage');
+    expect(record.usage).toEqual({ promptTokens: 3, completionTokens: 3, totalTokens: 6 });
+    expect(record.outputTokens).toBe(3);
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The response player on a virtual clock and a fake response: a stalled stream may merge whole
+ * events into one send but never a planned cut, and a disconnect is stamped when it happens.
+ */
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../../contracts/clock.ts';
+import { Rng } from '../../../contracts/rng.ts';
+import type { TruthFault, TruthRecord } from '../../../contracts/truth.ts';
+import type { EmissionScheduler, ScheduledTask } from '../../../server/transport/emission-scheduler.ts';
+import { playResponse } from '../../../server/transport/response-executor.ts';
+import { TruthStore } from '../../../server/truth/truth-store.ts';
+import { applyWirePolicy } from '../../../server/wire/apply-wire-policy.ts';
+import type { PayloadEvent } from '../../../server/wire/payload-event.ts';
+import { parseWireSpec } from '../../../server/wire/wire-spec.ts';
+
+const content = (i: number, text: string, dueMs: number): PayloadEvent => ({
+  kind: 'content',
+  tokenStart: i,
+  tokenCount: 1,
+  data: `{"choices":[{"text":${JSON.stringify(text)}}]}`,
+  dueMs,
+});
+const EVENTS: PayloadEvent[] = [content(0, ' the', 100), content(1, ' 你', 110), content(2, ' end', 120), { kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: 130 }];
+
+function plannedRecord(spec: string, fault: TruthFault | null = null): TruthRecord {
+  const applied = applyWirePolicy(EVENTS, { framing: 'sse', policy: parseWireSpec(spec), rng: new Rng(5) });
+  return {
+    id: 'r', dialect: 'vllm', endpoint: '/v1/completions', model: 'm', stream: true, arrivalEpochMs: 0, status: 200, headersMs: null,
+    promptTokens: 1, finishReason: 'length', tokens: [], events: applied.events, writes: applied.writes, fault, body: applied.body, end: null,
+  };
+}
+
+/** A response that records each send; every send moves the clock on by `costMs` (a syscall's time). */
+function fakeResponse(clock: VirtualClock, costMs: number): { res: ServerResponse; sends: Buffer[]; ended: () => boolean; destroyed: () => boolean } {
+  const sends: Buffer[] = [];
+  let ended = false;
+  let destroyed = false;
+  const send = (chunk?: Buffer): void => {
+    if (chunk !== undefined && chunk.length > 0) sends.push(Buffer.from(chunk));
+    clock.advance(costMs);
+  };
+  const res = {
+    socket: null,
+    destroyed: false,
+    headersSent: false,
+    once: () => res,
+    writeHead: () => {
+      res.headersSent = true;
+      return res;
+    },
+    flushHeaders: () => {},
+    write: (chunk: Buffer) => {
+      send(chunk);
+      return true;
+    },
+    end: (chunk?: Buffer) => {
+      send(chunk);
+      ended = true;
+    },
+    destroy: () => {
+      destroyed = true;
+    },
+  };
+  return { res: res as unknown as ServerResponse, sends, ended: () => ended, destroyed: () => destroyed };
+}
+
+function player(record: TruthRecord, clock: VirtualClock, res: ServerResponse): ScheduledTask {
+  let scheduled: ScheduledTask | null = null;
+  const scheduler = { schedule: (task: ScheduledTask) => (scheduled = task), wake: () => {} } as unknown as EmissionScheduler;
+  playResponse(res, { record, arrivalMono: 0, headers: {}, headersAtArrival: true }, { clock, scheduler, truth: new TruthStore({ capacity: 10 }) });
+  if (scheduled === null) throw new Error('the player did not schedule itself');
+  return scheduled;
+}
+
+describe('ResponsePlayer after a stall', () => {
+  it('merges overdue whole events into one send but sends every later piece of a cut event on its own', () => {
+    const record = plannedRecord('cut=utf8;gap=2ms');
+    const pieces = record.writes.filter((w) => (w.afterMs ?? 0) > 0);
+    expect(pieces).toHaveLength(1);
+    const clock = new VirtualClock();
+    const { res, sends } = fakeResponse(clock, 0.01);
+    const task = player(record, clock, res);
+    clock.set(5000);
+    expect(task.run(clock.now())).toBeNull();
+    expect(Buffer.concat(sends).equals(Buffer.from(record.body))).toBe(true);
+    // Every planned cut inside an event (here inside 你) is a send boundary.
+    const starts = new Set<number>();
+    let at = 0;
+    for (const s of sends) {
+      starts.add(at);
+      at += s.length;
+    }
+    for (const piece of pieces) expect(starts.has(piece.offset)).toBe(true);
+    // ...while the stall still lets whole events share a send: fewer sends than writes.
+    expect(sends.length).toBeLessThan(record.writes.length);
+    // The first piece of 你's event rode on the whole event before it.
+    expect(sends[0]?.length).toBeGreaterThan(record.events[0]?.length ?? Infinity);
+  });
+
+  it('byte-per-write pieces stay separate reads however late the stream runs', () => {
+    const record = plannedRecord('writes=bytes');
+    const clock = new VirtualClock();
+    const { res, sends } = fakeResponse(clock, 0);
+    const task = player(record, clock, res);
+    clock.set(60_000);
+    expect(task.run(clock.now())).toBeNull();
+    // Only the first byte of each event may ride on the write before it.
+    expect(sends.length).toBeGreaterThanOrEqual(record.body.length - EVENTS.length);
+    expect(Buffer.concat(sends).equals(Buffer.from(record.body))).toBe(true);
+  });
+});
+
+describe('ResponsePlayer: a disconnect fault', () => {
+  it('is stamped at the moment it happens, never before the last write', () => {
+    const record = plannedRecord('vllm', { kind: 'disconnect', params: { afterTokens: 2, atMs: 130 } });
+    const clock = new VirtualClock();
+    const { res, destroyed } = fakeResponse(clock, 0.25);
+    const task = player(record, clock, res);
+    clock.set(200);
+    // One turn (its `now` is 200) sends every overdue write, each send costing 0.25 ms, then drops.
+    expect(task.run(clock.now())).toBeNull();
+    const lastActual = record.writes[record.writes.length - 1]?.actualMs ?? NaN;
+    expect(record.end?.how).toBe('fault');
+    expect(record.end?.atMs).toBeGreaterThanOrEqual(lastActual);
+    expect(record.end?.atMs).toBe(clock.now());
+    expect(destroyed()).toBe(true);
+  });
+});

@@ -1,0 +1,66 @@
+/** The JSONL truth log: opened before serving, and a failing disk never takes the server down. */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import { checkTruthLog, TruthStore } from '../../../server/truth/truth-store.ts';
+
+const record = (id: string): TruthRecord => ({
+  id,
+  dialect: 'vllm',
+  endpoint: '/v1/completions',
+  model: 'm',
+  stream: true,
+  arrivalEpochMs: 0,
+  status: 200,
+  headersMs: 0,
+  promptTokens: 1,
+  finishReason: 'length',
+  tokens: [{ id: 1, text: 'a', dueMs: 1 }],
+  events: [],
+  writes: [{ offset: 0, length: 4, dueMs: 1, actualMs: 1 }],
+  fault: null,
+  body: new Uint8Array(4),
+  end: { atMs: 2, how: 'completed' },
+});
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('truth log', () => {
+  it('a path that cannot be opened throws at once, with a plain reason', () => {
+    expect(() => checkTruthLog('/nonexistent/dir/x.jsonl')).toThrow(/cannot open "\/nonexistent\/dir\/x\.jsonl" for appending: its folder does not exist/);
+    expect(() => new TruthStore({ capacity: 10, logPath: '/nonexistent/dir/x.jsonl' })).toThrow(/its folder does not exist/);
+  });
+
+  it('appends one JSON line per finished request', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'truth-log-')), 'truth.jsonl');
+    checkTruthLog(path);
+    expect(existsSync(path)).toBe(true);
+    const store = new TruthStore({ capacity: 10, logPath: path });
+    store.finish(record('a'));
+    store.finish(record('b'));
+    await store.close();
+    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['a', 'b']);
+  });
+
+  it.runIf(existsSync('/dev/full'))('a write that fails later (disk full) warns once and the store keeps working', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      warnings.push(String(chunk));
+      return true;
+    });
+    const store = new TruthStore({ capacity: 10, logPath: '/dev/full' });
+    store.finish(record('a'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    store.finish(record('b'));
+    const last = record('c');
+    store.begin(last);
+    store.finish(last);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^benchtruth: --truth-log \/dev\/full: .*no more truth records are appended/);
+    expect(store.get('c')?.id).toBe('c');
+    await store.close();
+  });
+});
