@@ -10,7 +10,7 @@ import type { TruthStore } from '../truth/truth-store.ts';
 import type { Admitted, Engine, EngineState } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest, type FinishedReason } from './engine-events.ts';
 import { timingFor } from './model-timing.ts';
-import { deliveredTokenTimes } from './token-times.ts';
+import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
 
 export function finishedReason(record: TruthRecord): FinishedReason {
   if (record.end?.how !== 'completed' || record.status >= 400) return 'abort';
@@ -61,7 +61,8 @@ export class IsolatedEngine implements Engine {
       if (left > 0) this.#loras.set(request.lora, left);
       else this.#loras.delete(request.lora);
     }
-    const times = deliveredTokenTimes(record);
+    // A one-body answer's tokens were produced at their due times, not when the body left.
+    const times = latencyTokenTimes(record, deliveredTokenTimes(record));
     const first = times[0];
     const last = times[times.length - 1];
     if (first !== undefined) this.#events.firstToken(request, request.arrivalMono + first);

@@ -1,7 +1,11 @@
 /**
- * When each token really reached the socket, read from a truth record: the actual time of the
- * write holding the last byte of the event that carries it (DESIGN §3). Tokens whose event was
- * never fully written (an aborted stream) are left out, so the result is what a reader saw.
+ * Token times read from a truth record. Delivered: when each token really reached the socket,
+ * the actual time of the write holding the last byte of the event that carries it (DESIGN §3);
+ * tokens whose event was never fully written (an aborted stream) are left out. For latency
+ * figures (TTFT/ITL histograms, prefill and decode time) vLLM and JetStream time tokens in the
+ * engine, streamed or not: a one-body answer's single write only says when the whole answer
+ * left, so there each token's time is when the engine produced it (its due time: planned under
+ * the isolated scheduler, the real step time under the batching one).
  */
 import { writeIndexHolding, type TruthRecord } from '../../contracts/truth.ts';
 
@@ -14,6 +18,25 @@ export function deliveredTokenTimes(record: TruthRecord): number[] {
     const at = index < 0 ? null : (record.writes[index]?.actualMs ?? null);
     if (at === null) break;
     for (let k = 0; k < event.tokenCount; k++) times.push(at);
+  }
+  return times;
+}
+
+/**
+ * Times (ms after arrival), in token order, of the tokens the engine is known to have produced.
+ * `delivered` is what the streamed path uses (token-times.ts or the per-event variant).
+ */
+export function latencyTokenTimes(record: TruthRecord, delivered: readonly number[]): readonly number[] {
+  if (record.stream) return delivered;
+  // An error answered before generation (an HTTP fault's status) produced no token.
+  if (record.status >= 400) return [];
+  const endMs = record.end?.atMs ?? Infinity;
+  const times: number[] = [];
+  for (const token of record.tokens) {
+    // Infinity: the batching engine never produced it; later than the end: the request was
+    // gone before the engine got there.
+    if (!(token.dueMs < Infinity) || token.dueMs > endMs) break;
+    times.push(token.dueMs);
   }
   return times;
 }

@@ -2,13 +2,13 @@
  * vLLM's Prometheus metric set (V1 engine, v0.10.2–v0.11; DESIGN §6): same names, labels and
  * buckets, fed by what really happened — latencies from the truth record's actual write times
  * (a non-streamed answer's token latencies from when the engine produced each token, as vLLM
- * times them in the engine; latency-token-times.ts), queue/prefill/decode from the engine's own
+ * times them in the engine; engine/token-times.ts), queue/prefill/decode from the engine's own
  * step times — never from sampled intents.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { RequestOutcome } from '../engine/engine-events.ts';
 import { FastHistogram } from './fast-histogram.ts';
-import { latencyTokenTimes } from './latency-token-times.ts';
+import { latencyTokenTimes } from '../engine/token-times.ts';
 import type { MetricSetContext } from './metrics-hub.ts';
 
 export const TTFT_BUCKETS_S = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];

@@ -2,11 +2,11 @@
  * JetStream's Prometheus metrics (DESIGN §7; names, types, labels and buckets as JetStream's
  * own collector has them), fed by what the server really did: every histogram observation is
  * taken from a finished truth record's actual write times (for a non-streamed answer, the times
- * the engine produced its tokens; latency-token-times.ts), never from the planned intents.
+ * the engine produced its tokens; engine/token-times.ts), never from the planned intents.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TruthRecord } from '../../../contracts/truth.ts';
-import { latencyTokenTimes } from '../../metrics/latency-token-times.ts';
+import { latencyTokenTimes } from '../../engine/token-times.ts';
 
 /** JetStream's DEFAULT_PREFILL_BUCKETS (prompt lengths it pads to). */
 const PREFILL_LENGTH_BUCKETS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768];

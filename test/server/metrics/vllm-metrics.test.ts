@@ -9,7 +9,7 @@ import type { TruthRecord } from '../../../contracts/truth.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
 import { finishedReason } from '../../../server/engine/isolated-engine.ts';
 import { deliveredTokenTimes } from '../../../server/engine/token-times.ts';
-import { latencyTokenTimes } from '../../../server/metrics/latency-token-times.ts';
+import { latencyTokenTimes } from '../../../server/engine/token-times.ts';
 import { ITL_BUCKETS_S, REQUEST_TIME_BUCKETS_S, TTFT_BUCKETS_S } from '../../../server/metrics/vllm-metrics.ts';
 
 const servers: BenchtruthServer[] = [];
