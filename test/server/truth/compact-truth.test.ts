@@ -4,6 +4,7 @@ import { truthToJson, type EventKind, type TruthRecord, type TruthWrite } from '
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
 import { compactBytes, compactTruth, expandTruth } from '../../../server/truth/compact-truth.ts';
 import { TruthStore } from '../../../server/truth/truth-store.ts';
+import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 
 const SEED = 20261130;
 const KINDS: EventKind[] = ['role', 'content', 'reasoning', 'finish', 'usage', 'error', 'done', 'comment'];
@@ -112,24 +113,7 @@ describe('the server keeps finished records packed and serves them unchanged', (
 });
 
 describe('the truth store’s bounds', () => {
-  const record = (id: string, bodyBytes: number): TruthRecord => ({
-    id,
-    dialect: 'vllm',
-    endpoint: '/v1/completions',
-    model: 'm',
-    stream: true,
-    arrivalEpochMs: 0,
-    status: 200,
-    headersMs: 0,
-    promptTokens: 1,
-    finishReason: 'length',
-    tokens: [{ id: 1, text: 'a', dueMs: 1 }],
-    events: [],
-    writes: [{ offset: 0, length: bodyBytes, dueMs: 1, actualMs: 1 }],
-    fault: null,
-    body: new Uint8Array(bodyBytes),
-    end: null,
-  });
+  const record = (id: string, bodyBytes: number): TruthRecord => minimalTruthRecord(id, { bodyBytes, ended: false });
 
   it('drops the oldest records past the byte budget, and never the newest', () => {
     const store = new TruthStore({ capacity: 1000, maxBytes: 10_000 });

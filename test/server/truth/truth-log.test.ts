@@ -5,25 +5,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { checkTruthLog, TruthStore } from '../../../server/truth/truth-store.ts';
+import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 
-const record = (id: string): TruthRecord => ({
-  id,
-  dialect: 'vllm',
-  endpoint: '/v1/completions',
-  model: 'm',
-  stream: true,
-  arrivalEpochMs: 0,
-  status: 200,
-  headersMs: 0,
-  promptTokens: 1,
-  finishReason: 'length',
-  tokens: [{ id: 1, text: 'a', dueMs: 1 }],
-  events: [],
-  writes: [{ offset: 0, length: 4, dueMs: 1, actualMs: 1 }],
-  fault: null,
-  body: new Uint8Array(4),
-  end: { atMs: 2, how: 'completed' },
-});
+const record = (id: string): TruthRecord => minimalTruthRecord(id);
 
 afterEach(() => vi.restoreAllMocks());
 
