@@ -9,6 +9,8 @@ export interface ServerOptions extends EngineOptions, VllmOptions {
   model: string;
   /** Further names the base model answers to (--served-model-name after the first). */
   servedModelAliases: string[];
+  /** --model when --served-model-name renames it: the `root` of the base model's /v1/models cards, as vLLM. */
+  modelPath: string | null;
   seed: number;
   ttftMs: number;
   itlMs: number;
@@ -51,6 +53,7 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   port: 8000,
   model: 'benchtruth/fake-model',
   servedModelAliases: [],
+  modelPath: null,
   seed: 0,
   ttftMs: 200,
   itlMs: 20,

@@ -4,6 +4,7 @@
  * stops scheduling, waits for in-flight requests up to the grace period (a second SIGINT ends
  * the wait at once), writes every report and exits 130.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
@@ -91,6 +92,9 @@ const FLAG_PATHS: ReadonlyArray<[keyof BenchFlags, string]> = [
   ['sloLatency', 'report.slo.latency'],
 ];
 
+/** File paths given by flag are the user's, relative to the working directory (a file's own are relative to it). */
+const FILE_PATHS = new Set(['data.path', 'load.trace_file']);
+
 const STRING_PATHS = new Set(['server.base_url', 'server.model_name', 'server.api_key', 'data.path', 'load.trace_file', 'output.dir', 'metrics.url', 'load.shard']);
 
 function asObject(value: unknown): Record<string, unknown> {
@@ -140,7 +144,7 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
   const raw = flags.config !== undefined ? readConfigFile(flags.config) : {};
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
-    if (typeof value === 'string') setPath(raw, path, STRING_PATHS.has(path) ? value : flagScalar(value));
+    if (typeof value === 'string') setPath(raw, path, FILE_PATHS.has(path) ? resolve(value) : STRING_PATHS.has(path) ? value : flagScalar(value));
   }
   const loadType = loadTypeFromFlags(flags, asObject(raw.load).type);
   if (loadType !== undefined) setPath(raw, 'load.type', loadType);
@@ -185,7 +189,7 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
 export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
-    .description('benchmark a vLLM-compatible server: load shapes, datasets, inference-perf reports')
+    .description('benchmark a vLLM-compatible or JetStream server: load shapes, datasets, inference-perf and LPG reports')
     .option('--config <file>', 'YAML config with sections api, server, load, data, report, metrics, output (see examples/)')
     .option('--set <path=value>', 'set any config key, e.g. load.stages.0.rate=5 (repeatable; wins over the file)', collect)
     .option('--url <url>', 'base URL of the server, e.g. http://127.0.0.1:8000')
@@ -198,7 +202,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--load-type <type>', 'constant | poisson | gamma | concurrency | trace | sweep (default constant)')
     .option('--burstiness <x>', 'gamma arrivals: shape (1 = Poisson, < 1 burstier)')
     .option('--trace <file>', 'replay send offsets (seconds, one per line; implies --load-type trace)')
-    .option('--warmup <duration>', 'load before the measured window, excluded from results')
+    .option('--warmup <duration>', 'load before the measured window, excluded from results (bare number = seconds; default 0)')
     .option('--max-tokens <n>', 'output tokens of every request (default 64)')
     .option('--prompt-tokens <n>', 'prompt length in tokens (default 32)')
     .option('--dataset <type>', 'synthetic | random | sharegpt | jsonl | shared_prefix')
@@ -207,7 +211,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--dataset-max-prompt-tokens <n>', 'ShareGPT: drop prompts longer than n tokens (default 1024, as vLLM)')
     .option('--dataset-max-total-tokens <n>', 'ShareGPT: drop pairs whose prompt + output exceed n tokens (default 2048, as vLLM)')
     .option('--seed <n>', 'seed of schedule, prompts and request ids (default 0)')
-    .option('--model <name>', 'model to request (default: the first of /v1/models)')
+    .option('--model <name>', 'model to request (default: the first of /v1/models; JetStream APIs: jetstream)')
     .option('--api-key <key>', 'sent as Authorization: Bearer <key>')
     .option('--lora <name:weight,...>', 'LoRA traffic split, e.g. a:3,b:1')
     .option('--output <dir>', 'write summary/stage lifecycle reports, requests.jsonl, raw_samples.json here')
@@ -222,7 +226,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--progress <mode>', 'auto | bar | lines | off (default auto)')
     .option('--metrics-url <url>', 'scrape this Prometheus endpoint during each stage')
     .option('--scrape-interval <duration>', 'scrape interval (default 1s; enables scraping of <url>/metrics)')
-    .option('--slo-ttft <duration>', 'goodput objective for TTFT')
+    .option('--slo-ttft <duration>', 'goodput objective for TTFT, e.g. 500ms (bare number = seconds, as every bench duration)')
     .option('--slo-tpot <duration>', 'goodput objective for TPOT')
     .option('--slo-itl <duration>', 'goodput objective for every inter-token gap')
     .option('--slo-ntpot <duration>', 'goodput objective for NTPOT')

@@ -134,7 +134,7 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
     .option('--decode-time-per-seq <duration>', 'batching: decode step time per sequence in the batch (default 0)')
     .option('--scheduler <kind>', `isolated (default: every request alone) | batching (continuous batching)`)
     .option('--max-num-seqs <n>', `running sequences at once (default ${d.maxNumSeqs})`)
-    .option('--max-waiting-queue-length <n>', `batching: waiting requests before 429 (default ${d.maxWaitingQueueLength})`)
+    .option('--max-waiting-queue-length <n>', `batching: waiting requests the next step cannot admit before 429 (default ${d.maxWaitingQueueLength})`)
     .option('--max-num-batched-tokens <n>', `batching: token budget of one engine step (default ${d.maxNumBatchedTokens})`)
     .option('--kv-cache-blocks <n>', `KV-cache blocks (default ${d.kvCacheBlocks})`)
     .option('--kv-cache-size <n>', 'alias of --kv-cache-blocks (llm-d-inference-sim)')

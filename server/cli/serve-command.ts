@@ -36,6 +36,7 @@ export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions>
     // vLLM / llm-d: the first --served-model-name is the name responses and metrics report.
     model: flags.servedModelName?.[0] ?? flags.model,
     servedModelAliases: flags.servedModelName?.slice(1) ?? [],
+    modelPath: flags.servedModelName === undefined ? undefined : flags.model,
     seed: flagValue('--seed', flags.seed, wholeNumber(0)),
     ttftMs: flagValue('--time-to-first-token', flags.timeToFirstToken, (raw) => parseDurationMs(raw, 'ms')),
     itlMs: flagValue('--inter-token-latency', flags.interTokenLatency, (raw) => parseDurationMs(raw, 'ms')),
@@ -56,10 +57,10 @@ export function registerServeCommand(program: Command): void {
   const d = DEFAULT_SERVER_OPTIONS;
   const serve = program
     .command('serve')
-    .description('run the deterministic fake vLLM server')
+    .description('run the deterministic fake vLLM (and JetStream) server')
     .option('--host <host>', 'address to listen on', d.host)
     .option('--port <port>', 'port to listen on (0 = any free port)', String(d.port))
-    .option('--model <name>', 'served model name', d.model)
+    .option('--model <name>', 'model name; the served name unless --served-model-name is given', d.model)
     .option('--seed <n>', 'seed of every random choice', String(d.seed))
     .option('--time-to-first-token <duration>', 'time to first token (bare number = ms)', `${d.ttftMs}ms`)
     .option('--inter-token-latency <duration>', 'time between tokens (bare number = ms)', `${d.itlMs}ms`)

@@ -27,7 +27,8 @@ export interface BatchingConfig extends Pick<EngineOptions, 'maxNumSeqs' | 'maxW
   timing: TimingModel;
   /**
    * How long after the latest arrival a prefill-only step still takes the next one (default
-   * PREFILL_JOIN_WINDOW_MS; at most 5 windows after the step opened): the step restarts at the
+   * PREFILL_JOIN_WINDOW_MS; at most 5 windows after the step opened, while it has prefill
+   * budget left and starts every prefill in it — see #canJoinStep): the step restarts at the
    * arrival with the larger batch, as the engine was still gathering its forward pass. Requests
    * sent "at once" then share one prefill instead of queueing behind the first one's.
    */
@@ -54,6 +55,15 @@ export interface CoreRequest {
   prefillPerTokenMs?: number;
   /** This request's model's decode time (per-model timing); default the config's ITL. */
   itl?: Distribution;
+  /**
+   * Sequences whose KV the request holds (default 1): vLLM runs each of n choices of each
+   * prompt as its own sequence, and with prefix caching off (as cache_config_info says) each
+   * holds its own copy of its prompt plus its own output. They advance in lockstep, so they
+   * are one Sequence here for slots, budget and timing, but their KV blocks are all counted.
+   */
+  sequences?: number;
+  /** The prompt one of those sequences holds (default promptTokens; the longest of a list). */
+  sequencePromptTokens?: number;
 }
 
 export interface CoreListener {
@@ -89,6 +99,12 @@ export class Sequence {
     return this.request.prefillPerTokenMs ?? 0;
   }
 
+  /** KV blocks this request's sequences hold once each has `extra` tokens beyond its prompt. */
+  blocksWith(extra: number, blockSize: number): number {
+    const width = this.request.sequences ?? 1;
+    return width * Math.ceil(((this.request.sequencePromptTokens ?? this.request.promptTokens) + extra) / blockSize);
+  }
+
   /** The fixed cost of starting this sequence's prefill (paid with its first chunk). */
   get prefillFixedMs(): number {
     return Math.max(0, this.request.prefillMs - this.prefillPerTokenMs * this.request.promptTokens);
@@ -109,6 +125,8 @@ export class BatchingCore {
   #stepOpenedAt = -Infinity;
   #stepStartedAt = -Infinity;
   #stepDecodes = 0;
+  /** Prefill budget the step in progress left unused: a joiner needs some to share its pass. */
+  #stepBudgetLeft = 0;
   #now = -Infinity;
   preemptions = 0;
 
@@ -136,20 +154,53 @@ export class BatchingCore {
     return 1 - this.#freeBlocks / this.#config.kvCacheBlocks;
   }
 
-  /** Whether a request of this size could ever run, and whether the queue has room. */
-  canAccept(promptTokens: number, outputTokens: number): 'ok' | 'queue_full' | 'too_large' {
-    if (this.#blocksFor(promptTokens + outputTokens) > this.#config.kvCacheBlocks) return 'too_large';
-    // Waiting requests that the next step will admit into free running slots are not queued
-    // in vLLM's sense: only the overflow beyond those slots counts against the limit.
-    const freeSlots = Math.max(0, this.#config.maxNumSeqs - this.#running.length);
-    if (this.#waiting.length - freeSlots >= this.#config.maxWaitingQueueLength) return 'queue_full';
+  /** Whether a request of this size could ever run, and whether the queue has room for it. */
+  canAccept(request: Pick<CoreRequest, 'promptTokens' | 'outputTokens' | 'lora' | 'sequences' | 'sequencePromptTokens'>): 'ok' | 'queue_full' | 'too_large' {
+    const newcomer = new Sequence({ ...request, prefillMs: 0 }, this.#now);
+    if (newcomer.blocksWith(request.outputTokens, this.#config.blockSize) > this.#config.kvCacheBlocks) return 'too_large';
+    // Waiting requests (the newcomer included) that the next step will admit are not queued in
+    // vLLM's sense: only the rest counts against the limit. A free slot alone does not admit:
+    // a request held back by its LoRA adapter or by KV blocks (a preempted sequence, say) is
+    // queued however many slots are free.
+    const queued = this.#waiting.length + 1 - this.#admissibleNow(newcomer);
+    if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
 
-  arrive(request: CoreRequest, at: number): ArriveResult {
+  /** How many waiting requests, then the newcomer, `#admit` would take now (its rules, changing nothing). */
+  #admissibleNow(newcomer: Sequence): number {
+    const { maxNumSeqs, maxLoras } = this.#config;
+    const loras = this.#activeLoras();
+    let slots = maxNumSeqs - this.#running.length;
+    let blocks = this.#freeBlocks;
+    let admitted = 0;
+    // 'stop' ends admission as #admit does (no slot, or FCFS blocked by KV blocks).
+    const consider = (seq: Sequence): 'stop' | 'next' => {
+      if (slots <= 0) return 'stop';
+      const want = seq.request.lora;
+      if (want !== null && !loras.has(want) && loras.size >= maxLoras) return 'next';
+      const needed = this.#admissionBlocks(seq);
+      if (needed > blocks) return 'stop';
+      blocks -= needed;
+      slots--;
+      admitted++;
+      if (want !== null) loras.add(want);
+      return 'next';
+    };
+    for (const seq of this.#waiting) if (consider(seq) === 'stop') return admitted;
+    consider(newcomer);
+    return admitted;
+  }
+
+  /**
+   * A request arrives. `queueChecked`: the caller already asked canAccept (a moment ago, at
+   * admission) and has committed to the request, so only its size can refuse it now; a step
+   * that ended in between (a preemption, say) must not turn the admitted request away.
+   */
+  arrive(request: CoreRequest, at: number, queueChecked = false): ArriveResult {
     this.advanceTo(at);
-    const verdict = this.canAccept(request.promptTokens, request.outputTokens);
-    if (verdict !== 'ok') return { ok: false, reason: verdict };
+    const verdict = this.canAccept(request);
+    if (verdict === 'too_large' || (verdict === 'queue_full' && !queueChecked)) return { ok: false, reason: verdict };
     const seq = new Sequence(request, at);
     this.#waiting.push(seq);
     if (this.#stepEnd === Infinity) this.#startStep(at);
@@ -187,8 +238,9 @@ export class BatchingCore {
     }
   }
 
-  #blocksFor(tokens: number): number {
-    return Math.ceil(tokens / this.#config.blockSize);
+  /** Blocks to admit a sequence: its prompt, the output it already has (after preemption) and one more. */
+  #admissionBlocks(seq: Sequence): number {
+    return seq.blocksWith(seq.generated + 1, this.#config.blockSize);
   }
 
   #release(seq: Sequence): void {
@@ -216,7 +268,7 @@ export class BatchingCore {
         i++;
         continue;
       }
-      const needed = this.#blocksFor(seq.target + 1);
+      const needed = this.#admissionBlocks(seq);
       if (needed > this.#freeBlocks) break;
       this.#waiting.splice(i, 1);
       this.#freeBlocks -= needed;
@@ -232,8 +284,8 @@ export class BatchingCore {
     }
   }
 
-  #preemptFor(seq: Sequence, at: number): boolean {
-    while (this.#freeBlocks < 1) {
+  #preemptFor(seq: Sequence, at: number, blocks: number): boolean {
+    while (this.#freeBlocks < blocks) {
       const victim = this.#running[this.#running.length - 1];
       if (victim === undefined) return false;
       this.#release(victim);
@@ -252,6 +304,10 @@ export class BatchingCore {
     const window = this.#config.prefillJoinWindowMs ?? PREFILL_JOIN_WINDOW_MS;
     return (
       this.#stepDecodes === 0 &&
+      this.#stepBudgetLeft > 0 &&
+      // Only a step that starts every prefill in it may wait for company: a sequence is held
+      // by joiners once (its first chunk), never again at each later chunk of a long prompt.
+      this.#running.every((s) => s.chunk === 0 || (s.computed === 0 && s.generated === 0)) &&
       at - this.#stepStartedAt <= window &&
       at - this.#stepOpenedAt <= JOIN_WINDOWS_MAX * window &&
       this.#running.length < this.#config.maxNumSeqs
@@ -284,11 +340,11 @@ export class BatchingCore {
     // Snapshot: preemption below shrinks the running list while we walk it.
     for (const seq of [...this.#running]) {
       if (seq.state !== 'running' || seq.computed < seq.target || budget <= 0) continue;
-      const held = seq.request.promptTokens + seq.generated + 1;
-      if (this.#blocksFor(held) > seq.blocks) {
-        if (!this.#preemptFor(seq, at)) continue;
-        this.#freeBlocks -= 1;
-        seq.blocks += 1;
+      const held = seq.blocksWith(seq.generated + 1, this.#config.blockSize);
+      if (held > seq.blocks) {
+        if (!this.#preemptFor(seq, at, held - seq.blocks)) continue;
+        this.#freeBlocks -= held - seq.blocks;
+        seq.blocks = held;
       }
       seq.decoding = true;
       budget -= 1;
@@ -312,6 +368,7 @@ export class BatchingCore {
     }
     const timing = this.#config.timing;
     this.#stepDecodes = decodes;
+    this.#stepBudgetLeft = budget;
     const decodeMs = decodes > 0 ? sampleMs(this.#rng, this.#decodeItl()) + timing.decodePerSeqMs * decodes : 0;
     this.#stepEnd = at + loadFactor(timing, this.#running.length) * (decodeMs + prefillFixedMs + prefillTokensMs);
   }

@@ -27,6 +27,13 @@ interface Tracked {
   seq: Sequence | null;
 }
 
+/** Tokens whose engine time is known (tokenAvailable fills a token's due when its step ran). */
+function producedTokens(record: TruthRecord): number {
+  let count = 0;
+  for (const token of record.tokens) if (token.dueMs < Infinity) count++;
+  return count;
+}
+
 export class BatchingEngine implements Engine {
   readonly kind = 'batching';
   readonly #options: ServerOptions;
@@ -67,13 +74,18 @@ export class BatchingEngine implements Engine {
   }
 
   admit(request: EngineRequest): Admitted | Refused {
-    const verdict = this.#core.canAccept(request.promptTokens, Math.max(1, request.maxTokens));
+    // The queue as it stands now: steps that ended since the last event have run.
+    this.#core.advanceTo(this.#clock.now());
+    const kv = { sequences: request.sequences ?? 1, sequencePromptTokens: request.sequencePromptTokens ?? request.promptTokens };
+    const verdict = this.#core.canAccept({ promptTokens: request.promptTokens, outputTokens: Math.max(1, request.maxTokens), lora: request.lora, ...kv });
     if (verdict === 'queue_full') {
       return { ok: false, status: 429, message: `The waiting queue is full (${this.#options.maxWaitingQueueLength} requests); retry later.` };
     }
     if (verdict === 'too_large') {
       const blocks = this.#options.kvCacheBlocks * this.#options.blockSize;
-      return { ok: false, status: 400, message: `This request needs ${request.promptTokens + request.maxTokens} tokens of KV cache, more than the ${blocks} the engine has.` };
+      const needed = kv.sequences * (kv.sequencePromptTokens + request.maxTokens);
+      const what = kv.sequences === 1 ? '' : ` (${kv.sequences} sequences of ${kv.sequencePromptTokens + request.maxTokens})`;
+      return { ok: false, status: 400, message: `This request needs ${needed} tokens of KV cache${what}, more than the ${blocks} the engine has.` };
     }
     const model = timingFor(this.#options, request.model);
     return {
@@ -92,8 +104,9 @@ export class BatchingEngine implements Engine {
         const prefillPerTokenMs = usesPrefillCost(model) ? model.prefillPerTokenMs : 0;
         // One engine step gives every choice (n > 1, several prompts) its next token.
         const arrived = this.#core.arrive(
-          { promptTokens: request.promptTokens, outputTokens: timing.steps, lora: request.lora, prefillMs, prefillPerTokenMs, itl: model.itl },
+          { promptTokens: request.promptTokens, outputTokens: timing.steps, lora: request.lora, prefillMs, prefillPerTokenMs, itl: model.itl, ...kv },
           this.#clock.now(),
+          true,
         );
         // admit() checked the same capacity a moment ago, in the same turn.
         if (!arrived.ok) throw new Error(`batching engine refused an admitted request: ${arrived.reason}`);
@@ -161,7 +174,9 @@ export class BatchingEngine implements Engine {
       queuedMs: (scheduledAt ?? end) - request.arrivalMono,
       prefillMs: scheduledAt === null || first === null ? null : first - scheduledAt,
       decodeMs: first === null || last === null ? null : last - first,
-      generatedTokens: seq?.generated ?? 0,
+      // Every choice's tokens (n > 1, prompt lists), as the isolated engine counts: one step
+      // gives each choice a token, so the step count alone undercounts.
+      generatedTokens: seq === null ? 0 : producedTokens(record),
       deliveredMs: deliveredTokenTimes(record),
     });
   }

@@ -22,6 +22,12 @@ export interface EngineRequest {
   lora: string | null;
   promptTokens: number;
   maxTokens: number;
+  /**
+   * Sequences the request runs (default 1): n choices per prompt of a prompt list (vLLM makes
+   * each its own sequence, holding its own KV), and the prompt tokens of the longest one.
+   */
+  sequences?: number;
+  sequencePromptTokens?: number;
   /** Monotonic clock reading of arrival. */
   arrivalMono: number;
 }

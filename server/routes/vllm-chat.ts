@@ -38,7 +38,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
     const huge = planTooLarge(req.n, output.maxTokens);
     if (huge !== null) return fail(reply, huge);
-    const admission = admit(ctx, { identity, arrivalMono }, model, promptTokens, output.maxTokens);
+    const admission = admit(ctx, { identity, arrivalMono }, model, promptTokens, output.maxTokens, { count: req.n, promptTokens });
     if (admission instanceof VllmError) return fail(reply, admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);

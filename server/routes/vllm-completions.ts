@@ -55,7 +55,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (options.mode === 'echo') {
       echoes = prompts.map((p, i) => echoTokens(tokenizer, texts[i] ?? tokenizer.decode(p as number[]) ?? ''));
     }
-    const admission = admit(ctx, { identity, arrivalMono }, model, counts.reduce((a, b) => a + b, 0), output.maxTokens);
+    // n sequences per prompt, each holding KV for (at most) the longest prompt.
+    const sequences = { count: prompts.length * (req.n ?? 1), promptTokens: longest };
+    const admission = admit(ctx, { identity, arrivalMono }, model, counts.reduce((a, b) => a + b, 0), output.maxTokens, sequences);
     if (admission instanceof VllmError) return fail(reply, admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);

@@ -72,6 +72,7 @@ export function admit(
   model: ResolvedModel,
   promptTokens: number,
   maxTokens: number,
+  sequences: { count: number; promptTokens: number } = { count: 1, promptTokens },
 ): Extract<EngineAdmission, { ok: true }> | VllmError {
   const admission = admitRequest(ctx, {
     id: start.identity.id,
@@ -80,6 +81,8 @@ export function admit(
     lora: model.lora === null ? null : model.name,
     promptTokens,
     maxTokens,
+    sequences: sequences.count,
+    sequencePromptTokens: sequences.promptTokens,
     arrivalMono: start.arrivalMono,
   });
   if (admission.ok) return admission;

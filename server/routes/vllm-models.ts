@@ -50,9 +50,10 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
   app.get('/v1/models', { exposeHeadRoute: false }, async (_request, reply) => {
     const { options } = ctx;
     const created = options.created ?? Math.floor(Date.now() / 1000);
-    const data = [card(ctx, options.model, options.model, null, options.maxModelLen, created)];
-    // vLLM lists every --served-model-name as its own card of the same base model.
-    for (const alias of state.servedAliases) data.push(card(ctx, alias, options.model, null, options.maxModelLen, created));
+    // vLLM lists every --served-model-name as its own card, each rooted at the --model path.
+    const root = options.modelPath ?? options.model;
+    const data = [card(ctx, options.model, root, null, options.maxModelLen, created)];
+    for (const alias of state.servedAliases) data.push(card(ctx, alias, root, null, options.maxModelLen, created));
     for (const lora of state.models.loras()) data.push(card(ctx, lora.name, lora.path, lora.baseModelName ?? options.model, null, created));
     return reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ object: 'list', data })));
   });

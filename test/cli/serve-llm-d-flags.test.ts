@@ -36,7 +36,7 @@ const complete = async (url: string, model: string): Promise<Response> =>
 describe('serve: llm-d-inference-sim manifests start', () => {
   it('--served-model-name: every name is answered, the first is reported; llm-d-only flags get one note', async () => {
     const server = await startServe([
-      '--model', '/models/llama', '--served-model-name', 'llama', 'llama-alias', '--max-loras', '2', '--max-cpu-loras', '4',
+      '--model', '/models/llama', '--served-model-name', 'llama', 'llama-alias', '--lora-modules', 'sql=/loras/sql', '--max-loras', '2', '--max-cpu-loras', '4',
       '--v', '4', '--enable-kvcache', '--data-parallel-size', '1', '--kv-cache-transfer-latency', '30', '--failure-injection-rate', '0',
     ]);
     try {
@@ -46,9 +46,17 @@ describe('serve: llm-d-inference-sim manifests start', () => {
         expect(((await response.json()) as { model: string }).model).toBe('llama');
       }
       expect((await complete(server.url, '/models/llama')).status).toBe(404);
-      const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
-      expect(models.data.map((m) => m.id)).toEqual(['llama', 'llama-alias']);
-      expect(await (await fetch(`${server.url}/metrics`)).text()).toContain('model_name="llama"');
+      const sql = await complete(server.url, 'sql');
+      expect(((await sql.json()) as { model: string }).model).toBe('sql');
+      const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: Array<{ id: string; root: string; parent: string | null }> };
+      expect(models.data.map((m) => m.id)).toEqual(['llama', 'llama-alias', 'sql']);
+      // vLLM roots every served name's card at the --model path; an adapter's parent is the first served name.
+      expect(models.data.map((m) => [m.root, m.parent])).toEqual([['/models/llama', null], ['/models/llama', null], ['/loras/sql', 'llama']]);
+      // Every series (the adapter's requests included) carries the first served name.
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toContain('model_name="llama"');
+      expect(metrics).not.toMatch(/model_name="(?!llama")/);
+      expect(metrics).toMatch(/^vllm:request_success_total\{model_name="llama",engine="0",finished_reason="length"\} 3$/m);
       const lines = server.stderr().trim().split('\n');
       expect(lines).toEqual(['benchtruth: ignored: --enable-kvcache true, --kv-cache-transfer-latency 30 (llm-d-inference-sim features not modelled here)']);
     } finally {

@@ -84,6 +84,29 @@ describe('batching scheduler over 127.0.0.1', () => {
     await (await first).text();
   });
 
+  it('n > 1 holds n sequences of KV: too many for the cache is a 400; metrics count every choice’s tokens and gauges match the engine', async () => {
+    // 4 blocks of 4 tokens; "a b c d" + 3 output tokens per sequence needs 2 blocks each.
+    const url = await start({ ttftMs: 5, itlMs: 5, kvCacheBlocks: 4, blockSize: 4 });
+    const generated: number[] = [];
+    server?.context.engine.subscribe({ finished: (outcome) => void generated.push(outcome.generatedTokens) });
+    const refused = await post(url, 'n3', { max_tokens: 3, n: 3 });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/3 sequences/);
+    const response = await post(url, 'n2kv', { max_tokens: 3, n: 2 });
+    expect(response.status).toBe(200);
+    await response.text();
+    const record = server?.context.truth.get('n2kv');
+    expect(record?.tokens).toHaveLength(6);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const value = (name: string): number => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('vllm:generation_tokens_total')).toBe(6);
+    // The engine's own count: every choice's tokens, not the 3 steps that made them.
+    expect(generated).toEqual([6]);
+    const state = (await (await fetch(`${url}/_engine/state`)).json()) as { running: number; waiting: number };
+    expect(value('vllm:num_requests_running')).toBe(state.running);
+    expect(value('vllm:num_requests_waiting')).toBe(state.waiting);
+  });
+
   it('n > 1 under batching: each choice gets its token from the same step; the truth has no unknown due times', async () => {
     const url = await start({ ttftMs: 20, itlMs: 10 });
     const response = await post(url, 'n2', { max_tokens: 3, n: 2 });

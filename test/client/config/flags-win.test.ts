@@ -1,5 +1,5 @@
 /** Flags win over the file, ask for one load, and errors about them name the flag. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -80,5 +80,28 @@ describe('ShareGPT pruning flags', () => {
     const config = file('limits.yaml', `data: {type: sharegpt, path: ${data}, max_total_tokens: 3000}\n`);
     expect(benchOptionsFromFlags({ ...base, config }).data).toMatchObject({ limits: { maxTotalTokens: 3000 } });
     expect(errorOf({ dataset: 'sharegpt', datasetPath: data, datasetMaxTotalTokens: '0' })).toMatch(/--dataset-max-total-tokens|max_total_tokens/);
+  });
+});
+
+describe('file paths', () => {
+  it('a path given by flag is relative to the working directory, one in the file to the file', () => {
+    const sub = join(dir, 'configs');
+    mkdirSync(sub, { recursive: true });
+    const config = join(sub, 'run.yaml');
+    writeFileSync(config, 'load:\n  type: trace\n  trace_file: beside.txt\n');
+    writeFileSync(join(sub, 'beside.txt'), '0\n0.5\n');
+    const fromFile = benchOptionsFromFlags({ ...base, config });
+    expect(fromFile.load?.type).toBe('trace');
+    writeFileSync(join(dir, 'here.txt'), '0\n0.25\n0.5\n');
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const fromFlag = benchOptionsFromFlags({ ...base, config, trace: 'here.txt' });
+      expect(fromFlag.load?.type).toBe('trace');
+      const offsets = fromFlag.load?.type === 'trace' ? fromFlag.load.offsetsMs : [];
+      expect(offsets).toHaveLength(3);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 });
