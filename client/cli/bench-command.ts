@@ -136,6 +136,10 @@ export function flagOfPath(flags: BenchFlags): (path: string) => string | undefi
   if (flags.duration !== undefined) byPath.set('load.stages.0.duration', '--duration');
   if (flags.concurrency !== undefined) byPath.set('load.stages.0.concurrency', '--concurrency');
   if (flags.count !== undefined) byPath.set('load.stages.0.count', '--count');
+  for (const assignment of flags.set ?? []) {
+    const eq = assignment.indexOf('=');
+    if (eq > 0) byPath.set(assignment.slice(0, eq), `--set ${assignment.slice(0, eq)}`);
+  }
   return (path) => byPath.get(path);
 }
 

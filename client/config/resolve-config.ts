@@ -126,7 +126,9 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
       const at = issue.path.length > 0 ? `${path}.${key}` : key;
       return best !== undefined && best[1] <= 3 ? `unknown key ${at} (did you mean ${best[0]}?)` : `unknown key ${at} (known keys: ${known.join(', ')})`;
     });
-    return `${source}: ${parts.join('; ')}`;
+    // A key set by flag (`--set load.stagez=1`) is that flag's mistake, not the file's.
+    const setBy = issue.keys.map((key) => flagOf?.(issue.path.length > 0 ? `${dotted}.${key}` : key)).find((flag) => flag !== undefined);
+    return `${setBy ?? source}: ${parts.join('; ')}`;
   }
   let hint = '';
   if (issue.code === 'invalid_type') hint = ` (fix: make ${path} a ${issue.expected})`;

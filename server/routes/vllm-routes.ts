@@ -13,7 +13,7 @@ export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState 
   const state = createVllmState(ctx.options);
   installVllmApiKey(app, ctx.options.apiKey);
   // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.
-  app.get('/health', { exposeHeadRoute: false }, async (_request, reply) => reply.code(200).send());
+  app.get('/health', { exposeHeadRoute: false }, async (_request, reply) => reply.code(200).header('server', 'uvicorn').send());
   vllmModelsRoutes(app, ctx, state);
   vllmCompletionsRoutes(app, ctx, state);
   vllmChatRoutes(app, ctx, state);

@@ -105,3 +105,11 @@ describe('file paths', () => {
     }
   });
 });
+
+describe('--set errors', () => {
+  it('name --set and its path, not the file or "flags"', () => {
+    expect(errorOf({ set: ['load.stagez=1'] })).toMatch(/^--set load\.stagez: unknown key load\.stagez \(did you mean stages\?\)/);
+    const config = file('plain.yaml', 'load:\n  type: constant\n  stages:\n    - rate: 1\n      duration: 1s\n');
+    expect(errorOf({ config, set: ['load.timeout=0'] })).toMatch(/^--set load\.timeout: /);
+  });
+});

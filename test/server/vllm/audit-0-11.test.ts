@@ -180,11 +180,12 @@ describe('prompt token ids out of vocabulary', () => {
 });
 
 describe('/health', () => {
-  it('GET: 200 with content-length 0 and no content-type', async () => {
+  it('GET: 200 with content-length 0, no content-type, and uvicorn\'s server header', async () => {
     const response = await server.app.inject({ method: 'GET', url: '/health' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-length']).toBe('0');
     expect(response.headers['content-type']).toBeUndefined();
+    expect(response.headers.server).toBe('uvicorn');
   });
 
   it('other methods, HEAD included, are 405 with allow: GET (FastAPI’s @get routes answer no HEAD)', async () => {
