@@ -237,7 +237,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       tokensPerEventSource: events.length === 0 ? 'one_per_event' : this.#source,
       outputTokens,
       outputTokensSource: usage !== null ? 'usage' : 'events',
-      tokenCountMismatch: usage !== null && events.length > 0 && usage.completionTokens !== eventSum,
+      // The client's count is the events' sum even when it is 0: usage claiming tokens no event carried disagrees too.
+      tokenCountMismatch: usage !== null && usage.completionTokens !== eventSum,
       promptTokens: usage?.promptTokens ?? id.promptTokens,
       promptTokensSource: usage !== null ? 'usage' : 'client',
       usage,

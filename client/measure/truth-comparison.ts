@@ -3,6 +3,7 @@
  * and summarizes the worst deviation per metric (what `demo` prints and `grade` will check).
  */
 import { requestMetrics, truthTiming } from '../../contracts/metrics.ts';
+import { mean } from '../../contracts/stats.ts';
 import { compareWithTruth, TOLERANCE_MS, type Deviation } from '../../contracts/tolerance.ts';
 import type { TruthRecord } from '../../contracts/truth.ts';
 import type { RequestRecord } from '../record/request-record.ts';
@@ -40,7 +41,7 @@ const TOLERANCE_TEXT: Record<Deviation['metric'], string> = {
 export function compareRunWithTruth(records: readonly RequestRecord[], truthOf: (id: string) => TruthRecord | undefined): TruthComparison {
   const acc = new Map<
     Deviation['metric'],
-    { requests: number; samples: number; client: number; truth: number; worst: number; worstId: string | null; pass: boolean }
+    { requests: number; samples: number; client: number; clientCount: number; truth: number; truthCount: number; worst: number; worstId: string | null; pass: boolean }
   >();
   let compared = 0;
   let missingTruth = 0;
@@ -62,12 +63,19 @@ export function compareRunWithTruth(records: readonly RequestRecord[], truthOf: 
       output_tokens: [client.outputTokens, truthMetrics.outputTokens],
     };
     for (const deviation of compareWithTruth(client, truthMetrics)) {
-      const entry = acc.get(deviation.metric) ?? { requests: 0, samples: 0, client: 0, truth: 0, worst: 0, worstId: null, pass: true };
+      const entry = acc.get(deviation.metric) ?? { requests: 0, samples: 0, client: 0, clientCount: 0, truth: 0, truthCount: 0, worst: 0, worstId: null, pass: true };
       const [c, t] = values[deviation.metric];
       entry.requests++;
       entry.samples += deviation.samples;
-      entry.client += c ?? 0;
-      entry.truth += t ?? 0;
+      // A request without a value (ITL of a one-token answer) is left out of the mean, not counted as 0.
+      if (c !== null) {
+        entry.client += c;
+        entry.clientCount++;
+      }
+      if (t !== null) {
+        entry.truth += t;
+        entry.truthCount++;
+      }
       if (Math.abs(deviation.worst) > Math.abs(entry.worst)) {
         entry.worst = deviation.worst;
         entry.worstId = record.requestId;
@@ -80,21 +88,14 @@ export function compareRunWithTruth(records: readonly RequestRecord[], truthOf: 
     metric,
     requests: e.requests,
     samples: e.samples,
-    clientMean: e.requests > 0 ? e.client / e.requests : null,
-    truthMean: e.requests > 0 ? e.truth / e.requests : null,
+    clientMean: e.clientCount > 0 ? e.client / e.clientCount : null,
+    truthMean: e.truthCount > 0 ? e.truth / e.truthCount : null,
     worst: e.worst,
     worstRequestId: e.worstId,
     tolerance: TOLERANCE_TEXT[metric],
     pass: e.pass,
   }));
   return { compared, missingTruth, metrics, pass: compared > 0 && missingTruth === 0 && metrics.every((m) => m.pass) };
-}
-
-function mean(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  let sum = 0;
-  for (const v of values) sum += v;
-  return sum / values.length;
 }
 
 export function formatTruthComparison(c: TruthComparison): string {

@@ -18,7 +18,7 @@ const LOG_GAMMA = Math.log(GAMMA);
 export interface PooledGapsJson {
   exact: number[] | null;
   /** Sketch buckets as [index, count] (value ≈ 2γ^i / (γ + 1)); zeros counted apart. */
-  sketch: { zeros: number; buckets: Array<[number, number]>; sum: number; sumSquares: number; min: number; max: number; count: number } | null;
+  sketch: { zeros: number; buckets: Array<[number, number]>; sum: number; sumSquares: number; min: number | null; max: number | null; count: number } | null;
 }
 
 class GapSketch {
@@ -147,7 +147,7 @@ export class PooledGaps {
     return {
       mean,
       min: extraZeros > 0 ? Math.min(0, sketch.min) : sketch.min,
-      max: sketch.max,
+      max: extraZeros > 0 ? Math.max(0, sketch.max) : sketch.max,
       sd: Math.sqrt(Math.max(0, sketch.sumSquares / n - mean * mean)),
       p10: at(10),
       p50: at(50),
@@ -172,7 +172,8 @@ export class PooledGaps {
     const sketch = new GapSketch();
     sketch.zeros = json.sketch.zeros;
     for (const [index, count] of json.sketch.buckets) sketch.buckets.set(index, count);
-    Object.assign(sketch, { sum: json.sketch.sum, sumSquares: json.sketch.sumSquares, min: json.sketch.min, max: json.sketch.max, count: json.sketch.count });
+    // JSON writes an empty sketch's ±Infinity extremes as null.
+    Object.assign(sketch, { sum: json.sketch.sum, sumSquares: json.sketch.sumSquares, min: json.sketch.min ?? Infinity, max: json.sketch.max ?? -Infinity, count: json.sketch.count });
     gaps.#exact = null;
     gaps.#sketch = sketch;
     return gaps;

@@ -52,7 +52,7 @@ export interface RequestRecord {
   tokensPerEventSource: TokensPerEventSource;
   outputTokens: number;
   outputTokensSource: OutputTokensSource;
-  /** Client count and usage count disagreed (both known and different). */
+  /** usage.completion_tokens differs from the client's count (the events' sum, possibly 0). */
   tokenCountMismatch: boolean;
   promptTokens: number;
   promptTokensSource: PromptTokensSource;

@@ -68,11 +68,12 @@ export interface LifecycleReport {
   };
 }
 
-const SECONDS = 1 / 1000;
+/** Milliseconds → seconds by division: correctly rounded, so a report's p50 is exactly numpy's p50(ms) / 1000 (× 0.001 can be off by an ulp). */
+const MS_PER_SECOND = 1000;
 
-function summarize(values: ArrayLike<number> | Distribution, scale = 1): ReportDistribution {
+function summarize(values: ArrayLike<number> | Distribution, divisor = 1): ReportDistribution {
   const d = 'p99' in values ? values : distribution(values);
-  const s = (x: number | null): number | null => (x === null ? null : x * scale);
+  const s = (x: number | null): number | null => (x === null ? null : x / divisor);
   return { mean: s(d.mean), min: s(d.min), max: s(d.max), p10: s(d.p10), p50: s(d.p50), p90: s(d.p90), p99: s(d.p99) };
 }
 
@@ -124,12 +125,12 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     measuredCount > 0
       ? throughput(windowStart, windowEnd, samples.successCount, inputTokens, outputTokens)
       : { inputTokensPerSec: null, outputTokensPerSec: null, totalTokensPerSec: null, requestsPerSec: null };
-  const sendSeconds = measuredCount > 0 ? (lastStart - firstScheduled) * SECONDS : null;
+  const sendSeconds = measuredCount > 0 ? (lastStart - firstScheduled) / MS_PER_SECOND : null;
 
   const report: LifecycleReport = {
     load_summary: {
       count: measuredCount,
-      schedule_delay: summarize(samples.scheduleDelayMs.view(), SECONDS),
+      schedule_delay: summarize(samples.scheduleDelayMs.view(), MS_PER_SECOND),
       send_duration: sendSeconds,
       intended_rate: context.intendedRate,
       requested_rate: context.intendedRate,
@@ -140,12 +141,12 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     successes: {
       count: samples.successCount,
       latency: {
-        request_latency: summarize(s.latencyMs.view(), SECONDS),
-        normalized_time_per_output_token: summarize(defined(s.ntpotMs.view()), SECONDS),
-        time_per_output_token: summarize(defined(s.tpotMs.view()), SECONDS),
-        time_to_first_token: summarize(defined(s.ttftMs.view()), SECONDS),
-        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros), SECONDS),
-        inter_chunk_latency: summarize(samples.interChunkMs.distribution(), SECONDS),
+        request_latency: summarize(s.latencyMs.view(), MS_PER_SECOND),
+        normalized_time_per_output_token: summarize(defined(s.ntpotMs.view()), MS_PER_SECOND),
+        time_per_output_token: summarize(defined(s.tpotMs.view()), MS_PER_SECOND),
+        time_to_first_token: summarize(defined(s.ttftMs.view()), MS_PER_SECOND),
+        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros), MS_PER_SECOND),
+        inter_chunk_latency: summarize(samples.interChunkMs.distribution(), MS_PER_SECOND),
       },
       throughput: {
         input_tokens_per_sec: rates.inputTokensPerSec,
@@ -163,7 +164,7 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     failures: {
       count: samples.failureCount,
       by_kind: structuredClone(samples.failuresByKind),
-      request_latency: summarize(samples.failure.latencyMs.view(), SECONDS),
+      request_latency: summarize(samples.failure.latencyMs.view(), MS_PER_SECOND),
       prompt_len: summarize(samples.failure.promptTokens.view()),
     },
   };

@@ -90,7 +90,8 @@ export function recordFromLine(line: string): RequestRecord {
     tokensPerEventSource: json.tokens_per_event_source,
     outputTokens: json.output_tokens,
     outputTokensSource: json.output_tokens_source,
-    tokenCountMismatch: usage !== null && events.length > 0 && usage.completionTokens !== eventSum,
+    // As the measurer decides it: the events' sum (even 0) against usage.
+    tokenCountMismatch: usage !== null && usage.completionTokens !== eventSum,
     promptTokens: json.prompt_tokens,
     promptTokensSource: json.prompt_tokens_source,
     usage,

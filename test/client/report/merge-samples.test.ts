@@ -22,13 +22,17 @@ const recordArb = fc
     message: fc.constantFrom('boom', 'late', 'cut', 'no [DONE]'),
     stage: fc.integer({ min: 0, max: 2 }),
     source: fc.constantFrom('continuous_usage', 'tokenizer', 'one_per_event') as fc.Arbitrary<RequestRecord['tokensPerEventSource']>,
+    // Edge answers: no token-bearing event at all (N = 0), and usage that disagrees with the events.
+    shape: fc.constantFrom('events', 'events', 'events', 'zero_tokens', 'usage_disagrees'),
   })
   .map((r, ): Omit<RequestRecord, 'index' | 'requestId'> => {
     const start = r.scheduled + r.delay;
     const events = [{ atMs: start + r.ttft, tokens: 1 }];
     for (const g of r.gaps) events.push({ atMs: (events[events.length - 1]!.atMs as number) + g.gap, tokens: g.tokens });
     const end = events[events.length - 1]!.atMs + r.tail;
-    const outputTokens = events.reduce((n, e) => n + e.tokens, 0);
+    if (r.shape === 'zero_tokens') events.length = 0;
+    const eventSum = events.reduce((n, e) => n + e.tokens, 0);
+    const outputTokens = r.shape === 'usage_disagrees' ? eventSum + 1 : eventSum;
     const failure = r.failure === null ? null : { kind: r.failure as 'timeout', message: r.message };
     return {
       stage: r.stage,
@@ -42,17 +46,24 @@ const recordArb = fc
       events,
       tokensPerEventSource: r.source,
       outputTokens,
-      outputTokensSource: 'events',
-      tokenCountMismatch: false,
+      outputTokensSource: r.shape === 'usage_disagrees' ? 'usage' : 'events',
+      tokenCountMismatch: r.shape === 'usage_disagrees',
       promptTokens: r.prompt,
       promptTokensSource: 'client',
-      usage: null,
+      usage: r.shape === 'usage_disagrees' ? { promptTokens: r.prompt, completionTokens: outputTokens, totalTokens: r.prompt + outputTokens } : null,
       finishReason: 'length',
       metrics: failure === null ? requestMetrics({ startMs: start, endMs: end, events, outputTokens }) : null,
     };
   });
 
 const recordsArb = fc.array(recordArb, { minLength: 1, maxLength: 40 }).map((rs) => rs.map((r, i) => ({ ...r, index: i, requestId: `r-${i}` }) as RequestRecord));
+
+function nonFinitePaths(value: unknown, path = '$'): string[] {
+  if (typeof value === 'number') return Number.isFinite(value) ? [] : [path];
+  if (Array.isArray(value)) return value.flatMap((v, i) => nonFinitePaths(v, `${path}[${i}]`));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => nonFinitePaths(v, `${path}.${k}`));
+  return [];
+}
 
 function samplesByStage(records: readonly RequestRecord[]): Map<number, StageSamples> {
   const out = new Map<number, StageSamples>();
@@ -79,6 +90,8 @@ describe('merging raw samples', () => {
         const mergedReports = buildRunReports(merged.samples, merged.contexts, merged.slo);
         expect(mergedReports.summary).toEqual(single.summary);
         expect(mergedReports.stages).toEqual(single.stages);
+        // JSON.stringify would silently write NaN or Infinity as null: none may be there to write.
+        expect(nonFinitePaths([single.summary, ...single.stages.values()])).toEqual([]);
       }),
       { seed: 20261130, numRuns: 150 },
     );
@@ -99,6 +112,34 @@ describe('merging raw samples', () => {
         expect(Object.values(viaSamples.failures.by_kind).reduce((n, k) => n + k.count, 0)).toBe(failures);
       }),
       { seed: 7, numRuns: 100 },
+    );
+  });
+
+  it('in sketch mode (tiny exact limit) a merge reports what one process reports: quantiles, count, min, max exact', () => {
+    fc.assert(
+      fc.property(recordsArb, fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 40, maxLength: 40 }), fc.integer({ min: 0, max: 30 }), (records, assignment, limit) => {
+        const one = new StageSamples(limit);
+        for (const r of records) one.add(r, (t) => t);
+        const parts = [0, 1, 2].map((k) => {
+          const part = new StageSamples(limit);
+          for (const [i, r] of records.entries()) if (assignment[i] === k) part.add(r, (t) => t);
+          return StageSamples.fromJSON(JSON.parse(JSON.stringify(part.toJSON())));
+        });
+        const merged = StageSamples.merge(parts, limit);
+        const a = lifecycleReportFromSamples(merged, { intendedRate: null, slo });
+        const b = lifecycleReportFromSamples(one, { intendedRate: null, slo });
+        expect(a.successes.pooled_latency_samples).toBe(b.successes.pooled_latency_samples);
+        for (const key of ['inter_token_latency', 'inter_chunk_latency'] as const) {
+          const { mean: meanA, ...restA } = a.successes.latency[key];
+          const { mean: meanB, ...restB } = b.successes.latency[key];
+          expect(restA).toEqual(restB);
+          if (meanB === null) expect(meanA).toBeNull();
+          else expect(meanA).toBeCloseTo(meanB, 9);
+        }
+        const strip = (r: typeof a) => ({ ...r, successes: { ...r.successes, latency: { ...r.successes.latency, inter_token_latency: null, inter_chunk_latency: null } } });
+        expect(strip(a)).toEqual(strip(b));
+      }),
+      { seed: 5150, numRuns: 100 },
     );
   });
 
