@@ -14,7 +14,7 @@ export const TOLERANCE_MS = Object.freeze({
 
 export interface Deviation {
   metric: 'ttft' | 'itl' | 'tpot' | 'latency' | 'output_tokens';
-  /** client − truth (ms, or tokens). */
+  /** client − truth (ms, or tokens); NaN when only one side has a value. */
   worst: number;
   samples: number;
   withinTolerance: boolean;
@@ -34,6 +34,9 @@ export function compareWithTruth(client: RequestMetrics, truth: RequestMetrics):
   if (client.ttftMs !== null && truth.ttftMs !== null) {
     const d = client.ttftMs - truth.ttftMs;
     out.push({ metric: 'ttft', worst: d, samples: 1, withinTolerance: oneSided(d) });
+  } else if (client.ttftMs !== truth.ttftMs) {
+    // One side saw a first token and the other did not: a miss however close the rest is.
+    out.push({ metric: 'ttft', worst: NaN, samples: 1, withinTolerance: false });
   }
   const gaps = Math.min(client.itlMs.length, truth.itlMs.length);
   const itlDeltas: number[] = [];
@@ -47,6 +50,8 @@ export function compareWithTruth(client: RequestMetrics, truth: RequestMetrics):
   if (client.tpotMs !== null && truth.tpotMs !== null) {
     const d = client.tpotMs - truth.tpotMs;
     out.push({ metric: 'tpot', worst: d, samples: 1, withinTolerance: twoSided(d) });
+  } else if (client.tpotMs !== truth.tpotMs) {
+    out.push({ metric: 'tpot', worst: NaN, samples: 1, withinTolerance: false });
   }
   const latency = client.latencyMs - truth.latencyMs;
   out.push({ metric: 'latency', worst: latency, samples: 1, withinTolerance: oneSided(latency) });

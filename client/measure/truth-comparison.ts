@@ -76,7 +76,8 @@ export function compareRunWithTruth(records: readonly RequestRecord[], truthOf: 
         entry.truth += t;
         entry.truthCount++;
       }
-      if (Math.abs(deviation.worst) > Math.abs(entry.worst)) {
+      // NaN: only one side has the value (a first token the client never saw) — the worst there is.
+      if (Number.isNaN(deviation.worst) ? !Number.isNaN(entry.worst) : Math.abs(deviation.worst) > Math.abs(entry.worst)) {
         entry.worst = deviation.worst;
         entry.worstId = record.requestId;
       }
@@ -99,7 +100,7 @@ export function compareRunWithTruth(records: readonly RequestRecord[], truthOf: 
 }
 
 export function formatTruthComparison(c: TruthComparison): string {
-  const f = (x: number | null, digits = 3): string => (x === null ? '—' : x.toFixed(digits));
+  const f = (x: number | null, digits = 3): string => (x === null ? '—' : Number.isNaN(x) ? 'missing' : x.toFixed(digits));
   const lines = [
     `truth comparison: ${c.compared} requests compared with the server's records${c.missingTruth > 0 ? `, ${c.missingTruth} without truth` : ''}`,
     `  ${'metric'.padEnd(14)} ${'client mean'.padStart(12)} ${'truth mean'.padStart(12)} ${'worst Δ'.padStart(10)}  ${'tolerance'.padEnd(24)} result`,
