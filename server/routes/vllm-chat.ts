@@ -5,20 +5,22 @@ import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/erro
 import { planChat } from '../dialects/vllm/plan-chat.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, fail, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 
 export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post('/v1/chat/completions', async (request, reply) => {
-    const { identity, arrivalMono } = startGeneration(ctx, request, reply, bodyRequestId(request.body));
+    const start = startGeneration(ctx, request, reply, bodyRequestId(request.body));
+    const { identity, arrivalMono } = start;
     const parsed = parseChatRequest(request.body);
-    if (!parsed.ok) return fail(reply, parsed.error);
+    if (!parsed.ok) return refuseGeneration(ctx, request, reply, start, parsed.error);
     const req = parsed.value;
     const { options } = ctx;
     const model = resolveModel(state, req.model);
-    if (model instanceof VllmError) return fail(reply, model);
+    if (model instanceof VllmError) return refuseGeneration(ctx, request, reply, start, model);
     const toolChoice = autoToolChoiceRefused(request.body as Record<string, unknown>);
-    if (toolChoice !== null) return fail(reply, toolChoice);
+    if (toolChoice !== null) return refuseGeneration(ctx, request, reply, start, toolChoice);
 
     // Prompt tokens = the messages' text tokens; a chat template's role markers are not counted,
     // so a client that tokenizes the message texts counts what the server reports.
@@ -26,20 +28,20 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const promptTokens = req.messages.reduce((sum, m) => sum + tokenizer.count(m.text), 0);
     const tooLong = contextLengthError(options.maxModelLen, promptTokens, req.maxTokens ?? 0);
     // vLLM's chat preprocessing answers `f"{e} {e.__cause__}"`: the message ends in " None".
-    if (tooLong !== null) return fail(reply, badRequest(`${tooLong.message} None`));
+    if (tooLong !== null) return refuseGeneration(ctx, request, reply, start, badRequest(`${tooLong.message} None`));
     // vLLM's limit when the request sets none: the room left in the context.
     const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
-    if (sampling !== null) return fail(reply, sampling);
+    if (sampling !== null) return refuseGeneration(ctx, request, reply, start, sampling);
     const logprobs = checkLogprobs(req.logprobs ?? null);
-    if (logprobs !== null) return fail(reply, logprobs);
+    if (logprobs !== null) return refuseGeneration(ctx, request, reply, start, logprobs);
     const wire = wirePolicyFor(ctx, model.name, request);
-    if (wire instanceof VllmError) return fail(reply, wire);
+    if (wire instanceof VllmError) return refuseGeneration(ctx, request, reply, start, wire);
 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
     const huge = planTooLarge(req.n, output.maxTokens);
-    if (huge !== null) return fail(reply, huge);
-    const admission = admit(ctx, { identity, arrivalMono }, model, promptTokens, output.maxTokens, { count: req.n, promptTokens });
-    if (admission instanceof VllmError) return fail(reply, admission);
+    if (huge !== null) return refuseGeneration(ctx, request, reply, start, huge);
+    const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens });
+    if (admission instanceof VllmError) return refuseGeneration(ctx, request, reply, start, admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
     const plan = (): ReturnType<typeof planChat> => planChat({

@@ -6,59 +6,61 @@ import { planCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, fail, failInStream, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, failInStream, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post('/v1/completions', async (request, reply) => {
-    const { identity, arrivalMono } = startGeneration(ctx, request, reply);
+    const start = startGeneration(ctx, request, reply);
+    const { identity, arrivalMono } = start;
     const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens);
-    if (!parsed.ok) return fail(reply, parsed.error);
+    if (!parsed.ok) return refuseGeneration(ctx, request, reply, start, parsed.error);
     const req = parsed.value;
     const { options } = ctx;
     const model = resolveModel(state, req.model);
-    if (model instanceof VllmError) return fail(reply, model);
-    if (req.suffix === true) return fail(reply, badRequest('suffix is not currently supported'));
+    if (model instanceof VllmError) return refuseGeneration(ctx, request, reply, start, model);
+    if (req.suffix === true) return refuseGeneration(ctx, request, reply, start, badRequest('suffix is not currently supported'));
 
     const { tokenizer } = state;
     const prompts = promptList(req.prompt);
     const texts = prompts.map((p) => (typeof p === 'string' ? p : null));
     const counts = prompts.map((p) => (typeof p === 'string' ? tokenizer.count(p) : p.length));
-    if (counts.some((c) => c === 0)) return fail(reply, badRequest('The decoder prompt cannot be empty'));
+    if (counts.some((c) => c === 0)) return refuseGeneration(ctx, request, reply, start, badRequest('The decoder prompt cannot be empty'));
     const limited = Number.isFinite(req.maxTokens);
     // 0.11 checks prompts in its renderer (max_model_len − max_tokens); 0.10.1 in _validate_input.
     for (const count of counts) {
       const tooLong = options.vllmVersion === '0.10.1'
         ? contextLengthError(options.maxModelLen, count, limited ? req.maxTokens : 0)
         : renderedPromptTooLong(options.maxModelLen, count, limited ? req.maxTokens : null);
-      if (tooLong !== null) return fail(reply, tooLong);
+      if (tooLong !== null) return refuseGeneration(ctx, request, reply, start, tooLong);
     }
-    if (!limited && counts.some((c) => c >= options.maxModelLen)) return fail(reply, badRequest('max_tokens must be at least 1, got 0.'));
+    if (!limited && counts.some((c) => c >= options.maxModelLen)) return refuseGeneration(ctx, request, reply, start, badRequest('max_tokens must be at least 1, got 0.'));
     // SamplingParams are built per prompt with vLLM's limit: the request's, else the room left.
     for (const count of counts) {
       const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling }, limited ? req.maxTokens : options.maxModelLen - count);
-      if (sampling !== null) return fail(reply, sampling);
+      if (sampling !== null) return refuseGeneration(ctx, request, reply, start, sampling);
     }
     const logprobs = checkLogprobs(req.logprobs ?? null);
-    if (logprobs !== null) return fail(reply, logprobs);
+    if (logprobs !== null) return refuseGeneration(ctx, request, reply, start, logprobs);
     // The engine's input check: a streamed request already has its 200 when it fails.
     const unknownToken = outOfVocabulary(tokenizer, prompts);
-    if (unknownToken !== null) return req.stream ? failInStream(reply, unknownToken) : fail(reply, unknownToken);
+    if (unknownToken !== null) return req.stream ? failInStream(reply, unknownToken) : refuseGeneration(ctx, request, reply, start, unknownToken);
     const wire = wirePolicyFor(ctx, model.name, request);
-    if (wire instanceof VllmError) return fail(reply, wire);
+    if (wire instanceof VllmError) return refuseGeneration(ctx, request, reply, start, wire);
 
     const longest = Math.max(...counts);
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos);
     const huge = planTooLarge(prompts.length * (req.n ?? 1), output.maxTokens);
-    if (huge !== null) return fail(reply, huge);
+    if (huge !== null) return refuseGeneration(ctx, request, reply, start, huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {
       echoes = prompts.map((p, i) => echoTokens(tokenizer, texts[i] ?? tokenizer.decode(p as number[]) ?? ''));
     }
     // n sequences per prompt, each holding KV for (at most) the longest prompt.
     const sequences = { count: prompts.length * (req.n ?? 1), promptTokens: longest };
-    const admission = admit(ctx, { identity, arrivalMono }, model, counts.reduce((a, b) => a + b, 0), output.maxTokens, sequences);
-    if (admission instanceof VllmError) return fail(reply, admission);
+    const admission = admit(ctx, start, model, counts.reduce((a, b) => a + b, 0), output.maxTokens, sequences);
+    if (admission instanceof VllmError) return refuseGeneration(ctx, request, reply, start, admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
     const plan = (): ReturnType<typeof planCompletion> => planCompletion({
