@@ -128,7 +128,7 @@ function loadTypeFromFlags(flags: BenchFlags, fileLoadType: unknown): string | u
 }
 
 /** Config paths the given flags set, for errors that name the flag rather than the path. */
-export function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
+function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
   const byPath = new Map<string, string>();
   const dashed = (name: string): string => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
   for (const [flag, path] of FLAG_PATHS) if (flags[flag] !== undefined) byPath.set(path, dashed(flag));

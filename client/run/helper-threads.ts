@@ -17,7 +17,7 @@ import { setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 
 /** The weakest nice value: a runnable normal-priority thread wins the core against it. */
-export const HELPER_NICE = 19;
+const HELPER_NICE = 19;
 
 let lowered = false;
 

@@ -12,7 +12,7 @@ import type { RequestRecord } from '../record/request-record.ts';
 import { StageSamples } from '../record/stage-samples.ts';
 import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import type { BenchOptions } from './bench-options.ts';
-import { enforceDeadline, GraceExpired } from './request-deadline.ts';
+import { enforceDeadline, graceExpired } from './request-deadline.ts';
 import type { RequestSender } from './request-sender.ts';
 import { runStage, type StageShare } from './stage-runner.ts';
 
@@ -117,15 +117,15 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   // After an interrupt, in-flight requests get the grace period, then are cut off as timeouts
   // (a late record is still restamped at its own deadline when that came first).
   let grace: NodeJS.Timeout | null = null;
-  const cutOffAll = (reason: GraceExpired): void => {
+  const cutOffAll = (reason: RequestTimeout): void => {
     for (const handle of inFlight) handle.abort(reason);
   };
   const onAbort = (): void => {
-    grace = setTimeout(() => cutOffAll(new GraceExpired(options.graceMs)), options.graceMs);
+    grace = setTimeout(() => cutOffAll(graceExpired(options.graceMs)), options.graceMs);
   };
   const onCutOff = (): void => {
     if (grace !== null) clearTimeout(grace);
-    cutOffAll(new GraceExpired(null));
+    cutOffAll(graceExpired(null));
   };
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });

@@ -7,16 +7,14 @@
 import type { RequestRecord } from '../record/request-record.ts';
 import { RequestTimeout } from '../send/http-sender.ts';
 
-/** Requests still in flight when the grace period after an interrupt ends (or a second Ctrl-C). */
-export class GraceExpired extends RequestTimeout {
-  constructor(graceMs: number | null) {
-    super(0);
-    this.name = 'GraceExpired';
-    this.message =
-      graceMs === null
-        ? 'cut off by a second interrupt before the response completed'
-        : `cut off at the end of the ${graceMs} ms grace period after the interrupt, before the response completed`;
-  }
+/** The abort reason for requests still in flight when the grace period after an interrupt ends (null: a second Ctrl-C). */
+export function graceExpired(graceMs: number | null): RequestTimeout {
+  return new RequestTimeout(
+    graceMs ?? 0,
+    graceMs === null
+      ? 'cut off by a second interrupt before the response completed'
+      : `cut off at the end of the ${graceMs} ms grace period after the interrupt, before the response completed`,
+  );
 }
 
 export function enforceDeadline(record: RequestRecord, timeoutMs: number): RequestRecord {

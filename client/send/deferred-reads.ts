@@ -9,6 +9,7 @@
  * closed loop wait too. The stamps stay the moments the bytes reached JavaScript (DESIGN §4);
  * only SSE decoding, JSON parsing and record keeping move later.
  */
+import { realClock } from '../../contracts/clock.ts';
 import type { MeasuredRequest } from './measured-request.ts';
 
 /** The reads (and the end) of one response not yet fed to its measurer, in arrival order. */
@@ -101,7 +102,7 @@ let flushScheduled = false;
 function flushWaiting(): void {
   flushScheduled = false;
   const batch = waiting;
-  const deadline = performance.now() + FLUSH_SLICE_MS;
+  const deadline = realClock.now() + FLUSH_SLICE_MS;
   while (nextWaiting < batch.length) {
     const reads = batch[nextWaiting++] as DeferredReads;
     try {
@@ -109,7 +110,7 @@ function flushWaiting(): void {
     } catch (error) {
       reads.failed(error);
     }
-    if (performance.now() > deadline) break;
+    if (realClock.now() > deadline) break;
   }
   if (nextWaiting < batch.length) {
     flushScheduled = true;

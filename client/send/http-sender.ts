@@ -26,8 +26,9 @@ export interface InFlight {
 }
 
 export class RequestTimeout extends Error {
-  constructor(timeoutMs: number) {
-    super(`no complete response within ${timeoutMs} ms`);
+  /** `message`: why it was cut off, when not the per-request timeout (the grace period after an interrupt). */
+  constructor(timeoutMs: number, message = `no complete response within ${timeoutMs} ms`) {
+    super(message);
     this.name = 'RequestTimeout';
   }
 }

@@ -35,6 +35,8 @@ export type WorkerMessage =
   | { type: 'done'; samples: Array<[number, StageSamplesJson]>; interrupted: boolean }
   | { type: 'failed'; message: string };
 
-/** `start`: every worker anchors this stage's schedule on `epochMs` (a moment just ahead). */
-/** `cutoff`: a second interrupt; in-flight requests are cut off at once. */
+/**
+ * `start`: every worker anchors this stage's schedule on `epochMs` (a moment just ahead).
+ * `cutoff`: a second interrupt; in-flight requests are cut off at once.
+ */
 export type MainMessage = { type: 'stop' } | { type: 'cutoff' } | { type: 'start'; stage: number; epochMs: number };

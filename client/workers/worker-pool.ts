@@ -19,7 +19,7 @@ import type { IssuedInWorker, MainMessage, WorkerInput, WorkerMessage } from './
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
 /** How far ahead of its broadcast a shared start lies, so every worker gets it in time. */
-export const START_LEAD_MS = 25;
+const START_LEAD_MS = 25;
 
 export interface WorkerRunInput {
   options: BenchOptions;

@@ -1,7 +1,7 @@
 /** The exact per-request timeout: a record past start + timeout is a timeout failure at its deadline. */
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
-import { enforceDeadline, GraceExpired } from '../../../client/run/request-deadline.ts';
+import { enforceDeadline, graceExpired } from '../../../client/run/request-deadline.ts';
 import { RequestTimeout } from '../../../client/send/http-sender.ts';
 import { requestMetrics } from '../../../contracts/metrics.ts';
 
@@ -67,9 +67,9 @@ describe('enforceDeadline', () => {
   });
 
   it('grace expiry says it was cut off by the grace period, and still classifies as a timeout', () => {
-    const grace = new GraceExpired(500);
+    const grace = graceExpired(500);
     expect(grace).toBeInstanceOf(RequestTimeout);
     expect(grace.message).toMatch(/cut off at the end of the 500 ms grace period/);
-    expect(new GraceExpired(null).message).toMatch(/second interrupt/);
+    expect(graceExpired(null).message).toMatch(/second interrupt/);
   });
 });
