@@ -145,7 +145,8 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
     .option('--no-emission-sleep', 'spin the last 1.5 ms before each write instead of sleeping (less lateness under CPU contention, more CPU)');
 }
 
-const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+/** A flag's long name (kebab-case) as commander's attribute name. */
+export const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** Spellings of one setting (an llm-d alias and ours): the command line's beats the file's other one. */
 const SAME_SETTING: ReadonlyArray<readonly string[]> = [['kv-cache-blocks', 'kv-cache-size']];

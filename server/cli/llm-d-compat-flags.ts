@@ -6,6 +6,7 @@
  * (llm-d: at least --max-loras) and otherwise ignored, as we keep no CPU adapter cache.
  */
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
+import { camel } from './engine-serve-flags.ts';
 
 /** Flag (without dashes) → what giving it means here. `silent`: no behaviour to miss. */
 interface CompatFlag {
@@ -34,8 +35,6 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'failure-injection-rate', arg: '<percent>', help: 'llm-d-inference-sim failure injection (accepted, ignored; see --wire faults)', off: ['0'] },
   { name: 'failure-types', arg: '<types...>', help: 'llm-d-inference-sim failure types (accepted, ignored)', off: [''] },
 ];
-
-const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export function registerLlmdCompatFlags<C extends { option(flags: string, description: string): C }>(command: C): C {
   let out = command.option('--max-cpu-loras <n>', 'LoRA adapters kept in CPU memory (llm-d-inference-sim; must be >= --max-loras; no other effect)');

@@ -36,7 +36,7 @@ export interface BatchingConfig extends Pick<EngineOptions, 'maxNumSeqs' | 'maxW
 }
 
 /** Default join window: requests a client sends "at once" land within a few ms of each other. */
-export const PREFILL_JOIN_WINDOW_MS = 10;
+const PREFILL_JOIN_WINDOW_MS = 10;
 /** A burst may hold a step open for at most this many windows, so a steady stream cannot starve it. */
 const JOIN_WINDOWS_MAX = 5;
 
@@ -162,34 +162,35 @@ export class BatchingCore {
     // vLLM's sense: only the rest counts against the limit. A free slot alone does not admit:
     // a request held back by its LoRA adapter or by KV blocks (a preempted sequence, say) is
     // queued however many slots are free.
-    const queued = this.#waiting.length + 1 - this.#admissibleNow(newcomer);
+    const queued = this.#waiting.length + 1 - this.#admissible(newcomer).length;
     if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
 
-  /** How many waiting requests, then the newcomer, `#admit` would take now (its rules, changing nothing). */
-  #admissibleNow(newcomer: Sequence): number {
+  /**
+   * The admission rule, changing nothing: the waiting sequences (then `newcomer`, if given) a
+   * step starting now takes, in order — FCFS while slots and KV blocks last, skipping (not
+   * stopping at) one whose LoRA adapter has no slot.
+   */
+  #admissible(newcomer: Sequence | null): Sequence[] {
     const { maxNumSeqs, maxLoras } = this.#config;
     const loras = this.#activeLoras();
     let slots = maxNumSeqs - this.#running.length;
     let blocks = this.#freeBlocks;
-    let admitted = 0;
-    // 'stop' ends admission as #admit does (no slot, or FCFS blocked by KV blocks).
-    const consider = (seq: Sequence): 'stop' | 'next' => {
-      if (slots <= 0) return 'stop';
-      const want = seq.request.lora;
-      if (want !== null && !loras.has(want) && loras.size >= maxLoras) return 'next';
+    const taken: Sequence[] = [];
+    const count = this.#waiting.length + (newcomer === null ? 0 : 1);
+    for (let i = 0; i < count && slots > 0; i++) {
+      const seq = this.#waiting[i] ?? (newcomer as Sequence);
+      const lora = seq.request.lora;
+      if (lora !== null && !loras.has(lora) && loras.size >= maxLoras) continue;
       const needed = this.#admissionBlocks(seq);
-      if (needed > blocks) return 'stop';
+      if (needed > blocks) break;
       blocks -= needed;
       slots--;
-      admitted++;
-      if (want !== null) loras.add(want);
-      return 'next';
-    };
-    for (const seq of this.#waiting) if (consider(seq) === 'stop') return admitted;
-    consider(newcomer);
-    return admitted;
+      taken.push(seq);
+      if (lora !== null) loras.add(lora);
+    }
+    return taken;
   }
 
   /**
@@ -259,24 +260,14 @@ export class BatchingCore {
   }
 
   #admit(at: number): void {
-    const { maxNumSeqs, maxLoras } = this.#config;
-    const loras = this.#activeLoras();
-    for (let i = 0; i < this.#waiting.length && this.#running.length < maxNumSeqs; ) {
-      const seq = this.#waiting[i] as Sequence;
-      const lora = seq.request.lora;
-      if (lora !== null && !loras.has(lora) && loras.size >= maxLoras) {
-        i++;
-        continue;
-      }
+    for (const seq of this.#admissible(null)) {
+      this.#waiting.splice(this.#waiting.indexOf(seq), 1);
       const needed = this.#admissionBlocks(seq);
-      if (needed > this.#freeBlocks) break;
-      this.#waiting.splice(i, 1);
       this.#freeBlocks -= needed;
       seq.blocks = needed;
       seq.computed = 0;
       seq.state = 'running';
       this.#running.push(seq);
-      if (lora !== null) loras.add(lora);
       if (seq.scheduledAt === null) {
         seq.scheduledAt = at;
         this.#listener.scheduled(seq, at);

@@ -12,7 +12,7 @@ import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './co
  * Opens (creating if needed) the JSONL truth log for appending, synchronously, so a path that
  * cannot be written fails at startup with a plain message rather than as a stream error later.
  */
-export function openTruthLog(path: string): number {
+function openTruthLog(path: string): number {
   try {
     return openSync(path, 'a');
   } catch (error) {

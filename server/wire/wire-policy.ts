@@ -92,7 +92,7 @@ export const DEFAULT_PIECE_GAP_MS = 2;
  * still parts the reads of a reader that keeps up (the emission scheduler sleeps with µs
  * precision). Each event then takes about 0.2 ms × its bytes. `gap=0ms` asks for no delay.
  */
-export const DEFAULT_BYTE_GAP_MS = 0.2;
+const DEFAULT_BYTE_GAP_MS = 0.2;
 
 export function gapMsOf(writes: WritePolicy): number {
   return writes.gapMs ?? (writes.bytes ? DEFAULT_BYTE_GAP_MS : DEFAULT_PIECE_GAP_MS);

@@ -22,7 +22,7 @@ const LINE_ENDINGS: readonly LineEnding[] = ['lf', 'crlf', 'cr', 'mixed'];
 const FAULT_KINDS = ['http', 'error', 'disconnect', 'stall', 'malformed', 'slowheaders', 'nodone', 'nousage', 'dupdone'];
 const MAX_COUNT = 1_000_000;
 /** Longest delay a spec may ask for (gap, stall, slow headers): past it a request just hangs. */
-export const MAX_SPEC_DURATION_MS = 3_600_000;
+const MAX_SPEC_DURATION_MS = 3_600_000;
 
 function fail(item: string, why: string): never {
   throw new WireSpecError(`wire spec item ${JSON.stringify(item)}: ${why}`);

@@ -8,28 +8,22 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildServer, type BenchtruthServer } from '../../server/app.ts';
 import { deliveredTokenTimes } from '../../server/engine/token-times.ts';
 
+/** Every server a test started (closed after it); `server` is its first, the one assertions read. */
+const started: BenchtruthServer[] = [];
 let server: BenchtruthServer | null = null;
 afterEach(async () => {
-  server?.app.server.closeAllConnections();
-  await server?.close();
+  for (const running of started.splice(0)) {
+    running.app.server.closeAllConnections();
+    await running.close();
+  }
   server = null;
 });
 
 async function start(options: Parameters<typeof buildServer>[0]): Promise<string> {
-  server = buildServer({ scheduler: 'batching', seed: 9, ...options });
-  return `http://127.0.0.1:${await server.listen(0)}`;
-}
-
-let second: BenchtruthServer | null = null;
-afterEach(async () => {
-  second?.app.server.closeAllConnections();
-  await second?.close();
-  second = null;
-});
-
-async function start2(options: Parameters<typeof buildServer>[0]): Promise<string> {
-  second = buildServer({ scheduler: 'batching', seed: 9, ...options });
-  return `http://127.0.0.1:${await second.listen(0)}`;
+  const built = buildServer({ scheduler: 'batching', seed: 9, ...options });
+  started.push(built);
+  server ??= built;
+  return `http://127.0.0.1:${await built.listen(0)}`;
 }
 
 function post(url: string, id: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
@@ -74,7 +68,7 @@ describe('batching scheduler over 127.0.0.1', () => {
     }
     const statuses = await Promise.all(pending.map(async (p) => (await p).status));
     expect(statuses).toEqual([200, 200, 200, 200]);
-    const full = await start2({ ttftMs: 200, itlMs: 5, maxNumSeqs: 1, maxWaitingQueueLength: 0 });
+    const full = await start({ ttftMs: 200, itlMs: 5, maxNumSeqs: 1, maxWaitingQueueLength: 0 });
     const first = post(full, 'f0', { max_tokens: 2 });
     await new Promise((resolve) => setTimeout(resolve, 30));
     const refused = await post(full, 'f1', { max_tokens: 2 });
