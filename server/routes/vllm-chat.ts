@@ -1,5 +1,5 @@
 /** `POST /v1/chat/completions`: validate, resolve the model, count message tokens, plan, play. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
@@ -12,15 +12,17 @@ import type { VllmState } from './vllm-state.ts';
 export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post('/v1/chat/completions', async (request, reply) => {
     const start = startGeneration(ctx, request, reply, bodyRequestId(request.body));
+    // Every refusal before planning answers vLLM's error and records its truth.
+    const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
     const { identity, arrivalMono } = start;
     const parsed = parseChatRequest(request.body);
-    if (!parsed.ok) return refuseGeneration(ctx, request, reply, start, parsed.error);
+    if (!parsed.ok) return refuse(parsed.error);
     const req = parsed.value;
     const { options } = ctx;
     const model = resolveModel(state, req.model);
-    if (model instanceof VllmError) return refuseGeneration(ctx, request, reply, start, model);
+    if (model instanceof VllmError) return refuse(model);
     const toolChoice = autoToolChoiceRefused(request.body as Record<string, unknown>);
-    if (toolChoice !== null) return refuseGeneration(ctx, request, reply, start, toolChoice);
+    if (toolChoice !== null) return refuse(toolChoice);
 
     // Prompt tokens = the messages' text tokens; a chat template's role markers are not counted,
     // so a client that tokenizes the message texts counts what the server reports.
@@ -28,20 +30,20 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const promptTokens = req.messages.reduce((sum, m) => sum + tokenizer.count(m.text), 0);
     const tooLong = contextLengthError(options.maxModelLen, promptTokens, req.maxTokens ?? 0);
     // vLLM's chat preprocessing answers `f"{e} {e.__cause__}"`: the message ends in " None".
-    if (tooLong !== null) return refuseGeneration(ctx, request, reply, start, badRequest(`${tooLong.message} None`));
+    if (tooLong !== null) return refuse(badRequest(`${tooLong.message} None`));
     // vLLM's limit when the request sets none: the room left in the context.
     const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
-    if (sampling !== null) return refuseGeneration(ctx, request, reply, start, sampling);
+    if (sampling !== null) return refuse(sampling);
     const logprobs = checkLogprobs(req.logprobs ?? null);
-    if (logprobs !== null) return refuseGeneration(ctx, request, reply, start, logprobs);
+    if (logprobs !== null) return refuse(logprobs);
     const wire = wirePolicyFor(ctx, model.name, request);
-    if (wire instanceof VllmError) return refuseGeneration(ctx, request, reply, start, wire);
+    if (wire instanceof VllmError) return refuse(wire);
 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
     const huge = planTooLarge(req.n, output.maxTokens);
-    if (huge !== null) return refuseGeneration(ctx, request, reply, start, huge);
+    if (huge !== null) return refuse(huge);
     const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens });
-    if (admission instanceof VllmError) return refuseGeneration(ctx, request, reply, start, admission);
+    if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
     const plan = (): ReturnType<typeof planChat> => planChat({

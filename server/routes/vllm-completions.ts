@@ -1,5 +1,5 @@
 /** `POST /v1/completions`: validate, resolve the model, count prompt tokens, plan, play. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion } from '../dialects/vllm/plan-completion.ts';
@@ -13,46 +13,48 @@ import type { VllmState } from './vllm-state.ts';
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post('/v1/completions', async (request, reply) => {
     const start = startGeneration(ctx, request, reply);
+    // Every refusal before planning answers vLLM's error and records its truth.
+    const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
     const { identity, arrivalMono } = start;
     const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens);
-    if (!parsed.ok) return refuseGeneration(ctx, request, reply, start, parsed.error);
+    if (!parsed.ok) return refuse(parsed.error);
     const req = parsed.value;
     const { options } = ctx;
     const model = resolveModel(state, req.model);
-    if (model instanceof VllmError) return refuseGeneration(ctx, request, reply, start, model);
-    if (req.suffix === true) return refuseGeneration(ctx, request, reply, start, badRequest('suffix is not currently supported'));
+    if (model instanceof VllmError) return refuse(model);
+    if (req.suffix === true) return refuse(badRequest('suffix is not currently supported'));
 
     const { tokenizer } = state;
     const prompts = promptList(req.prompt);
     const texts = prompts.map((p) => (typeof p === 'string' ? p : null));
     const counts = prompts.map((p) => (typeof p === 'string' ? tokenizer.count(p) : p.length));
-    if (counts.some((c) => c === 0)) return refuseGeneration(ctx, request, reply, start, badRequest('The decoder prompt cannot be empty'));
+    if (counts.some((c) => c === 0)) return refuse(badRequest('The decoder prompt cannot be empty'));
     const limited = Number.isFinite(req.maxTokens);
     // 0.11 checks prompts in its renderer (max_model_len − max_tokens); 0.10.1 in _validate_input.
     for (const count of counts) {
       const tooLong = options.vllmVersion === '0.10.1'
         ? contextLengthError(options.maxModelLen, count, limited ? req.maxTokens : 0)
         : renderedPromptTooLong(options.maxModelLen, count, limited ? req.maxTokens : null);
-      if (tooLong !== null) return refuseGeneration(ctx, request, reply, start, tooLong);
+      if (tooLong !== null) return refuse(tooLong);
     }
-    if (!limited && counts.some((c) => c >= options.maxModelLen)) return refuseGeneration(ctx, request, reply, start, badRequest('max_tokens must be at least 1, got 0.'));
+    if (!limited && counts.some((c) => c >= options.maxModelLen)) return refuse(badRequest('max_tokens must be at least 1, got 0.'));
     // SamplingParams are built per prompt with vLLM's limit: the request's, else the room left.
     for (const count of counts) {
       const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling }, limited ? req.maxTokens : options.maxModelLen - count);
-      if (sampling !== null) return refuseGeneration(ctx, request, reply, start, sampling);
+      if (sampling !== null) return refuse(sampling);
     }
     const logprobs = checkLogprobs(req.logprobs ?? null);
-    if (logprobs !== null) return refuseGeneration(ctx, request, reply, start, logprobs);
+    if (logprobs !== null) return refuse(logprobs);
     // The engine's input check: a streamed request already has its 200 when it fails.
     const unknownToken = outOfVocabulary(tokenizer, prompts);
-    if (unknownToken !== null) return req.stream ? failInStream(reply, unknownToken) : refuseGeneration(ctx, request, reply, start, unknownToken);
+    if (unknownToken !== null) return req.stream ? failInStream(reply, unknownToken) : refuse(unknownToken);
     const wire = wirePolicyFor(ctx, model.name, request);
-    if (wire instanceof VllmError) return refuseGeneration(ctx, request, reply, start, wire);
+    if (wire instanceof VllmError) return refuse(wire);
 
     const longest = Math.max(...counts);
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos);
     const huge = planTooLarge(prompts.length * (req.n ?? 1), output.maxTokens);
-    if (huge !== null) return refuseGeneration(ctx, request, reply, start, huge);
+    if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {
       echoes = prompts.map((p, i) => echoTokens(tokenizer, texts[i] ?? tokenizer.decode(p as number[]) ?? ''));
@@ -60,7 +62,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     // n sequences per prompt, each holding KV for (at most) the longest prompt.
     const sequences = { count: prompts.length * (req.n ?? 1), promptTokens: longest };
     const admission = admit(ctx, start, model, counts.reduce((a, b) => a + b, 0), output.maxTokens, sequences);
-    if (admission instanceof VllmError) return refuseGeneration(ctx, request, reply, start, admission);
+    if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
     const plan = (): ReturnType<typeof planCompletion> => planCompletion({

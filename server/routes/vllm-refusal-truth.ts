@@ -7,13 +7,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { VllmError } from '../dialects/vllm/errors.ts';
+import { isPlainObject } from '../dialects/vllm/request-fields.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { GenerationStart } from './vllm-generation.ts';
 import { sendVllmError } from './vllm-errors.ts';
 
 /** What the client asked for, as far as the body says it: a refused body may not parse. */
 function asked(body: unknown): { model: string; stream: boolean } {
-  const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const fields = isPlainObject(body) ? body : {};
   return {
     model: typeof fields.model === 'string' ? fields.model : '',
     stream: typeof fields.stream === 'boolean' ? fields.stream : false,

@@ -15,6 +15,7 @@
  */
 import { validationError, type JetstreamError, type ValidationIssue } from './fastapi-errors.ts';
 import { isJsonObject, type JsonObject } from '../../../contracts/json.ts';
+import { laxBool as pydanticBool, laxFloat as pydanticFloat, laxInt as pydanticInt, type IssueHead } from '../pydantic-lax.ts';
 
 export type GenerateContent = { kind: 'text'; text: string } | { kind: 'tokens'; tokenIds: number[] };
 
@@ -52,52 +53,22 @@ function int32(value: number, loc: Array<string | number>, input: unknown, issue
   return value;
 }
 
+/** A lax reading's value, or null with its failure collected at `loc`. */
+function collected<T extends number | boolean>(result: T | IssueHead, loc: Array<string | number>, input: unknown, issues: ValidationIssue[]): T | null {
+  if (typeof result !== 'object') return result;
+  issues.push({ ...result, loc, input });
+  return null;
+}
+
 /** pydantic's lax int (integers, integral floats, integer strings, bools), bounded to int32. */
 function laxInt(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): number | null {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value === 'number' && Number.isInteger(value)) return int32(value, loc, value, issues);
-  if (typeof value === 'number') {
-    issues.push({ type: 'int_from_float', loc, msg: 'Input should be a valid integer, got a number with a fractional part', input: value });
-    return null;
-  }
-  if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) return int32(Number(value), loc, value, issues);
-  if (typeof value === 'string') {
-    issues.push({ type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: value });
-    return null;
-  }
-  issues.push({ type: 'int_type', loc, msg: 'Input should be a valid integer', input: value });
-  return null;
+  const int = collected(pydanticInt(value), loc, value, issues);
+  return int === null ? null : int32(int, loc, value, issues);
 }
 
-const TRUE_STRINGS = new Set(['1', 'on', 't', 'true', 'y', 'yes']);
-const FALSE_STRINGS = new Set(['0', 'off', 'f', 'false', 'n', 'no']);
+const laxBool = (value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): boolean | null => collected(pydanticBool(value), loc, value, issues);
 
-/** pydantic's lax bool: booleans, 0/1, and the usual words in any case. */
-function laxBool(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): boolean | null {
-  if (typeof value === 'boolean') return value;
-  if (value === 0 || value === 1) return value === 1;
-  if (typeof value === 'string' && TRUE_STRINGS.has(value.toLowerCase())) return true;
-  if (typeof value === 'string' && FALSE_STRINGS.has(value.toLowerCase())) return false;
-  if (typeof value === 'string' || typeof value === 'number') {
-    issues.push({ type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: value });
-    return null;
-  }
-  issues.push({ type: 'bool_type', loc, msg: 'Input should be a valid boolean', input: value });
-  return null;
-}
-
-/** pydantic's lax float: numbers, bools and numeric strings. */
-function laxFloat(value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): number | null {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(value)) return Number(value);
-  if (typeof value === 'string') {
-    issues.push({ type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: value });
-    return null;
-  }
-  issues.push({ type: 'float_type', loc, msg: 'Input should be a valid number', input: value });
-  return null;
-}
+const laxFloat = (value: unknown, loc: Array<string | number>, issues: ValidationIssue[]): number | null => collected(pydanticFloat(value), loc, value, issues);
 
 /** An Optional[str] field: absent or null is fine, anything but a string is not (lax mode does not stringify). */
 function optionalString(body: JsonObject, key: string, issues: ValidationIssue[]): string | null {

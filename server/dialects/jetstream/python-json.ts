@@ -29,7 +29,7 @@ export function pythonJsonString(text: string): string {
 
 /**
  * `json.dumps(value, indent=indent)` (with an indent Python's separators are `,` and `: `, as
- * JSON.stringify's) for values without floats: Python prints floats its own way (see render.ts's
+ * JSON.stringify's) for values without floats: Python prints floats its own way (see python-repr.ts
  * pythonFloat), so callers write those by hand.
  */
 export function pythonJsonDumps(value: unknown, indent: number): string {

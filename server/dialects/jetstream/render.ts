@@ -13,6 +13,7 @@
 import { hex32, type Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken } from '../../../contracts/truth.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
+import { pythonFloat } from '../vllm/python-repr.ts';
 import { pythonJsonDumps, pythonJsonString } from './python-json.ts';
 
 /** One decode step's sample, as the proto has it. */
@@ -24,11 +25,6 @@ export interface StreamSample {
 /** A DecodeResponse with stream_content (the only content JetStream sends today). */
 export interface DecodeResponseMessage {
   streamContent: { samples: StreamSample[] };
-}
-
-/** Python's repr of a float: integral values keep their `.0`. */
-export function pythonFloat(value: number): string {
-  return Number.isInteger(value) ? `${value}.0` : String(value);
 }
 
 /** Consecutive token ranges [start, end) of each decode step (several under speculative decoding). */

@@ -93,7 +93,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const maxTokens = maxCompletionTokens !== null && maxCompletionTokens !== 0 ? maxCompletionTokens : maxTokensField;
   const addGenerationPrompt = reader.bool('add_generation_prompt', true);
   const wantLogprobs = reader.bool('logprobs', false);
-  const topLogprobs = reader.int('top_logprobs', 0) ?? 0;
+  const topLogprobs = reader.int('top_logprobs', 0);
   const typeFailure2 = typeErrors(reader);
   if (typeFailure2 !== null) return typeFailure2;
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');

@@ -5,7 +5,10 @@
  * 400, type "Bad Request", message = Python repr of the error list.
  */
 import { VllmError } from './errors.ts';
+import { laxBool, laxFloat, laxInt, type IssueHead } from '../pydantic-lax.ts';
 import { PyException, PyTuple, pythonRepr } from './python-repr.ts';
+
+export { laxBool, laxFloat, laxInt } from '../pydantic-lax.ts';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: VllmError };
 
@@ -17,9 +20,7 @@ export interface FieldIssue {
   ctx?: Record<string, unknown>;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isJsonObject as isPlainObject } from '../../../contracts/json.ts';
 
 export function validationError(issues: readonly FieldIssue[]): VllmError {
   const list = issues.map((issue) => {
@@ -34,9 +35,6 @@ export function validationError(issues: readonly FieldIssue[]): VllmError {
 export function beforeValidatorError(message: string, body: unknown): VllmError {
   return validationError([{ type: 'value_error', loc: [], msg: `Value error, ${message}`, input: body, ctx: { error: new PyException('ValueError', message) } }]);
 }
-
-const TRUE_WORDS = new Set(['1', 'on', 't', 'true', 'y', 'yes']);
-const FALSE_WORDS = new Set(['0', 'off', 'f', 'false', 'n', 'no']);
 
 export class FieldReader {
   readonly issues: FieldIssue[] = [];
@@ -54,24 +52,24 @@ export class FieldReader {
     return this.#body[key] !== undefined;
   }
 
-  /** An optional integer (None allowed). */
-  int(key: string, fallback: number | null): number | null {
+  /** An optional field (None allowed) read by a lax parser; a failure is collected, the fallback kept. */
+  #lax<T extends number | boolean, F extends T | null>(key: string, fallback: F, parse: (raw: unknown) => T | IssueHead): T | F {
     const raw = this.#body[key];
     if (raw === undefined || raw === null) return fallback;
-    const value = laxInt(raw);
-    if (typeof value === 'number') return value;
+    const value = parse(raw);
+    if (typeof value !== 'object') return value;
     this.issues.push({ ...value, loc: [key], input: raw });
     return fallback;
   }
 
+  /** An optional integer (None allowed). */
+  int<F extends number | null>(key: string, fallback: F): number | F {
+    return this.#lax(key, fallback, laxInt);
+  }
+
   /** An optional float (None allowed), e.g. `temperature`. */
-  float(key: string, fallback: number | null): number | null {
-    const raw = this.#body[key];
-    if (raw === undefined || raw === null) return fallback;
-    const value = laxFloat(raw);
-    if (typeof value === 'number') return value;
-    this.issues.push({ ...value, loc: [key], input: raw });
-    return fallback;
+  float<F extends number | null>(key: string, fallback: F): number | F {
+    return this.#lax(key, fallback, laxFloat);
   }
 
   /** A required-type integer with a default (`min_tokens: int = 0`): null is a type error. */
@@ -80,16 +78,11 @@ export class FieldReader {
       this.issues.push({ type: 'int_type', loc: [key], msg: 'Input should be a valid integer', input: null });
       return fallback;
     }
-    return this.int(key, fallback) ?? fallback;
+    return this.int(key, fallback);
   }
 
   bool(key: string, fallback: boolean): boolean {
-    const raw = this.#body[key];
-    if (raw === undefined || raw === null) return fallback;
-    const value = laxBool(raw);
-    if (typeof value === 'boolean') return value;
-    this.issues.push({ ...value, loc: [key], input: raw });
-    return fallback;
+    return this.#lax(key, fallback, laxBool);
   }
 
   str(key: string): string | null {
@@ -114,56 +107,6 @@ export class FieldReader {
     this.issues.push({ type: 'string_type', loc: [key, 'str'], msg: 'Input should be a valid string', input: raw });
     return [];
   }
-}
-
-type IssueHead = Omit<FieldIssue, 'loc' | 'input'>;
-
-export function laxInt(raw: unknown): number | IssueHead {
-  if (typeof raw === 'number') {
-    if (Number.isInteger(raw)) return raw;
-    if (!Number.isFinite(raw)) return { type: 'finite_number', msg: 'Input should be a finite number' };
-    return { type: 'int_from_float', msg: 'Input should be a valid integer, got a number with a fractional part' };
-  }
-  if (typeof raw === 'boolean') return raw ? 1 : 0;
-  if (typeof raw === 'string') {
-    const trimmed = raw.trim();
-    if (/^[+-]?\d+$/.test(trimmed)) return Number(trimmed);
-    return { type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' };
-  }
-  return { type: 'int_type', msg: 'Input should be a valid integer' };
-}
-
-const FLOAT_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
-const SPECIAL_FLOAT_TEXT = /^([+-]?)(inf|infinity|nan)$/i;
-
-/** pydantic's lax float: numbers, booleans, and strings that parse as a number (inf/nan too). */
-export function laxFloat(raw: unknown): number | IssueHead {
-  if (typeof raw === 'number') return raw;
-  if (typeof raw === 'boolean') return raw ? 1 : 0;
-  if (typeof raw === 'string') {
-    const trimmed = raw.trim();
-    if (FLOAT_TEXT.test(trimmed)) return Number(trimmed);
-    const special = SPECIAL_FLOAT_TEXT.exec(trimmed);
-    if (special !== null) {
-      if ((special[2] as string).toLowerCase() === 'nan') return Number.NaN;
-      return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-    }
-    return { type: 'float_parsing', msg: 'Input should be a valid number, unable to parse string as a number' };
-  }
-  return { type: 'float_type', msg: 'Input should be a valid number' };
-}
-
-export function laxBool(raw: unknown): boolean | IssueHead {
-  if (typeof raw === 'boolean') return raw;
-  if (raw === 0 || raw === 1) return raw === 1;
-  if (typeof raw === 'string') {
-    const word = raw.trim().toLowerCase();
-    if (TRUE_WORDS.has(word)) return true;
-    if (FALSE_WORDS.has(word)) return false;
-    return { type: 'bool_parsing', msg: 'Input should be a valid boolean, unable to interpret input' };
-  }
-  if (typeof raw === 'number') return { type: 'bool_parsing', msg: 'Input should be a valid boolean, unable to interpret input' };
-  return { type: 'bool_type', msg: 'Input should be a valid boolean' };
 }
 
 /** A body that is no JSON object: missing (FastAPI's "Field required") or of the wrong type. */

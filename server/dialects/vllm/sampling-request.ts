@@ -145,7 +145,7 @@ export function readSamplingFields(reader: FieldReader): SamplingFields {
     stream: reader.bool('stream', false),
     streamOptions: readStreamOptions(reader),
     ignoreEos: reader.bool('ignore_eos', false),
-    n: reader.int('n', 1) ?? 1,
+    n: reader.int('n', 1),
     stop: reader.strings('stop'),
     includeStopStrInOutput: reader.bool('include_stop_str_in_output', false),
     returnTokenIds: reader.bool('return_token_ids', false),
@@ -156,14 +156,14 @@ export function readSamplingFields(reader: FieldReader): SamplingFields {
 function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
   const d = DEFAULT_SAMPLING;
   return {
-    frequencyPenalty: reader.float('frequency_penalty', d.frequencyPenalty) ?? d.frequencyPenalty,
-    presencePenalty: reader.float('presence_penalty', d.presencePenalty) ?? d.presencePenalty,
+    frequencyPenalty: reader.float('frequency_penalty', d.frequencyPenalty),
+    presencePenalty: reader.float('presence_penalty', d.presencePenalty),
     seed: reader.int('seed', null),
-    temperature: reader.float('temperature', d.temperature) ?? d.temperature,
-    topP: reader.float('top_p', d.topP) ?? d.topP,
-    topK: reader.int('top_k', d.topK) ?? d.topK,
-    minP: reader.float('min_p', d.minP) ?? d.minP,
-    repetitionPenalty: reader.float('repetition_penalty', d.repetitionPenalty) ?? d.repetitionPenalty,
+    temperature: reader.float('temperature', d.temperature),
+    topP: reader.float('top_p', d.topP),
+    topK: reader.int('top_k', d.topK),
+    minP: reader.float('min_p', d.minP),
+    repetitionPenalty: reader.float('repetition_penalty', d.repetitionPenalty),
     minTokens: reader.intNotNull('min_tokens', d.minTokens),
   };
 }

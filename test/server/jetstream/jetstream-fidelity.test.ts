@@ -51,9 +51,8 @@ function decode(request: object, metadata: Record<string, string> = {}): Promise
 }
 
 describe('a max_tokens no context can hold', () => {
-  // Generous: the point is that nothing is planned (planning 2^31 tokens takes far longer, or
-  // runs the heap out), not a speed figure.
-  const QUICK_MS = 3000;
+  // The refusal itself shows nothing was planned (planning 2^31 tokens would run the heap out or
+  // hit the test timeout); no wall-clock bound, so a loaded machine cannot fail these.
 
   it.each([
     ['proxy, 1e12 (beyond int32)', '/generate', { prompt: 'hi', max_tokens: 1e12 }, 'less_than_equal'],
@@ -63,9 +62,7 @@ describe('a max_tokens no context can hold', () => {
     ['native, int32 max', '/v1/generate', { max_tokens: 2 ** 31 - 1, text_content: { text: 'hi' } }, 'value_error'],
     ['native, a token id beyond int32', '/v1/generate', { max_tokens: 2, token_content: { token_ids: [1, 2 ** 40] } }, 'less_than_equal'],
   ])('%s → 422 in FastAPI’s shape, at once', async (_name, url, body, type) => {
-    const started = performance.now();
     const response = await post(url, body);
-    expect(performance.now() - started).toBeLessThan(QUICK_MS);
     expect(response.statusCode).toBe(422);
     expect(response.headers['content-type']).toBe('application/json');
     const detail = (JSON.parse(response.body) as { detail: Array<{ type: string; loc: unknown[] }> }).detail;
@@ -82,9 +79,7 @@ describe('a max_tokens no context can hold', () => {
   });
 
   it('gRPC: INVALID_ARGUMENT at once, and the server keeps serving every surface', async () => {
-    const started = performance.now();
     const refused = await decode({ maxTokens: 2 ** 31 - 1, textContent: { text: 'hi' } });
-    expect(performance.now() - started).toBeLessThan(QUICK_MS);
     expect(refused.error?.code).toBe(status.INVALID_ARGUMENT);
     expect(refused.error?.details).toMatch(/exceeds the maximum length/);
     expect(refused.messages).toEqual([]);

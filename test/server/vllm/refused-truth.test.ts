@@ -108,7 +108,9 @@ describe('truth of refused vLLM generation requests', () => {
     expectRefusalTruth(await truthOf(server, 'kv'), 400, tooLarge.body, { endpoint: '/v1/completions', model: 'fake-model', stream: false });
 
     const running = postTo(server, '/v1/completions', { model: 'fake-model', prompt: 'hi', max_tokens: 2 }, { 'x-request-id': 'runs' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Wait (bounded, no timer) until the engine holds the running request: it is planned once admitted.
+    for (let i = 0; i < 10_000 && server.context.truth.get('runs') === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(server.context.truth.get('runs')).toBeDefined();
     const before = await counters(server);
     const full = await postTo(server, '/v1/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true }, { 'x-request-id': 'full' });
     expect(full.statusCode).toBe(429);
