@@ -24,9 +24,8 @@ export interface TruthEvent {
   offset: number;
   length: number;
   /**
-   * Body offset of the byte whose arrival makes the event exist for a conforming reader
-   * (for SSE, the first byte of the blank line's terminator); its write's time is the
-   * truth time of every token the event carries.
+   * Body offset of the event's last byte (DESIGN §3: for SSE, the end of its blank line, the LF
+   * of a CRLF included); its write's time is the truth time of every token the event carries.
    */
   completesAt: number;
   dueMs: number;

@@ -10,7 +10,10 @@
  *
  * Why arrival-stamped: the metric contract (DESIGN §4) says an event exists for the reader only
  * when its terminating blank line arrives, so every event carries the `atMs` of the feed() that
- * completed it — not of the read where it started.
+ * completed it — not of the read where it started. A blank line ended by a CR at the very end of
+ * a read is dispatched at once (a lone CR is a whole line end); when the next read then starts
+ * with that CR's LF, the blank line was a CRLF and only that read completes it, so the handler is
+ * told the event's true arrival (`onEventLastByte`).
  *
  * Hot path (one `data: {json}\n\n` per event, many events per read): lines are found with
  * Buffer#indexOf (memchr; Uint8Array#indexOf is an order of magnitude slower in V8), each line is
@@ -36,6 +39,11 @@ export interface SseHandlers {
    * client wants to see them. `text` has the colon and one optional following space removed.
    */
   onComment?(text: string, atMs: number): void;
+  /**
+   * The event dispatched last ended in a CR at the end of a read, and this later read began
+   * with the LF that makes that blank line a CRLF: the event's last byte arrived at `atMs`.
+   */
+  onEventLastByte?(atMs: number): void;
 }
 
 export interface SseEndReport {
@@ -81,6 +89,10 @@ export class SseDecoder {
   private bomMatched = 0;
   /** The previous feed ended in CR, which already ended a line; a leading LF now is its pair. */
   private skipLF = false;
+  /** The line ended by that CR was a blank line that dispatched an event. */
+  private dispatchedOnCR = false;
+  /** The line being interpreted dispatched an event. */
+  private lineDispatched = false;
 
   private data = '';
   /** Spec's "data buffer is non-empty" — distinct from data !== '' because `data:` alone counts. */
@@ -110,7 +122,11 @@ export class SseDecoder {
     }
     if (this.skipLF && pos < len) {
       this.skipLF = false;
-      if (chunk[pos] === LF) pos++;
+      if (chunk[pos] === LF) {
+        pos++;
+        if (this.dispatchedOnCR) this.handlers.onEventLastByte?.(atMs);
+      }
+      this.dispatchedOnCR = false;
     }
 
     // memchr-backed search; one view per feed, none per line.
@@ -163,6 +179,8 @@ export class SseDecoder {
     this.carryLen = 0;
     this.bomMatched = 0;
     this.skipLF = false;
+    this.dispatchedOnCR = false;
+    this.lineDispatched = false;
     this.data = '';
     this.hasData = false;
     this.eventType = '';
@@ -202,6 +220,7 @@ export class SseDecoder {
     if (e + 1 < len) return chunk[e + 1] === LF ? e + 2 : e + 1;
     // CR is a complete line end on its own; remember to swallow a LF that may start the next read.
     this.skipLF = true;
+    this.dispatchedOnCR = this.lineDispatched;
     return e + 1;
   }
 
@@ -221,6 +240,7 @@ export class SseDecoder {
 
   /** Interprets one complete line `buf[start, end)` (terminator excluded). */
   private line(buf: Buffer, start: number, end: number, atMs: number): void {
+    this.lineDispatched = false;
     if (start === end) {
       this.dispatch(atMs);
       return;
@@ -332,6 +352,7 @@ export class SseDecoder {
     this.data = '';
     this.hasData = false;
     this.eventType = '';
+    this.lineDispatched = true;
     this.handlers.onEvent(ev);
   }
 }

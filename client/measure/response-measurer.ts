@@ -57,6 +57,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #source: TokensPerEventSource = 'continuous_usage';
   readonly #eventTimes: number[] = [];
   readonly #eventTokens: number[] = [];
+  /** Index of the token-bearing event the decoder dispatched last, or -1 when its last event bore none. */
+  #lastEventIndex = -1;
   /** Texts of events whose counts wait for the tokenizer, by event index (made on first need). */
   #pendingTexts: Map<number, string> | null = null;
   #bodyChunks: Buffer[] = [];
@@ -72,6 +74,11 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   /** For the decoder only: one complete SSE event. */
   onEvent(event: SseEvent): void {
     this.#onEvent(event.data, event.atMs);
+  }
+
+  /** For the decoder only: the event dispatched last completed with this later read (a CRLF cut between CR and LF). */
+  onEventLastByte(atMs: number): void {
+    if (this.#lastEventIndex >= 0) this.#eventTimes[this.#lastEventIndex] = atMs;
   }
 
   /** For the decoder only: one complete JSON object. */
@@ -126,6 +133,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   }
 
   #onEvent(data: string, atMs: number): void {
+    this.#lastEventIndex = -1;
     if (this.#done) return;
     const payload = this.#options.api.interpret(data);
     if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${data.slice(0, 200)}`);
@@ -163,6 +171,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       source = 'tokenizer';
     }
     if (SOURCE_RANK[source] > SOURCE_RANK[this.#source]) this.#source = source;
+    this.#lastEventIndex = this.#eventTimes.length;
     this.#eventTimes.push(atMs);
     this.#eventTokens.push(tokens);
   }

@@ -17,6 +17,15 @@ import type { RequestSender } from './request-sender.ts';
 import { runStage, type StageShare } from './stage-runner.ts';
 
 const TIMEOUT_SWEEP_MS = 50;
+/** Longest a stage waits for the server-metrics scrape that brackets it (a slow endpoint must not hold the run). */
+const STAGE_MARK_WAIT_MS = 1000;
+
+async function settledWithin(work: Promise<void> | undefined, ms: number): Promise<void> {
+  if (work === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
 
 /** A request the moment it is handed to the sender (so a crash can still report it). */
 export interface IssuedRequest {
@@ -47,7 +56,11 @@ export interface LocalRunInput {
   onRecord?: (record: RequestRecord) => void;
   /** Where measured samples are folded (a worker hands them on in pieces); default a new map. */
   samples?: Map<number, StageSamples>;
-  onStage?: (stage: number, phase: 'start' | 'end') => void;
+  /**
+   * A stage starts and ends; a returned promise (the server-metrics scrape taken there) is
+   * awaited, up to STAGE_MARK_WAIT_MS, so that scrape brackets exactly the stage's requests.
+   */
+  onStage?: (stage: number, phase: 'start' | 'end') => Promise<void> | undefined;
   /**
    * Where each stage's schedule starts (a clock reading; null: stop). Worker threads wait here
    * for the shared start every worker anchors on; default: each stage starts when the last ends.
@@ -136,10 +149,10 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
       if (signal.aborted) break;
       const origin = input.stageOrigin === undefined ? undefined : await input.stageOrigin(plan.stage);
       if (origin === null || signal.aborted) break;
-      input.onStage?.(plan.stage, 'start');
+      await settledWithin(input.onStage?.(plan.stage, 'start'), STAGE_MARK_WAIT_MS);
       await runStage(plan, { clock, signal, issue }, share, origin);
       samples.get(plan.stage)?.trim();
-      input.onStage?.(plan.stage, 'end');
+      await settledWithin(input.onStage?.(plan.stage, 'end'), STAGE_MARK_WAIT_MS);
     }
   } finally {
     clearInterval(sweep);

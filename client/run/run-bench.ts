@@ -132,9 +132,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     // The generator's server_metrics come from scrapes during the run: lpg scrapes by default.
     const scrape = (options.scrape ?? null) === null && options.reportFormat === 'lpg' ? { url: null, intervalMs: 1000 } : options.scrape;
     if (scrape) scraper = startStageScraper(scrape.url ?? new URL('/metrics', base.origin).href, scrape.intervalMs);
-    const onStage = (stage: number, phase: 'start' | 'end'): void => {
-      if (stage >= 0) scraper?.mark(stage, phase);
-    };
+    const onStage = (stage: number, phase: 'start' | 'end'): Promise<void> | undefined => (stage >= 0 ? scraper?.mark(stage, phase) : undefined);
     const probeRecords: RequestRecord[] = [];
     const onLocalRecord = (record: RequestRecord): void => {
       if (record.stage < 0) probeRecords.push(record);

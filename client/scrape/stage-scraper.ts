@@ -15,7 +15,8 @@ export interface ServerMetricsReport {
 }
 
 export interface StageScraper {
-  mark(stage: number, phase: 'start' | 'end'): void;
+  /** Scrapes now for `stage`; settles (never rejects) once that scrape is recorded or failed. */
+  mark(stage: number, phase: 'start' | 'end'): Promise<void>;
   stop(): Promise<ServerMetricsReport>;
 }
 
@@ -27,7 +28,7 @@ export function startStageScraper(url: string, intervalMs: number): StageScraper
   let failed = 0;
   let stopped: Promise<ServerMetricsReport> | null = null;
 
-  const scrape = (stages: number[]): void => {
+  const scrape = (stages: number[]): Promise<void> => {
     const job = (async () => {
       try {
         const response = await request(url, { headersTimeout: 5000, bodyTimeout: 5000 });
@@ -46,15 +47,17 @@ export function startStageScraper(url: string, intervalMs: number): StageScraper
     })();
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
+    return job;
   };
 
-  const timer = setInterval(() => scrape(current === null ? [] : [current]), intervalMs);
+  const timer = setInterval(() => void scrape(current === null ? [] : [current]), intervalMs);
   timer.unref();
   return {
     mark(stage, phase) {
       if (phase === 'start') current = stage;
-      scrape([stage]);
+      const job = scrape([stage]);
       if (phase === 'end') current = null;
+      return job;
     },
     stop() {
       stopped ??= (async () => {

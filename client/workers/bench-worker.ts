@@ -100,7 +100,10 @@ try {
         post({ type: 'record', index: record.index, line: requestLine(record, originMs, originEpochMs), ok: record.failure === null, ttftMs: record.metrics?.ttftMs ?? null });
         if (crashAfter !== undefined && crashAfter[0] === share.worker && ++finished === crashAfter[1]) process.exit(1);
       },
-      onStage: (stage, phase) => post({ type: 'stage', stage, phase }),
+      onStage: (stage, phase) => {
+        post({ type: 'stage', stage, phase });
+        return undefined;
+      },
     });
     post({ type: 'done', samples: handOver(), interrupted: result.interrupted });
   } finally {

@@ -19,6 +19,12 @@ function find(body: Buffer, needle: string, from: number, to: number): number {
   return at < 0 ? -1 : from + at;
 }
 
+/** Where the event's blank line starts: its last byte, or the CR before it when that line is a CRLF. */
+function blankLineStart(body: Buffer, event: TruthEvent): number {
+  const last = event.offset + event.length - 1;
+  return body[last] === LF && last > event.offset && body[last - 1] === CR ? last - 1 : last;
+}
+
 /** Absolute body positions p (event.offset < p < event end): a write boundary just before byte p. */
 export function cutPositions(body: Buffer, event: TruthEvent, places: readonly CutPlace[]): number[] {
   const start = event.offset;
@@ -60,7 +66,7 @@ export function cutPositions(body: Buffer, event: TruthEvent, places: readonly C
         break;
       }
       case 'blank':
-        cuts.push(event.completesAt);
+        cuts.push(blankLineStart(body, event));
         break;
       case 'text': {
         for (const key of ['"text":"', '"content":"', '"text": "', '"content": "']) {

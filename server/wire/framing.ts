@@ -4,9 +4,9 @@
  * proxy produces (line ends, the optional space, BOM, comments, `event:`/`id:` lines, JSON over
  * several `data:` lines). Objects (JetStream): the payload bytes as they are.
  *
- * `completesAt` is the byte whose arrival makes the event exist for a WHATWG reader: the first
- * byte of the blank line's terminator (the CR of a CRLF: the reader dispatches on it, and the
- * LF may come in a later read). Objects complete on their last byte.
+ * `completesAt` is the event's last byte (DESIGN §3): an event does not exist for a reader until
+ * its terminating blank line has arrived whole, the LF of a CRLF included. Objects complete on
+ * their last byte too.
  */
 import type { Rng } from '../../contracts/rng.ts';
 import type { TruthEvent } from '../../contracts/truth.ts';
@@ -73,8 +73,8 @@ class LineWriter {
   }
 }
 
-/** One SSE event's text, and the length of its blank line's terminator (the text's last characters). */
-function sseEventText(event: PayloadEvent, index: number, policy: Readonly<FramingPolicy>, lines: LineWriter): { text: string; blankLength: number } {
+/** One SSE event's text, its blank line included. */
+function sseEventText(event: PayloadEvent, index: number, policy: Readonly<FramingPolicy>, lines: LineWriter): string {
   // No closures here: this runs once per event of every response.
   let text = '';
   if (event.kind === 'comment') {
@@ -89,8 +89,7 @@ function sseEventText(event: PayloadEvent, index: number, policy: Readonly<Frami
       text += prefix + event.data + lines.ending(false);
     }
   }
-  const blank = lines.ending(true);
-  return { text: text + blank, blankLength: blank.length };
+  return text + lines.ending(true);
 }
 
 /**
@@ -157,10 +156,8 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
   for (let i = 0; i < events.length; i++) {
     const event = events[i] as PayloadEvent;
     let at = offset;
-    let blankLength = 1;
     if (ending !== null && event.kind !== 'comment' && !(i === 0 && policy.bom)) {
       dataIndex++;
-      blankLength = ending.length;
       if (event instanceof SplitPayload) {
         const buffer = reserve(at, dataPrefix.length + event.head.bytes.length + 3 * event.middle.length + event.tail.bytes.length + blankLine.length);
         at = putText(buffer, dataPrefix, at);
@@ -179,17 +176,14 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
       if (framing === 'sse') {
         const framed = sseEventText(event, dataIndex, policy, lines);
         if (event.kind !== 'comment') dataIndex++;
-        text = i === 0 && policy.bom ? BOM + framed.text : framed.text;
-        blankLength = framed.blankLength;
+        text = i === 0 && policy.bom ? BOM + framed : framed;
       } else {
         text = event.data;
       }
       at = putText(reserve(at, 3 * text.length), text, at);
     }
     const length = at - offset;
-    // The blank line's terminator is ASCII and ends the event, so its first byte sits this far from the end.
-    const completesAt = offset + length - blankLength;
-    truth[i] = { kind: event.kind, tokenStart: event.tokenStart, tokenCount: event.tokenCount, offset, length, completesAt, dueMs: event.dueMs };
+    truth[i] = { kind: event.kind, tokenStart: event.tokenStart, tokenCount: event.tokenCount, offset, length, completesAt: at - 1, dueMs: event.dueMs };
     offset = at;
   }
   const body = Buffer.allocUnsafe(offset);

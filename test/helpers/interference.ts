@@ -17,7 +17,7 @@ export interface TimedOutcome<T> {
   stalls: number[];
 }
 
-export async function runTimed<T>(scenario: () => Promise<T>, violationsOf: (result: T) => string[] | Promise<string[]>, maxAttempts = 4): Promise<TimedOutcome<T>> {
+export async function runTimed<T>(scenario: () => Promise<T>, violationsOf: (result: T) => string[] | Promise<string[]>, maxAttempts = 6): Promise<TimedOutcome<T>> {
   const stalls: number[] = [];
   for (let attempt = 1; ; attempt++) {
     const watch = watchStalls();

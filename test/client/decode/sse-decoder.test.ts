@@ -35,6 +35,9 @@ function run(feeds: readonly Uint8Array[]): Run {
   const d = new SseDecoder({
     onEvent: (e: SseEvent) => events.push([e.data, e.event, e.id, e.atMs]),
     onComment: (t, at) => comments.push([t, at]),
+    onEventLastByte: (at) => {
+      (events[events.length - 1] as Ev)[3] = at;
+    },
   });
   feeds.forEach((f, i) => d.feed(f, i));
   const retryMs = d.retryMs;
@@ -235,17 +238,30 @@ const cases: Case[] = [
     events: [['a\nb', 'message', '', 1]],
   },
   {
-    name: 'CRLF split around an empty feed',
+    name: 'CRLF split around an empty feed: the blank line completes with its LF',
     feeds: ['data: a\r', '', '\ndata: b\r', '\n\r', '\n'],
-    events: [['a\nb', 'message', '', 3]],
+    events: [['a\nb', 'message', '', 4]],
   },
   {
-    name: 'blank line CR dispatches in its own feed; its LF comes later',
+    name: 'blank line CRLF cut between CR and LF: the event completes with the LF’s feed',
     feeds: ['data: a\n\r', '\ndata: b\n\n'],
+    events: [
+      ['a', 'message', '', 1],
+      ['b', 'message', '', 1],
+    ],
+  },
+  {
+    name: 'blank line CR then another event: the CR alone completed it',
+    feeds: ['data: a\r\r', 'data: b\r\r'],
     events: [
       ['a', 'message', '', 0],
       ['b', 'message', '', 1],
     ],
+  },
+  {
+    name: 'blank line CRLF cut between CR and LF after an empty feed',
+    feeds: ['data: a\r\n\r', '', '\n'],
+    events: [['a', 'message', '', 2]],
   },
   {
     name: 'CR then CR is two line ends',
@@ -443,7 +459,8 @@ function model(s: Stream): Model {
     switch (l.k) {
       case 'blank':
         inBlock = false;
-        if (data.length > 0) events.push({ data: data.join('\n'), event: type || 'message', id: lastId, completingByte: at });
+        // The event exists once its blank line is whole: the LF of a CRLF included.
+        if (data.length > 0) events.push({ data: data.join('\n'), event: type || 'message', id: lastId, completingByte: at + ending.length - 1 });
         data = [];
         type = '';
         break;

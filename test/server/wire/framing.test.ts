@@ -23,7 +23,7 @@ function framed(spec: string): { text: string; completesAt: number[] } {
 describe('frame(): each framing variant, byte for byte', () => {
   it.each([
     ['vllm', 'data: {"a":1,"b":"x,y"}\n\ndata: [DONE]\n\n', [24, 38]],
-    ['eol=crlf', 'data: {"a":1,"b":"x,y"}\r\n\r\ndata: [DONE]\r\n\r\n', [25, 41]],
+    ['eol=crlf', 'data: {"a":1,"b":"x,y"}\r\n\r\ndata: [DONE]\r\n\r\n', [26, 42]],
     ['eol=cr', 'data: {"a":1,"b":"x,y"}\r\rdata: [DONE]\r\r', [24, 38]],
     ['space=no', 'data:{"a":1,"b":"x,y"}\n\ndata:[DONE]\n\n', [23, 36]],
     ['bom', '\xef\xbb\xbfdata: {"a":1,"b":"x,y"}\n\ndata: [DONE]\n\n', [27, 41]],
@@ -37,10 +37,10 @@ describe('frame(): each framing variant, byte for byte', () => {
     expect(f.completesAt).toEqual(completesAt);
   });
 
-  it('the completing byte is the first byte of the blank line’s terminator (the CR of a CRLF)', () => {
+  it('the completing byte is the event’s last byte (DESIGN §3: the LF of a CRLF blank line)', () => {
     const f = framed('eol=crlf');
-    expect(f.text.charCodeAt(f.completesAt[0] as number)).toBe(0x0d);
-    expect(f.text.slice((f.completesAt[0] as number) - 2, (f.completesAt[0] as number) + 2)).toBe('\r\n\r\n');
+    expect(f.text.charCodeAt(f.completesAt[0] as number)).toBe(0x0a);
+    expect(f.text.slice((f.completesAt[0] as number) - 3, (f.completesAt[0] as number) + 1)).toBe('\r\n\r\n');
   });
 
   it('splitJsonLines splits after commas outside strings only, and joins back to the same value', () => {
@@ -65,7 +65,13 @@ describe('frame(): any framing policy reads back as the same payloads, completin
         const input: PayloadEvent[] = payloads.map((data, i) => ({ kind: 'content', tokenStart: i, tokenCount: 1, data, dueMs: i }));
         const f = frame(withKeepAlives(input, policy.framing.keepAliveEvery), 'sse', policy.framing, new Rng(seed));
         const seen: Array<[string, number]> = [];
-        const decoder = new SseDecoder({ onEvent: (e) => seen.push([e.data, e.atMs]) });
+        const decoder = new SseDecoder({
+          onEvent: (e) => seen.push([e.data, e.atMs]),
+          // A CRLF blank line cut between its CR and LF completes with the LF's read.
+          onEventLastByte: (atMs) => {
+            (seen[seen.length - 1] as [string, number])[1] = atMs;
+          },
+        });
         // One byte per feed, stamped with the byte's offset: the stamp is the completing byte.
         for (let i = 0; i < f.body.length; i++) decoder.feed(f.body.subarray(i, i + 1), i);
         expect(decoder.end()).toEqual({ pendingBytes: 0, pendingEvent: false });
