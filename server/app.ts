@@ -16,6 +16,7 @@ import { RequestIdentities } from './routes/request-identity.ts';
 import { truthFeedRoutes } from './routes/truth-feed.ts';
 import { truthRoutes } from './routes/truth-routes.ts';
 import { installVllmErrorHandlers } from './routes/vllm-errors.ts';
+import { refuseBeforeRoute } from './routes/vllm-refusal-truth.ts';
 import { vllmRoutes } from './routes/vllm-routes.ts';
 import type { ServerContext } from './server-context.ts';
 import { EmissionScheduler } from './transport/emission-scheduler.ts';
@@ -80,7 +81,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     const id = typeof sent === 'string' && sent !== '' ? sent : hex32(new Rng(options.seed).derive(`aux:${auxiliaryIds++}`));
     reply.header('x-request-id', id);
   });
-  installVllmErrorHandlers(app);
+  installVllmErrorHandlers(app, (request, reply, error) => refuseBeforeRoute(context, request, reply, error));
   vllmRoutes(app, context);
   truthRoutes(app, context);
   metricsRoutes(app, metrics);

@@ -1,5 +1,5 @@
 /** Sends a VllmError as vLLM does: JSON body, status = code, request id echoed. */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VllmError } from '../dialects/vllm/errors.ts';
 import { jsonInvalid, validationError } from '../dialects/vllm/request-fields.ts';
 
@@ -7,20 +7,32 @@ export function sendVllmError(reply: FastifyReply, error: VllmError): FastifyRep
   return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(error.body()));
 }
 
+/** Fastify's failure as vLLM reports it. */
+function asVllmError(error: FastifyError, request: FastifyRequest): VllmError {
+  if (error instanceof VllmError) return error;
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 413) return new VllmError(413, 'RequestEntityTooLarge', error.message);
+  if (status === 400 && typeof error.message === 'string' && error.message.startsWith('JSON decode error')) {
+    const length = request.headers['content-length'];
+    const empty = length === undefined || length === '0';
+    return empty ? validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]) : jsonInvalid();
+  }
+  if (status === 500) return new VllmError(500, 'InternalServerError', 'Internal server error');
+  return new VllmError(status, 'BadRequestError', error.message);
+}
+
+/**
+ * Answers a request refused before its route ran (undecodable JSON, a body over the limit) and
+ * records its truth when it was a generation request; null when it is not one.
+ */
+export type RefusedBeforeRoute = (request: FastifyRequest, reply: FastifyReply, error: VllmError) => FastifyReply | null;
+
 /** Fastify's own failures (bad JSON, oversized body, unknown route) in vLLM's shape; never a 500 for client input. */
-export function installVllmErrorHandlers(app: FastifyInstance): void {
+export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRoute: RefusedBeforeRoute): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof VllmError) return sendVllmError(reply, error);
-    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) reply.log.error(error);
-    if (status === 413) return sendVllmError(reply, new VllmError(413, 'RequestEntityTooLarge', error.message));
-    if (status === 400 && typeof error.message === 'string' && error.message.startsWith('JSON decode error')) {
-      const length = request.headers['content-length'];
-      const empty = length === undefined || length === '0';
-      return sendVllmError(reply, empty ? validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]) : jsonInvalid());
-    }
-    if (status === 500) return sendVllmError(reply, new VllmError(500, 'InternalServerError', 'Internal server error'));
-    return sendVllmError(reply, new VllmError(status, 'BadRequestError', error.message));
+    const refusal = asVllmError(error, request);
+    if (refusal.status === 500) reply.log.error(error);
+    return refusedBeforeRoute(request, reply, refusal) ?? sendVllmError(reply, refusal);
   });
   app.setNotFoundHandler((_request, reply) =>
     reply.code(404).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ detail: 'Not Found' }))),

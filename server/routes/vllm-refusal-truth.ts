@@ -9,7 +9,7 @@ import type { TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { VllmError } from '../dialects/vllm/errors.ts';
 import { isPlainObject } from '../dialects/vllm/request-fields.ts';
 import type { ServerContext } from '../server-context.ts';
-import type { GenerationStart } from './vllm-generation.ts';
+import { startGeneration, type GenerationStart } from './vllm-generation.ts';
 import { sendVllmError } from './vllm-errors.ts';
 
 /** What the client asked for, as far as the body says it: a refused body may not parse. */
@@ -66,4 +66,15 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
     ctx.truth.finish(record);
   });
   return sendVllmError(reply, error);
+}
+
+const GENERATION_ROUTES: ReadonlySet<string> = new Set(['/v1/completions', '/v1/chat/completions']);
+
+/**
+ * A generation request Fastify refused before its route ran (its body is not JSON, or is over
+ * the size limit) has a truth record too; the route's own start would have set the reply's id.
+ */
+export function refuseBeforeRoute(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, error: VllmError): FastifyReply | null {
+  if (!GENERATION_ROUTES.has(request.routeOptions.url ?? '') || reply.hasHeader('x-request-id')) return null;
+  return refuseGeneration(ctx, request, reply, startGeneration(ctx, request, reply), error);
 }

@@ -136,4 +136,22 @@ describe('truth of refused vLLM generation requests', () => {
     expect(Buffer.from(record!.body).toString('utf8')).toBe(body);
     expect(record!.writes[0]!.actualMs).toBeGreaterThanOrEqual(0);
   });
+
+  it('a body Fastify refuses before the route runs (not JSON, over the size limit) has a record too; other routes do not', async () => {
+    server = await injectServer({ maxBodySizeBytes: 2048 });
+    const broken = await postTo(server, '/v1/completions', '{"model":', { 'x-request-id': 'not-json' });
+    expect(broken.statusCode).toBe(400);
+    expect(broken.headers['x-request-id']).toBe('not-json');
+    expectRefusalTruth(await truthOf(server, 'not-json'), 400, broken.body, { endpoint: '/v1/completions', model: '', stream: false });
+
+    const huge = await postTo(server, '/v1/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
+    expect(huge.statusCode).toBe(413);
+    const id = huge.headers['x-request-id'];
+    expect(typeof id).toBe('string');
+    expectRefusalTruth(await truthOf(server, id as string), 413, huge.body, { endpoint: '/v1/chat/completions', model: '', stream: false });
+
+    const tokenize = await postTo(server, '/tokenize', '{"model":', { 'x-request-id': 'tok-not-json' });
+    expect(tokenize.statusCode).toBe(400);
+    expect(server.context.truth.get('tok-not-json')).toBeUndefined();
+  });
 });
