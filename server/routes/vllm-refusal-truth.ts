@@ -37,7 +37,7 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
     promptTokens: 0,
     finishReason: null,
     tokens: [],
-    events: [{ kind: 'error', tokenStart: 0, tokenCount: 0, offset: 0, length: body.byteLength, completesAt: body.byteLength, dueMs: 0 }],
+    events: [{ kind: 'error', tokenStart: 0, tokenCount: 0, offset: 0, length: body.byteLength, completesAt: body.byteLength - 1, dueMs: 0 }],
     writes: [{ offset: 0, length: body.byteLength, dueMs: 0, actualMs: null }],
     fault: null,
     body,
