@@ -11,6 +11,11 @@ export class CliError extends Error {
   }
 }
 
+/** The key commander gives a `--kebab-case` flag's value (`kebab-case` → `kebabCase`). */
+export function camel(flagName: string): string {
+  return flagName.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
 /** Parses a flag value, turning any parse failure into a CliError that names the flag. */
 export function flagValue<T>(flag: string, raw: string, parse: (raw: string) => T): T {
   try {

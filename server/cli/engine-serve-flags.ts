@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { CliError, flagValue, positiveNumber, wholeNumber } from '../../contracts/cli-error.ts';
+import { camel, CliError, flagValue, positiveNumber, wholeNumber } from '../../contracts/cli-error.ts';
 import { parseDurationMs } from '../../contracts/units.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
 import { DISTRIBUTION_KINDS, type DistributionKind } from '../engine/timing.ts';
@@ -144,9 +144,6 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
     .option('--workers <n>', 'server processes sharing the port (Node cluster; default 1)')
     .option('--no-emission-sleep', 'spin the last 1.5 ms before each write instead of sleeping (less lateness under CPU contention, more CPU)');
 }
-
-/** A flag's long name (kebab-case) as commander's attribute name. */
-export const camel = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** Spellings of one setting (an llm-d alias and ours): the command line's beats the file's other one. */
 const SAME_SETTING: ReadonlyArray<readonly string[]> = [['kv-cache-blocks', 'kv-cache-size']];

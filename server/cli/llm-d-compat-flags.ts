@@ -5,8 +5,7 @@
  * with one stderr note when set to anything but their off value. `--max-cpu-loras` is validated
  * (llm-d: at least --max-loras) and otherwise ignored, as we keep no CPU adapter cache.
  */
-import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
-import { camel } from './engine-serve-flags.ts';
+import { camel, CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 
 /** Flag (without dashes) → what giving it means here. `silent`: no behaviour to miss. */
 interface CompatFlag {

@@ -4,7 +4,7 @@
  * settings (by flag name); anything given on the command line wins over it.
  */
 import type { Command } from 'commander';
-import { CliError } from '../../contracts/cli-error.ts';
+import { camel, CliError } from '../../contracts/cli-error.ts';
 import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
 import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
@@ -30,10 +30,6 @@ function checkedSpec(flag: string, spec: string): string {
     if (error instanceof WireSpecError) throw new CliError(`${flag}: ${error.message}`);
     throw error;
   }
-}
-
-function camel(flagName: string): string {
-  return flagName.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
 /**
