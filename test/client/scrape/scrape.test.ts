@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { bucketQuantile, summarizeScrapes, type Scrape } from '../../../client/scrape/metric-summary.ts';
 import { parsePrometheusText, seriesKey } from '../../../client/scrape/prometheus-text.ts';
+import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
 
 const exposition = (running: number, ttft: { buckets: number[]; sum: number; count: number }, generated: number): string =>
   [
@@ -56,5 +58,49 @@ describe('Prometheus text', () => {
 
   it('no scrapes: nulls, not zeros', () => {
     expect(summarizeScrapes([])).toEqual({ scrapes: 0, window_sec: null, gauges: {}, counters: {}, histograms: {} });
+  });
+});
+
+describe('stage scraper', () => {
+  async function metricsServer(status: number): Promise<{ url: string; served: () => number; close: () => Promise<void> }> {
+    let served = 0;
+    const server = createServer((_request, response) => {
+      served++;
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(exposition(served, { buckets: [0, 0, 0, served], sum: served, count: served }, served));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address() as { port: number };
+    return { url: `http://127.0.0.1:${address.port}/metrics`, served: () => served, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+
+  it('mark() settles once its scrape is recorded, so a stage can start and end on its own bracket', async () => {
+    const server = await metricsServer(200);
+    try {
+      const scraper = startStageScraper(server.url, 60_000);
+      await scraper.mark(0, 'start');
+      expect(server.served()).toBe(1);
+      await scraper.mark(0, 'end');
+      await scraper.mark(1, 'start');
+      await scraper.mark(1, 'end');
+      const report = await scraper.stop();
+      expect(report.failed_scrapes).toBe(0);
+      expect(report.stages.get(0)?.scrapes).toBe(2);
+      expect(report.stages.get(1)?.scrapes).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a failing endpoint: mark() still settles, and the failure is counted, not thrown', async () => {
+    const server = await metricsServer(503);
+    try {
+      const scraper = startStageScraper(server.url, 60_000);
+      await expect(scraper.mark(0, 'start')).resolves.toBeUndefined();
+      const report = await scraper.stop();
+      expect(report.failed_scrapes).toBe(1);
+      expect(report.stages.get(0)).toBeUndefined();
+    } finally {
+      await server.close();
+    }
   });
 });
