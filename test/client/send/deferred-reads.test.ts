@@ -93,7 +93,8 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
     b.push(sseBody(2), 1);
     a.end(2);
     b.end(2);
-    await nextTurn();
+    // A flush yields after a 0.5 ms slice (a first throw can take that long): wait on the records.
+    for (let turn = 0; turn < 1000 && records.length < 2; turn++) await nextTurn();
     expect(records.map((r) => [r.requestId, r.failure?.kind ?? null])).toEqual([
       ['r-3', 'malformed'],
       ['r-4', null],
