@@ -11,6 +11,7 @@ import { requestMetrics, truthTiming } from '../../contracts/metrics.ts';
 import { percentile } from '../../contracts/stats.ts';
 import { TOLERANCE_MS } from '../../contracts/tolerance.ts';
 import { buildDataset, type DataSpec } from '../../client/data/data-spec.ts';
+import { watchStalls } from '../../client/measure/stall-watch.ts';
 import type { UsageRequest } from '../../client/run/bench-options.ts';
 import { benchAgainst, truthOf } from '../client/helpers/bench-run.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -72,7 +73,10 @@ describe('APIs: completions and chat, streaming and not, every token-count sourc
     ['chat', true, 'none', 'tokenizer', 'events'],
     ['chat', false, 'none', 'usage', 'usage'],
   ])('%s stream=%s usage=%s: tokens per event from %s, output tokens from %s', async (api, stream, usage, eventSource, outputSource) => {
+    const watch = watchStalls();
     const result = await benchAgainst(server, { ...rate, api, stream, usage, maxTokens: 6, promptTokens: 5, seed: 12 });
+    // A stall of this process (shared machine) delays the reads it spans: the tolerance widens by it.
+    const stall = watch.stop();
     expect(result.report.failures).toMatchObject({ count: 0 });
     const ttftDeltas: number[] = [];
     for (const record of result.records) {
@@ -88,6 +92,6 @@ describe('APIs: completions and chat, streaming and not, every token-count sourc
       if (stream) ttftDeltas.push(ttft - (t.ttftMs as number));
     }
     expect(result.report.successes.token_count_source).toEqual({ [eventSource]: 8 });
-    if (stream) expect(percentile(ttftDeltas, 50)).toBeLessThanOrEqual(TOLERANCE_MS.oneSided);
+    if (stream) expect(percentile(ttftDeltas, 50)).toBeLessThanOrEqual(TOLERANCE_MS.oneSided + stall);
   });
 });

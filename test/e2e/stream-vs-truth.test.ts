@@ -13,6 +13,8 @@ import { truthViolations } from '../helpers/truth-violations.ts';
 
 let server: BenchtruthServer;
 let result: BenchResult;
+/** Extra tolerance when every attempt stalled (interference.ts): the stall of the judged run. */
+let slack = 0;
 
 beforeAll(async () => {
   server = buildServer({ seed: 11, ttftMs: 60, itlMs: 12, multibyteRate: 0.2 });
@@ -30,7 +32,7 @@ beforeAll(async () => {
     timeoutMs: 20_000,
   });
   const measured = (r: BenchResult) => r.records.filter((record) => !record.warmup);
-  ({ result } = await runTimed(run, (r) => truthViolations(measured(r), (id) => server.context.truth.get(id))));
+  ({ result, slackMs: slack } = await runTimed(run, (r) => truthViolations(measured(r), (id) => server.context.truth.get(id))));
 }, 120_000);
 
 afterAll(async () => {
@@ -57,14 +59,14 @@ describe('streaming completions over 127.0.0.1 against the truth', () => {
       const c = record.metrics;
       const ttftDelta = (c.ttftMs as number) - (t.ttftMs as number);
       expect(ttftDelta).toBeGreaterThanOrEqual(0);
-      expect(ttftDelta).toBeLessThanOrEqual(TOLERANCE_MS.oneSided);
+      expect(ttftDelta).toBeLessThanOrEqual(TOLERANCE_MS.oneSided + slack);
       expect(c.outputTokens).toBe(t.outputTokens);
       expect(c.outputTokens).toBe(24);
       expect(c.itlMs).toHaveLength(t.itlMs.length);
-      c.itlMs.forEach((gap, i) => expect(Math.abs(gap - (t.itlMs[i] as number))).toBeLessThanOrEqual(TOLERANCE_MS.twoSided));
+      c.itlMs.forEach((gap, i) => expect(Math.abs(gap - (t.itlMs[i] as number))).toBeLessThanOrEqual(TOLERANCE_MS.twoSided + slack));
       const latencyDelta = c.latencyMs - t.latencyMs;
       expect(latencyDelta).toBeGreaterThanOrEqual(0);
-      expect(latencyDelta).toBeLessThanOrEqual(TOLERANCE_MS.oneSided);
+      expect(latencyDelta).toBeLessThanOrEqual(TOLERANCE_MS.oneSided + slack);
     },
   );
 });

@@ -83,7 +83,7 @@ describe('arbitrary wire policies over 127.0.0.1 against the truth', () => {
         // Repeated only for misses of what this test asserts, and up to six times: a one-byte-write
         // policy keeps a request open for hundreds of reads, so a few-ms stall of this shared
         // machine lands in it more often than in others.
-        const { result: records } = await runTimed(
+        const { result: records, slackMs } = await runTimed(
           pair,
           async (rs) => {
             await fetchTruths(rs);
@@ -105,11 +105,11 @@ describe('arbitrary wire policies over 127.0.0.1 against the truth', () => {
           const trip = truth.arrivalEpochMs - realClock.epochMs(record.startMs);
           const what = `client TTFT − truth of ${record.requestId} (request reached the server ${trip.toFixed(2)} ms after start)`;
           expect(ttft, what).toBeGreaterThanOrEqual(0);
-          expect(ttft, what).toBeLessThanOrEqual(TOLERANCE_MS.oneSided);
+          expect(ttft, what).toBeLessThanOrEqual(TOLERANCE_MS.oneSided + slackMs);
           expect(c.outputTokens).toBe(t.outputTokens);
           expect(c.outputTokens).toBe(tokens);
           expect(c.itlMs).toHaveLength(t.itlMs.length);
-          c.itlMs.forEach((gap, i) => expect(Math.abs(gap - (t.itlMs[i] as number)), `|ITL gap ${i} − truth| of ${record.requestId}`).toBeLessThanOrEqual(TOLERANCE_MS.twoSided));
+          c.itlMs.forEach((gap, i) => expect(Math.abs(gap - (t.itlMs[i] as number)), `|ITL gap ${i} − truth| of ${record.requestId}`).toBeLessThanOrEqual(TOLERANCE_MS.twoSided + slackMs));
         }
       }),
       { seed: 0xe2e_3, numRuns: 14 },
