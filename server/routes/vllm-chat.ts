@@ -8,9 +8,10 @@ import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import { refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
+import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
 
 export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
-  app.post('/v1/chat/completions', async (request, reply) => {
+  app.post(CHAT_COMPLETIONS_PATH, async (request, reply) => {
     const start = startGeneration(ctx, request, reply, bodyRequestId(request.body));
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);

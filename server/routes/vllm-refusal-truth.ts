@@ -11,6 +11,7 @@ import { isPlainObject } from '../dialects/vllm/request-fields.ts';
 import type { ServerContext } from '../server-context.ts';
 import { startGeneration, type GenerationStart } from './vllm-generation.ts';
 import { sendVllmError } from './vllm-errors.ts';
+import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 
 /** What the client asked for, as far as the body says it: a refused body may not parse. */
 function asked(body: unknown): { model: string; stream: boolean } {
@@ -68,7 +69,7 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
   return sendVllmError(reply, error);
 }
 
-const GENERATION_ROUTES: ReadonlySet<string> = new Set(['/v1/completions', '/v1/chat/completions']);
+const GENERATION_ROUTES: ReadonlySet<string> = new Set(GENERATION_PATHS);
 
 /**
  * A generation request Fastify refused before its route ran (its body is not JSON, or is over

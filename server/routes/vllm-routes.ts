@@ -8,6 +8,7 @@ import { methodNotAllowed } from './vllm-method-not-allowed.ts';
 import { vllmModelsRoutes } from './vllm-models.ts';
 import { createVllmState, type VllmState } from './vllm-state.ts';
 import { vllmTokenizeRoutes } from './vllm-tokenize.ts';
+import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 
 export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState {
   const state = createVllmState(ctx.options);
@@ -18,7 +19,7 @@ export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState 
   vllmCompletionsRoutes(app, ctx, state);
   vllmChatRoutes(app, ctx, state);
   vllmTokenizeRoutes(app, ctx, state);
-  for (const url of ['/v1/completions', '/v1/chat/completions', '/v1/load_lora_adapter', '/v1/unload_lora_adapter', '/tokenize', '/detokenize']) methodNotAllowed(app, url, 'POST');
+  for (const url of [...GENERATION_PATHS, '/v1/load_lora_adapter', '/v1/unload_lora_adapter', '/tokenize', '/detokenize']) methodNotAllowed(app, url, 'POST');
   for (const url of ['/v1/models', '/version', '/health']) methodNotAllowed(app, url, 'GET');
   return state;
 }

@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { applyWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
+import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 
 export const SCENARIO_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
 
@@ -43,7 +44,7 @@ const scenarioSchema = z.strictObject({
   /** `serve` flags by their long name (without `--`), e.g. `time-to-first-token: 150ms`. */
   server: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   /** Where to send requests to meet the bug (default /v1/completions). */
-  endpoint: z.enum(['/v1/completions', '/v1/chat/completions']).optional(),
+  endpoint: z.enum(GENERATION_PATHS).optional(),
   /** Body fields a client must send to meet the bug (e.g. stream_options). */
   request: z.record(z.string(), z.unknown()).optional(),
   /** What a correct client reports: exact metrics, one failure kind, or a mix of both. */

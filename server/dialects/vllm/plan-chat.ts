@@ -12,6 +12,7 @@ import type { ChatRequest } from './chat-request.ts';
 import type { VllmVersion } from './dialect-version.ts';
 import { planVllmResponse, type PlannedCompletion } from './planned-response.ts';
 import { planChoices } from './plan-choices.ts';
+import { CHAT_COMPLETIONS_PATH } from './generation-paths.ts';
 
 export interface ChatPlanInput {
   options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { vllmVersion?: VllmVersion };
@@ -67,7 +68,7 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     chunks: (steps, completionTokens) => chatChunkEvents(chat, choices.length, steps, completionTokens),
     facts: {
       requestId: input.requestId,
-      endpoint: '/v1/chat/completions',
+      endpoint: CHAT_COMPLETIONS_PATH,
       model,
       arrivalEpochMs: input.arrivalEpochMs,
       promptTokens: input.promptTokens,

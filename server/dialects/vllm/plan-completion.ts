@@ -12,6 +12,7 @@ import { completionBody, completionChunkEvents, type CompletionContext } from '.
 import type { VllmVersion } from './dialect-version.ts';
 import { planChoices } from './plan-choices.ts';
 import { planVllmResponse, type PlannedCompletion } from './planned-response.ts';
+import { COMPLETIONS_PATH } from './generation-paths.ts';
 
 export type { PlannedCompletion } from './planned-response.ts';
 
@@ -82,7 +83,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     chunks: (steps, completionTokens) => completionChunkEvents(completion, steps, completionTokens),
     facts: {
       requestId: input.requestId,
-      endpoint: '/v1/completions',
+      endpoint: COMPLETIONS_PATH,
       model,
       arrivalEpochMs: input.arrivalEpochMs,
       promptTokens: input.promptTokens,
