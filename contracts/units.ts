@@ -21,3 +21,29 @@ export function parseDurationMs(text: string | number, bareUnit: 'ms' | 's' = 'm
   const unit = match[2] ?? bareUnit;
   return value * (UNIT_MS[unit] as number);
 }
+
+/**
+ * Longest duration a server setting may ask for (a latency flag, a wire spec's gap or stall):
+ * past an hour a request just hangs, and Node's timers cannot even represent days
+ * (over 2^31−1 ms they fire after 1 ms instead).
+ */
+export const MAX_DURATION_MS = 3_600_000;
+
+/** `ms` as people read it back in an error: `1h`, `90s`, `250ms`. */
+function formatLimit(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** `ms`, read from `text`, unless it is longer than `maxMs` (or not finite): the one bound check. */
+export function boundDurationMs(ms: number, text: string, maxMs: number = MAX_DURATION_MS): number {
+  if (!Number.isFinite(ms) || ms > maxMs) throw new UnitError(`duration ${JSON.stringify(text)} is too long (at most ${formatLimit(maxMs)})`);
+  return ms;
+}
+
+/** parseDurationMs, refusing anything longer than `maxMs`. */
+export function parseBoundedDurationMs(text: string, bareUnit: 'ms' | 's' = 'ms', maxMs: number = MAX_DURATION_MS): number {
+  return boundDurationMs(parseDurationMs(text, bareUnit), text, maxMs);
+}

@@ -2,6 +2,7 @@
  * buildServer(options): a ready fastify instance that never listens by itself, so tests can
  * `inject()` or listen on an ephemeral port, and the CLI can do the same with real flags.
  */
+import { maxHeaderSize } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { realClock, type Clock } from '../contracts/clock.ts';
 import { hex32, Rng } from '../contracts/rng.ts';
@@ -11,6 +12,8 @@ import { MetricsHub } from './metrics/metrics-hub.ts';
 import { metricsRoutes } from './metrics/metrics-route.ts';
 import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
+import { installCorsPreflight } from './routes/cors-preflight.ts';
+import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
 import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
 import { RequestIdentities } from './routes/request-identity.ts';
 import { truthFeedRoutes } from './routes/truth-feed.ts';
@@ -28,6 +31,8 @@ declare module 'fastify' {
     arrivalMono: number;
   }
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 export interface BenchtruthServer {
   app: FastifyInstance;
@@ -55,7 +60,13 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     engine,
     metrics,
   };
-  const app = Fastify({ logger: options.logger, bodyLimit: options.maxBodySizeBytes, forceCloseConnections: 'idle' });
+  const app = Fastify({
+    logger: options.logger,
+    bodyLimit: options.maxBodySizeBytes,
+    forceCloseConnections: 'idle',
+    // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
+    routerOptions: { maxParamLength: maxHeaderSize },
+  });
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request) => {
     request.arrivalMono = clock.now();
@@ -69,19 +80,27 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
       done(null, JSON.parse(body as string));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      done(Object.assign(new Error(`JSON decode error: ${message}`), { statusCode: 400 }), undefined);
+      // The text rides along: JetStream's FastAPI errors say where Python's json stopped in it.
+      done(Object.assign(new Error(`JSON decode error: ${message}`), { statusCode: 400, jsonText: body as string }), undefined);
     }
   });
   // Every answer carries x-request-id (vLLM echoes it); routes that plan a response set their
   // own, everything else echoes the client's or gets a deterministic one.
   let auxiliaryIds = 0;
-  app.addHook('onSend', async (request, reply) => {
-    if (reply.hasHeader('x-request-id')) return;
-    const sent = request.headers['x-request-id'];
-    const id = typeof sent === 'string' && sent !== '' ? sent : hex32(new Rng(options.seed).derive(`aux:${auxiliaryIds++}`));
-    reply.header('x-request-id', id);
+  app.addHook('onSend', async (request, reply, payload) => {
+    let id = reply.getHeader('x-request-id');
+    if (id === undefined) {
+      const sent = request.headers['x-request-id'];
+      id = typeof sent === 'string' && sent !== '' ? sent : hex32(new Rng(options.seed).derive(`aux:${auxiliaryIds++}`));
+      reply.header('x-request-id', id);
+    }
+    // With a string payload Node writes the header block as UTF-8, so a Latin-1 id (the bytes a
+    // client sent) would come back changed; with a Buffer it writes the headers as Latin-1.
+    if (typeof payload === 'string' && typeof id === 'string' && NON_ASCII.test(id)) return Buffer.from(payload, 'utf8');
+    return payload;
   });
   installVllmErrorHandlers(app, (request, reply, error) => refuseBeforeRoute(context, request, reply, error));
+  installCorsPreflight(app, JETSTREAM_HTTP_PATHS);
   vllmRoutes(app, context);
   truthRoutes(app, context);
   metricsRoutes(app, metrics);

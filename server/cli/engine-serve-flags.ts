@@ -4,12 +4,12 @@
  * command line win, and a `models:` map sets timing per model or LoRA adapter name.
  */
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import type { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { camel, CliError, flagValue, positiveNumber, wholeNumber } from '../../contracts/cli-error.ts';
-import { parseDurationMs } from '../../contracts/units.ts';
+import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
 import { DISTRIBUTION_KINDS, type DistributionKind } from '../engine/timing.ts';
+import { latencyMs as ms, loadFactor, workerCount } from './serve-flag-values.ts';
 
 export interface EngineServeFlags {
   config?: string;
@@ -38,19 +38,11 @@ export interface EngineServeFlags {
 /** The file's per-model timing, kept beside the flags object it was read for. */
 const configModelTiming = new WeakMap<object, Record<string, Partial<ModelTimingOptions>>>();
 
-const ms = (raw: string): number => parseDurationMs(raw, 'ms');
-
 function oneOf<T extends string>(allowed: readonly T[]): (raw: string) => T {
   return (raw) => {
     if ((allowed as readonly string[]).includes(raw)) return raw as T;
     throw new Error(`expected one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
   };
-}
-
-function factor(raw: string): number {
-  const value = positiveNumber(raw);
-  if (value < 1) throw new Error(`expected a factor >= 1, got ${JSON.stringify(raw)}`);
-  return value;
 }
 
 /** Per-model timing keys (flag names) → how each is parsed. */
@@ -63,7 +55,7 @@ const MODEL_TIMING_KEYS: Readonly<Record<string, [keyof ModelTimingOptions, (raw
   'prefill-overhead': ['prefillOverheadMs', ms],
   'prefill-time-per-token': ['prefillPerTokenMs', ms],
   'prefill-time-std-dev': ['prefillSpreadMs', ms],
-  'time-factor-under-load': ['timeFactorUnderLoad', factor],
+  'time-factor-under-load': ['timeFactorUnderLoad', loadFactor],
   'decode-time-per-seq': ['decodePerSeqMs', ms],
 };
 
@@ -72,7 +64,8 @@ function modelTimingEntry(where: string, settings: Record<string, unknown>): Par
   for (const [key, raw] of Object.entries(settings)) {
     const known = MODEL_TIMING_KEYS[key];
     if (known === undefined) throw new CliError(`${where}: unknown timing setting ${JSON.stringify(key)} (one of ${Object.keys(MODEL_TIMING_KEYS).join(', ')})`);
-    out[known[0]] = flagValue(`${where} ${key}`, String(raw), known[1]);
+    if (typeof raw !== 'string' && typeof raw !== 'number') throw new CliError(`${where}: ${key}: expected a single value, got ${describeYaml(raw)}`);
+    out[known[0]] = flagValue(`${where}: ${key}`, String(raw), known[1]);
   }
   return out as Partial<ModelTimingOptions>;
 }
@@ -102,7 +95,7 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('prefillOverheadMs', '--prefill-overhead', flags.prefillOverhead, ms);
   set('prefillPerTokenMs', '--prefill-time-per-token', flags.prefillTimePerToken, ms);
   set('prefillSpreadMs', '--prefill-time-std-dev', flags.prefillTimeStdDev, ms);
-  set('timeFactorUnderLoad', '--time-factor-under-load', flags.timeFactorUnderLoad, factor);
+  set('timeFactorUnderLoad', '--time-factor-under-load', flags.timeFactorUnderLoad, loadFactor);
   set('decodePerSeqMs', '--decode-time-per-seq', flags.decodeTimePerSeq, ms);
   set('scheduler', '--scheduler', flags.scheduler, oneOf<SchedulerKind>(['isolated', 'batching']));
   set('maxNumSeqs', '--max-num-seqs', flags.maxNumSeqs, wholeNumber(1));
@@ -112,7 +105,7 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('kvCacheBlocks', '--kv-cache-blocks', flags.kvCacheBlocks, wholeNumber(1));
   set('blockSize', '--block-size', flags.blockSize, wholeNumber(1));
   set('maxLoras', '--max-loras', flags.maxLoras, wholeNumber(1));
-  set('workers', '--workers', flags.workers, wholeNumber(1));
+  set('workers', '--workers', flags.workers, workerCount);
   // The config file's `models:` first; a --model-timing flag replaces that model's entry.
   const fromFile = configModelTiming.get(flags) ?? {};
   const fromFlags = Object.fromEntries((flags.modelTiming ?? []).map(parseModelTimingFlag));
@@ -145,6 +138,56 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
     .option('--no-emission-sleep', 'spin the last 1.5 ms before each write instead of sleeping (less lateness under CPU contention, more CPU)');
 }
 
+function isYamlMap(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A YAML value as an error names it: the value itself if it is a scalar, else its kind. */
+function describeYaml(value: unknown): string {
+  if (value === null || value === undefined) return 'no value';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  return JSON.stringify(value);
+}
+
+/** Argument names of flags whose value is a number (`--port <port>`, `--max-num-seqs <n>`). */
+const NUMERIC_ARGUMENTS = new Set(['port', 'n', 'x', 'p', 'seed', 'MiB', 'epoch-seconds', 'ms', 'percent', 'level']);
+
+/** A flag without a value (`--log`, `--no-emission-sleep`; commander's isBoolean() leaves out the `--no-` ones). */
+function isSwitch(option: Option): boolean {
+  return !option.required && !option.optional;
+}
+
+/** What `option` takes, in words, for an error about a config value of the wrong type. */
+function expectedKind(option: Option): string {
+  if (isSwitch(option)) return 'true or false';
+  const argument = /[<[]([^>\].]+)/.exec(option.flags)?.[1] ?? '';
+  const one = argument === 'duration' ? 'a duration (e.g. 250ms)' : NUMERIC_ARGUMENTS.has(argument) ? 'a number' : null;
+  if (option.variadic) return `${one ?? 'a value'} or a list of them`;
+  return one ?? 'a single value';
+}
+
+/**
+ * A config file's value as commander would hold the flag's: a boolean for a switch (a string
+ * such as "yes" is refused, not read as false), a string, or a list of strings for a
+ * variadic flag. Lists and maps where one value belongs are refused by key and kind.
+ */
+function configOptionValue(where: string, option: Option, value: unknown): boolean | string | string[] {
+  const wrong = (got: string = describeYaml(value)): never => {
+    throw new CliError(`${where}: expected ${expectedKind(option)}, got ${got}`);
+  };
+  // `no-emission-sleep: true` in the file means what the flag means: the attribute is false.
+  if (isSwitch(option)) return typeof value === 'boolean' ? (option.negate ? !value : value) : wrong();
+  const scalar = (v: unknown): string => {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+    // vLLM's JSON form of an adapter, written as a YAML map: {name, path, base_model_name}.
+    if (option.long === '--lora-modules' && isYamlMap(v)) return JSON.stringify(v);
+    return wrong(v === value ? undefined : `${describeYaml(v)} in the list`);
+  };
+  if (option.variadic) return Array.isArray(value) ? value.map(scalar) : [scalar(value)];
+  return scalar(value);
+}
+
 /** Spellings of one setting (an llm-d alias and ours): the command line's beats the file's other one. */
 const SAME_SETTING: ReadonlyArray<readonly string[]> = [['kv-cache-blocks', 'kv-cache-size']];
 
@@ -167,9 +210,9 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
   const modelTiming: Record<string, Partial<ModelTimingOptions>> = {};
   for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
     if (key === 'models') {
-      if (value === null || typeof value !== 'object') throw new CliError(`--config ${file}: models: expected a map of model name → timing settings`);
-      for (const [name, settings] of Object.entries(value as Record<string, unknown>)) {
-        if (settings === null || typeof settings !== 'object') throw new CliError(`--config ${file}: models.${name}: expected a map of timing settings`);
+      if (!isYamlMap(value)) throw new CliError(`--config ${file}: models: expected a map of model name → timing settings, got ${describeYaml(value)}`);
+      for (const [name, settings] of Object.entries(value)) {
+        if (!isYamlMap(settings)) throw new CliError(`--config ${file}: models.${name}: expected a map of timing settings, got ${describeYaml(settings)}`);
         modelTiming[name] = modelTimingEntry(`--config ${file}: models.${name}`, settings as Record<string, unknown>);
       }
       continue;
@@ -181,11 +224,26 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
     // Flags win by the value's source, not by spelling: `--kv-cache-size 200` beats the file's kv-cache-blocks.
     const spellings = SAME_SETTING.find((group) => group.includes(key)) ?? [];
     if (spellings.some((other) => command.getOptionValueSource(byName.get(other)?.attributeName() ?? '') === 'cli')) continue;
-    // `no-emission-sleep: true` in the file means what the flag means: the attribute is false.
-    const parsed = option.isBoolean() ? (option.negate ? value !== true : value === true) : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : option.variadic ? [String(value)] : String(value);
+    const parsed = configOptionValue(`--config ${file}: ${key}`, option, value);
     command.setOptionValueWithSource(attribute, parsed, 'config');
-    flags[camel(key)] = parsed;
+    flags[attribute] = parsed;
   }
   if (Object.keys(modelTiming).length > 0) configModelTiming.set(flags, modelTiming);
 }
 
+/**
+ * Runs `check` (which reads the flag values) and, when it throws a CliError about a flag whose
+ * value came from the `--config` file, says so: `--config FILE: max-num-seqs: …`, the key the
+ * user has to fix where it is written, instead of a flag they never typed.
+ */
+export function blameConfigFile<T>(command: Command, file: string | undefined, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (file === undefined || !(error instanceof CliError)) throw error;
+    const match = /^--([a-z][a-z0-9-]*)([: ].*)$/s.exec(error.message);
+    const option = match === null ? undefined : command.options.find((o) => o.long === `--${match[1]}`);
+    if (match === null || option === undefined || command.getOptionValueSource(option.attributeName()) !== 'config') throw error;
+    throw new CliError(`--config ${file}: ${match[1]}${match[2]}`);
+  }
+}

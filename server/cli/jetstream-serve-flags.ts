@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
+import { portNumber } from './serve-flag-values.ts';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from '../options.ts';
 
 export interface JetstreamServeFlags {
@@ -30,11 +31,11 @@ export function registerJetstreamFlags(command: Command): Command {
 
 export function jetstreamOptionsFromFlags(flags: JetstreamServeFlags): Partial<ServerOptions> {
   if (flags.dialect !== 'vllm' && flags.dialect !== 'jetstream') throw new CliError(`--dialect: expected vllm or jetstream, got ${JSON.stringify(flags.dialect)}`);
-  const grpcPort = flags.grpcPort !== undefined ? flagValue('--grpc-port', flags.grpcPort, wholeNumber(0)) : flags.dialect === 'jetstream' ? JETSTREAM_GRPC_PORT : null;
+  const grpcPort = flags.grpcPort !== undefined ? flagValue('--grpc-port', flags.grpcPort, portNumber) : flags.dialect === 'jetstream' ? JETSTREAM_GRPC_PORT : null;
   return {
     dialect: flags.dialect,
     grpcPort,
-    metricsPort: flags.metricsPort === undefined ? null : flagValue('--metrics-port', flags.metricsPort, wholeNumber(0)),
+    metricsPort: flags.metricsPort === undefined ? null : flagValue('--metrics-port', flags.metricsPort, portNumber),
     jetstreamSlots: flagValue('--max-concurrent-decodes', flags.maxConcurrentDecodes, wholeNumber(1)),
     jetstreamQueueLimit: flagValue('--prefill-queue-limit', flags.prefillQueueLimit, wholeNumber(1)),
   };

@@ -16,6 +16,8 @@ interface CompatFlag {
   /** Values that mean "off" in llm-d (no note for those). */
   off?: readonly string[];
   silent?: boolean;
+  /** Parses the value as llm-d would (throws on garbage): ignored is no reason to accept anything. */
+  check?: (raw: string) => unknown;
 }
 
 const COMPAT_FLAGS: readonly CompatFlag[] = [
@@ -26,7 +28,7 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'zmq-max-connect-attempts', arg: '<n>', help: 'llm-d-inference-sim KV-event publisher (accepted, ignored)', silent: true },
   { name: 'event-batch-size', arg: '<n>', help: 'llm-d-inference-sim KV-event batch size (accepted, ignored)', silent: true },
   { name: 'enable-kvcache', arg: '[bool]', help: 'llm-d-inference-sim KV-cache events (accepted, ignored: the KV cache is always modelled under --scheduler batching)', off: ['false'] },
-  { name: 'data-parallel-size', arg: '<n>', help: 'llm-d-inference-sim data-parallel ranks (accepted, ignored; see --workers)', off: ['1'] },
+  { name: 'data-parallel-size', arg: '<n>', help: 'llm-d-inference-sim data-parallel ranks (accepted, ignored; see --workers)', off: ['1'], check: wholeNumber(1) },
   { name: 'kv-cache-transfer-latency', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer time (accepted, ignored)', off: ['0'] },
   { name: 'kv-cache-transfer-latency-std-dev', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: ['0'] },
   { name: 'kv-cache-transfer-time-per-token', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer per token (accepted, ignored)', off: ['0'] },
@@ -54,8 +56,10 @@ export function checkLlmdCompatFlags(flags: Record<string, unknown>, maxLoras: n
   const ignored: string[] = [];
   for (const flag of COMPAT_FLAGS) {
     const raw = flags[camel(flag.name)];
-    if (raw === undefined || flag.silent === true) continue;
+    if (raw === undefined) continue;
     const value = Array.isArray(raw) ? raw.join(' ') : String(raw);
+    if (flag.check !== undefined) flagValue(`--${flag.name}`, value, flag.check);
+    if (flag.silent === true) continue;
     if (!(flag.off ?? []).includes(value)) ignored.push(`--${flag.name} ${value}`);
   }
   return ignored.length === 0 ? null : `benchtruth: ignored: ${ignored.join(', ')} (llm-d-inference-sim features not modelled here)`;

@@ -1,13 +1,14 @@
 /** `benchtruth serve`: flags (llm-d-inference-sim's spellings where they exist) → a listening server. */
 import type { Command } from 'commander';
 import { flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
-import { parseDurationMs } from '../../contracts/units.ts';
+import { GrpcBindError } from '../grpc/jetstream-grpc-server.ts';
 import { buildServer } from '../app.ts';
 import { checkTruthLog } from '../truth/truth-store.ts';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from '../options.ts';
 import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
-import { registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
-import { applyServeConfig, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
+import { checkLoraNames, registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
+import { latencyMs, nonEmpty, portNumber } from './serve-flag-values.ts';
+import { applyServeConfig, blameConfigFile, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
 import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
 import { announceListening, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
@@ -31,19 +32,19 @@ interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, Eng
 
 export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions> {
   return {
-    host: flags.host,
-    port: flagValue('--port', flags.port, wholeNumber(0)),
+    host: flagValue('--host', flags.host, nonEmpty('an address such as 127.0.0.1 or 0.0.0.0')),
+    port: flagValue('--port', flags.port, portNumber),
     // vLLM / llm-d: the first --served-model-name is the name responses and metrics report.
     model: flags.servedModelName?.[0] ?? flags.model,
     servedModelAliases: flags.servedModelName?.slice(1) ?? [],
     modelPath: flags.servedModelName === undefined ? undefined : flags.model,
     seed: flagValue('--seed', flags.seed, wholeNumber(0)),
-    ttftMs: flagValue('--time-to-first-token', flags.timeToFirstToken, (raw) => parseDurationMs(raw, 'ms')),
-    itlMs: flagValue('--inter-token-latency', flags.interTokenLatency, (raw) => parseDurationMs(raw, 'ms')),
+    ttftMs: flagValue('--time-to-first-token', flags.timeToFirstToken, latencyMs),
+    itlMs: flagValue('--inter-token-latency', flags.interTokenLatency, latencyMs),
     multibyteRate: flagValue('--multibyte-rate', flags.multibyteRate, fraction),
     created: flags.created === undefined ? null : flagValue('--created', flags.created, wholeNumber(0)),
     maxModelLen: flagValue('--max-model-len', flags.maxModelLen, wholeNumber(1)),
-    truthLog: flags.truthLog ?? null,
+    truthLog: flags.truthLog === undefined ? null : flagValue('--truth-log', flags.truthLog, nonEmpty('a file path (leave the flag out for no log)')),
     truthCapacity: flagValue('--truth-capacity', flags.truthCapacity, wholeNumber(1)),
     truthMaxBytes: flagValue('--truth-memory', flags.truthMemory, wholeNumber(1)) * 1024 * 1024,
     logger: flags.log === true,
@@ -79,12 +80,17 @@ export function registerServeCommand(program: Command): void {
     .action(async (flags: ServeFlags, command: Command) => {
       applyServeConfig(flags as ServeFlags & Record<string, unknown>, command);
       const scenario = applyScenarioFlags(flags as ServeFlags & Record<string, unknown>, command);
-      const serveOptions = { ...serveOptionsFromFlags(flags), ...wireOptionsFromFlags(flags, scenario) };
-      const resolved = resolveServerOptions(serveOptions);
-      const ignored = checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras);
+      // A bad value the --config file gave is blamed on the file and its key, not on a flag.
+      const { serveOptions, resolved, ignored } = blameConfigFile(command, flags.config, () => {
+        const serveOptions = { ...serveOptionsFromFlags(flags), ...wireOptionsFromFlags(flags, scenario) };
+        const resolved = resolveServerOptions(serveOptions);
+        checkLoraNames(resolved.loraModules, [resolved.model, ...resolved.servedModelAliases]);
+        const ignored = checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras);
+        // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
+        if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
+        return { serveOptions, resolved, ignored };
+      });
       if (ignored !== null && !isClusterWorkerProcess()) process.stderr.write(`${ignored}\n`);
-      // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
-      if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
       if (isClusterPrimary(resolved)) {
         await runClusterPrimary(resolved, (port) => `benchtruth serving ${resolved.model} on http://${resolved.host}:${port} (seed ${resolved.seed})`);
         return;
@@ -96,7 +102,7 @@ export function registerServeCommand(program: Command): void {
         port = await server.listen();
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const line = `benchtruth: cannot listen: ${message}`;
+        const line = error instanceof GrpcBindError ? `benchtruth: --grpc-port ${error.port}: cannot listen: ${message}` : `benchtruth: cannot listen: ${message}`;
         // A --workers worker leaves the one line to the primary, which stops every worker.
         if (!(await reportWorkerFailure(line))) process.stderr.write(`${line}\n`);
         process.exit(2);

@@ -1,8 +1,8 @@
 /** The vLLM dialect's `serve` flags (vLLM's and llm-d-inference-sim's spellings) → options. */
-import { flagValue, wholeNumber } from '../../contracts/cli-error.ts';
+import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 import { parseVllmVersion } from '../dialects/vllm/dialect-version.ts';
 import { parseLoraModule } from '../dialects/vllm/model-registry.ts';
-import type { VllmOptions } from '../dialects/vllm/vllm-options.ts';
+import type { LoraModule, VllmOptions } from '../dialects/vllm/vllm-options.ts';
 import { resolveTokenizer } from '../tokenizers/resolve-tokenizer.ts';
 
 export interface VllmServeFlags {
@@ -44,6 +44,19 @@ export function vllmOptionsFromFlags(flags: VllmServeFlags): Partial<VllmOptions
   if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));
   if (flags.eosAfter !== undefined) out.eosAfterTokens = flagValue('--eos-after', flags.eosAfter, wholeNumber(1));
   return out;
+}
+
+/**
+ * Adapter names must be unique and differ from every name the base model answers to: a request
+ * naming one would otherwise reach whichever the lookup finds first, without a word.
+ */
+export function checkLoraNames(loraModules: readonly LoraModule[], servedNames: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const { name } of loraModules) {
+    if (servedNames.includes(name)) throw new CliError(`--lora-modules: adapter ${JSON.stringify(name)} has the base model's name (pick another adapter name)`);
+    if (seen.has(name)) throw new CliError(`--lora-modules: adapter name ${JSON.stringify(name)} is given twice`);
+    seen.add(name);
+  }
 }
 
 /** Adds the vLLM flags to `serve` (defaults stay in DEFAULT_VLLM_OPTIONS, so absent = default). */

@@ -14,6 +14,7 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import { truthToJson } from '../../contracts/truth.ts';
 import type { BenchtruthServer } from '../app.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
+import { findTruth } from '../routes/truth-routes.ts';
 import { isClusterMessage, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
 import { WORKER_INDEX_ENV } from './cluster-primary.ts';
 
@@ -29,12 +30,22 @@ async function askPeer(port: number, path: string): Promise<{ status: number; bo
   }
 }
 
+/** A percent-encoded path segment as text, or null when its escapes are malformed. */
+function decodedSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: ServerResponse) => void {
   const { truth, metrics } = server.context;
   return (req, res) => {
     const url = req.url ?? '';
     if (url.startsWith('/_peer/truth/')) {
-      const record = truth.get(decodeURIComponent(url.slice('/_peer/truth/'.length)));
+      const id = decodedSegment(url.slice('/_peer/truth/'.length));
+      const record = id === null ? undefined : findTruth(truth, id);
       if (record === undefined) res.writeHead(404).end();
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(truthToJson(record)));
       return;
@@ -74,8 +85,9 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'GET' || !request.url.startsWith(TRUTH_PATH)) return;
-    const id = decodeURIComponent(request.url.slice(TRUTH_PATH.length).split('?')[0] ?? '');
-    if (context.truth.get(id) !== undefined) return;
+    const id = decodedSegment(request.url.slice(TRUTH_PATH.length).split('?')[0] ?? '');
+    // A malformed escape is the route's to answer (Fastify's 400), not a peer question.
+    if (id === null || findTruth(context.truth, id) !== undefined) return;
     const answers = await Promise.all(peers.map((p) => askPeer(p, `/_peer/truth/${encodeURIComponent(id)}`)));
     const found = answers.find((a) => a?.status === 200);
     if (found != null) await reply.header('content-type', 'application/json').send(found.body);

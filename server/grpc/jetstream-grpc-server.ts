@@ -3,7 +3,7 @@
  * token-id requests) and `HealthCheck`, on the same engine, truth store and decode slots as the
  * HTTP surfaces. A full prefill queue fails the call with RESOURCE_EXHAUSTED, as JetStream does.
  */
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
+import { logVerbosity, Server, ServerCredentials, setLogVerbosity, status, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import type { DecodeResponseMessage } from '../dialects/jetstream/render.ts';
 import { admitJetstream } from '../routes/jetstream-admission.ts';
@@ -28,6 +28,25 @@ export interface DecodeRequestMessage {
 export interface GrpcHandle {
   port: number;
   close(): Promise<void>;
+}
+
+/** The gRPC port could not be bound (in use, a bad address): the caller names its flag. */
+export class GrpcBindError extends Error {
+  constructor(
+    readonly port: number,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = 'GrpcBindError';
+  }
+}
+
+/**
+ * grpc-js logs a failed bind itself (`E No address added …`) before our error reaches the CLI,
+ * which prints the one line; unless someone asked for grpc-js's log (GRPC_VERBOSITY), it is off.
+ */
+function silenceGrpcLog(): void {
+  if (process.env.GRPC_VERBOSITY === undefined && process.env.GRPC_NODE_VERBOSITY === undefined) setLogVerbosity(logVerbosity.NONE);
 }
 
 function fail(call: ServerWritableStream<DecodeRequestMessage, DecodeResponseMessage>, code: status, details: string): void {
@@ -70,8 +89,14 @@ export async function startJetstreamGrpc(ctx: ServerContext, runtime: JetstreamR
     Decode: decodeHandler(ctx, runtime),
     HealthCheck: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<{ isLive: boolean }>) => callback(null, { isLive: true }),
   });
+  silenceGrpcLog();
   const bound = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${ctx.options.host}:${port}`, ServerCredentials.createInsecure(), (error, actual) => (error === null ? resolve(actual) : reject(error)));
+    server.bindAsync(`${ctx.options.host}:${port}`, ServerCredentials.createInsecure(), (error, actual) => {
+      if (error === null) return resolve(actual);
+      // grpc-js wraps the listen errors: "No address added out of total 1 resolved errors: [listen EADDRINUSE …]".
+      const inner = /errors: \[(.*)\]$/s.exec(error.message)?.[1] ?? error.message;
+      reject(new GrpcBindError(port, inner.split('\n')[0] ?? inner));
+    });
   });
   return {
     port: bound,

@@ -5,7 +5,8 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { countTokens } from '../../contracts/tokenizer.ts';
-import { JetstreamError, jsonDecodeError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
+import { JetstreamError, jsonDecodeError, missingBody, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
+import { pythonJsonError } from '../dialects/jetstream/python-json-error.ts';
 import { pythonJsonDumps } from '../dialects/jetstream/python-json.ts';
 import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialects/jetstream/generate-request.ts';
 import type { GeneratePlanInput } from '../dialects/jetstream/plan-generate.ts';
@@ -14,6 +15,10 @@ import { playResponse } from '../transport/response-executor.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { admitJetstream } from './jetstream-admission.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
+import { methodNotAllowed } from './vllm-method-not-allowed.ts';
+
+/** The paths JetStream's FastAPI apps serve (they install no CORS middleware: cors-preflight.ts). */
+export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '/healthcheck', '/v1/generate', '/v1/health', '/']);
 
 /**
  * JSON as Starlette sends it: `application/json` with no charset (Fastify appends one to string
@@ -27,11 +32,21 @@ function sendJetstreamError(reply: FastifyReply, error: JetstreamError): Fastify
   return sendJson(reply, error.status, error.body());
 }
 
+/**
+ * A body JSON.parse refused, as FastAPI answers it: an empty body is no body ("Field required"),
+ * anything else gets Python's own message and position (app.ts hands the text along).
+ */
+function undecodableBody(error: FastifyError): JetstreamError {
+  const text = (error as FastifyError & { jsonText?: unknown }).jsonText;
+  if (text === '') return missingBody();
+  const python = typeof text === 'string' ? pythonJsonError(text) : null;
+  // Only a text Python would accept (NaN, say) has no Python error: JavaScript's reason then.
+  return python !== null ? jsonDecodeError(python.pos, python.msg) : jsonDecodeError(0, error.message.replace(/^JSON decode error: /, ''));
+}
+
 function fastapiErrorHandler(error: FastifyError, reply: FastifyReply): FastifyReply {
   if (error instanceof JetstreamError) return sendJetstreamError(reply, error);
-  if (error.statusCode === 400 && error.message.startsWith('JSON decode error')) {
-    return sendJetstreamError(reply, jsonDecodeError(0, error.message.replace(/^JSON decode error: /, '')));
-  }
+  if (error.statusCode === 400 && error.message.startsWith('JSON decode error')) return sendJetstreamError(reply, undecodableBody(error));
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) reply.log.error(error);
   return sendJetstreamError(reply, new JetstreamError(status, status === 500 ? 'Internal Server Error' : error.message));
@@ -52,7 +67,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
 
     const play = (request: { arrivalMono: number; headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, plan: PlanRequest): FastifyReply | undefined => {
       const identity = ctx.identities.next(request.headers['x-request-id']);
-      reply.header('x-request-id', identity.id);
+      reply.header('x-request-id', identity.header);
       // Server-wide, per-model and per-request (header) wire policies, as for vLLM.
       const wire = requestWirePolicy(ctx.options, ctx.options.model, request.headers[WIRE_HEADER]);
       if (!wire.ok) return sendJetstreamError(reply, new JetstreamError(400, wire.message));
@@ -71,6 +86,8 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     };
 
     app.post('/generate', async (request, reply) => {
+      // No body and no content type: Fastify parses nothing, FastAPI finds no body.
+      if (request.body === undefined) return sendJetstreamError(reply, missingBody());
       const parsed = parseProxyGenerateRequest(request.body);
       if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
       const req = parsed.value;
@@ -78,6 +95,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     });
 
     app.post('/v1/generate', async (request, reply) => {
+      if (request.body === undefined) return sendJetstreamError(reply, missingBody());
       const parsed = parseNativeGenerateRequest(request.body);
       if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
       const { maxTokens, content } = parsed.value;
@@ -86,15 +104,20 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     });
 
     // The proxy writes json.dumps(..., indent=4) with media_type application/json (no charset).
-    app.get('/healthcheck', async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ response: { is_live: true } }, 4)));
+    app.get('/healthcheck', { exposeHeadRoute: false }, async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ response: { is_live: true } }, 4)));
 
     // One port serves both HTTP surfaces; `/` answers as the proxy (what the generator drives)
     // does, and only under --dialect jetstream, so vLLM's 404 for `/` stays.
     if (ctx.options.dialect === 'jetstream') {
-      app.get('/', async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ message: 'HTTP Server for JetStream' }, 4)));
+      app.get('/', { exposeHeadRoute: false }, async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ message: 'HTTP Server for JetStream' }, 4)));
     }
 
     // JetStream's api_server writes json.dumps(..., indent=4) of str(is_live).
-    app.get('/v1/health', async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ is_live: 'True' }, 4)));
+    app.get('/v1/health', { exposeHeadRoute: false }, async (_request, reply) => sendJson(reply, 200, pythonJsonDumps({ is_live: 'True' }, 4)));
+
+    // FastAPI answers a known path asked with the wrong method (HEAD on a GET route included) 405.
+    for (const url of ['/generate', '/v1/generate']) methodNotAllowed(app, url, 'POST');
+    for (const url of ['/healthcheck', '/v1/health']) methodNotAllowed(app, url, 'GET');
+    if (ctx.options.dialect === 'jetstream') methodNotAllowed(app, '/', 'GET');
   };
 }

@@ -1,6 +1,9 @@
 /**
  * `GET /_truth/stream`: a live server-sent-events feed of truth records as requests finish
- * (event `truth`, id = request id, data = the record's JSON as /_truth/requests/:id serves it).
+ * (event `truth`, id = the request id as the response's x-request-id carried it — never a CR or
+ * LF, which would end the `id:` line and let an id write lines of its own — data = the record's
+ * JSON as /_truth/requests/:id serves it, the id in full). `HEAD` answers the headers and ends:
+ * a feed nobody can read must not hold the connection.
  * Filters: `?model=NAME`, `?faults=only`. Feeds end when the server closes, so a watching
  * dashboard never holds a shutdown open, and a feed whose reader falls far behind is closed.
  */
@@ -8,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
+import { idHeaderValue } from '../transport/id-header.ts';
 
 /** Records a feed may fall behind (while its socket is backed up) before it is closed. */
 const MAX_BACKLOG = 10_000;
@@ -25,6 +29,10 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
   void app.register(async (scope) => {
     await scope.register(FastifySSEPlugin, { retryDelay: false });
     scope.get<{ Querystring: FeedQuery }>('/_truth/stream', (request, reply) => {
+      if (request.method === 'HEAD') {
+        void reply.code(200).headers({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).send();
+        return;
+      }
       const { model, faults } = request.query;
       const onlyFaults = faults === 'only' || faults === '1' || faults === 'true';
       const wanted = (record: TruthRecord): boolean => (model === undefined || record.model === model) && (!onlyFaults || record.fault !== null);
@@ -43,7 +51,7 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
           close(true);
           return;
         }
-        reply.sse({ id: record.id, event: 'truth', data: JSON.stringify(truthToJson(record)) });
+        reply.sse({ id: idHeaderValue(record.id), event: 'truth', data: JSON.stringify(truthToJson(record)) });
       });
       const close = (shutdown: boolean): void => {
         if (!open.delete(close)) return;

@@ -1,11 +1,29 @@
-/** `GET /_truth/requests/:id`: the truth record of a request, by the id its response carried. */
+/**
+ * `GET /_truth/requests/:id`: the truth record of a request, by the id its response carried,
+ * percent-encoded as a path segment (an x-request-id that is already percent-encoded — a body id
+ * that could not be a header, transport/id-header.ts — goes in as it is).
+ *
+ * A header id is filed under its bytes read as Latin-1 (request-identity.ts). A client that sent
+ * UTF-8 bytes (`café`) naturally asks for `caf%C3%A9`, which decodes to the text `café`; when no
+ * record has that id, the same UTF-8 bytes read as Latin-1 (`cafÃ©`) are tried, so the id the
+ * client sent finds its record either way.
+ */
 import type { FastifyInstance } from 'fastify';
-import { truthToJson } from '../../contracts/truth.ts';
+import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
+import type { TruthStore } from '../truth/truth-store.ts';
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+export function findTruth(truth: TruthStore, id: string): TruthRecord | undefined {
+  const record = truth.get(id);
+  if (record !== undefined || !NON_ASCII.test(id)) return record;
+  return truth.get(Buffer.from(id, 'utf8').toString('latin1'));
+}
 
 export function truthRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get<{ Params: { id: string } }>('/_truth/requests/:id', async (request, reply) => {
-    const record = ctx.truth.get(request.params.id);
+    const record = findTruth(ctx.truth, request.params.id);
     if (record === undefined) {
       return reply
         .code(404)

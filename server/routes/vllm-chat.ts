@@ -41,7 +41,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (wire instanceof VllmError) return refuse(wire);
 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
-    const huge = planTooLarge(req.n, output.maxTokens);
+    const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop.length });
     if (huge !== null) return refuse(huge);
     const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens });
     if (admission instanceof VllmError) return refuse(admission);
@@ -62,6 +62,6 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
       created,
       arrivalEpochMs,
     });
-    play(ctx, reply, plan, arrivalMono, req.stream, admission);
+    play(ctx, request, reply, plan, start, req.stream, admission);
   });
 }

@@ -6,8 +6,8 @@ import { planCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, failInStream, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
-import { refuseGeneration } from './vllm-refusal-truth.ts';
+import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
 
@@ -48,13 +48,19 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (logprobs !== null) return refuse(logprobs);
     // The engine's input check: a streamed request already has its 200 when it fails.
     const unknownToken = outOfVocabulary(tokenizer, prompts);
-    if (unknownToken !== null) return req.stream ? failInStream(reply, unknownToken) : refuse(unknownToken);
+    if (unknownToken !== null) {
+      if (!req.stream) return refuse(unknownToken);
+      failInStream(ctx, request, reply, start, unknownToken);
+      return reply;
+    }
     const wire = wirePolicyFor(ctx, model.name, request);
     if (wire instanceof VllmError) return refuse(wire);
 
-    const longest = Math.max(...counts);
+    // A loop, not Math.max(...counts): a batch of 100k+ prompts would overflow the call stack.
+    let longest = 0;
+    for (const count of counts) if (count > longest) longest = count;
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos);
-    const huge = planTooLarge(prompts.length * (req.n ?? 1), output.maxTokens);
+    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop?.length ?? 0 });
     if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {
@@ -82,6 +88,6 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       created,
       arrivalEpochMs,
     });
-    play(ctx, reply, plan, arrivalMono, req.stream, admission);
+    play(ctx, request, reply, plan, start, req.stream, admission);
   });
 }

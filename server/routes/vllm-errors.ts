@@ -3,8 +3,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { VllmError } from '../dialects/vllm/errors.ts';
 import { jsonInvalid, validationError } from '../dialects/vllm/request-fields.ts';
 
-export function sendVllmError(reply: FastifyReply, error: VllmError): FastifyReply {
-  return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(error.body()));
+export function sendVllmError(reply: FastifyReply, error: VllmError, body: Buffer = Buffer.from(error.body())): FastifyReply {
+  return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json', server: 'uvicorn' }).send(body);
+}
+
+/** The body parser's own failure (server/app.ts): raised only once the whole body is in. */
+function isJsonDecodeError(error: FastifyError): boolean {
+  return error.statusCode === 400 && typeof error.message === 'string' && error.message.startsWith('JSON decode error');
 }
 
 /** Fastify's failure as vLLM reports it. */
@@ -12,7 +17,7 @@ function asVllmError(error: FastifyError, request: FastifyRequest): VllmError {
   if (error instanceof VllmError) return error;
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 413) return new VllmError(413, 'RequestEntityTooLarge', error.message);
-  if (status === 400 && typeof error.message === 'string' && error.message.startsWith('JSON decode error')) {
+  if (status === 400 && isJsonDecodeError(error)) {
     const length = request.headers['content-length'];
     const empty = length === undefined || length === '0';
     return empty ? validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]) : jsonInvalid();
@@ -31,6 +36,10 @@ export type RefusedBeforeRoute = (request: FastifyRequest, reply: FastifyReply, 
 export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRoute: RefusedBeforeRoute): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const refusal = asVllmError(error, request);
+    // Fastify closes the connection after any body-parser error, as the client may still be
+    // sending; a JSON decode error comes after the whole body was read, and uvicorn keeps the
+    // keep-alive connection after such a 400, so the requests pipelined behind it are answered.
+    if (isJsonDecodeError(error)) reply.removeHeader('connection');
     if (refusal.status === 500) reply.log.error(error);
     return refusedBeforeRoute(request, reply, refusal) ?? sendVllmError(reply, refusal);
   });

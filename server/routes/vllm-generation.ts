@@ -14,9 +14,9 @@ import type { ServerContext } from '../server-context.ts';
 import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 import { playResponse } from '../transport/response-executor.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
-import { vllmStreamErrorData } from '../wire/vllm-fault-shapes.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
 import { sendVllmError } from './vllm-errors.ts';
+import { failPlanning } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 
 export interface GenerationStart {
@@ -24,11 +24,27 @@ export interface GenerationStart {
   arrivalMono: number;
 }
 
+/**
+ * Generation requests whose route has started but whose truth no record holds yet: if the
+ * route throws before it refuses or plays, the error handler still records the answer it
+ * sends (vllm-refusal-truth.ts refuseBeforeRoute).
+ */
+const withoutTruth = new WeakMap<FastifyRequest, GenerationStart>();
+
 /** Every answer, errors included, carries the request's id (vLLM echoes x-request-id). */
 export function startGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, bodyRequestId?: string): GenerationStart {
   const identity = ctx.identities.next(request.headers['x-request-id'], bodyRequestId);
-  reply.header('x-request-id', identity.id);
-  return { identity, arrivalMono: request.arrivalMono };
+  reply.header('x-request-id', identity.header);
+  const start = { identity, arrivalMono: request.arrivalMono };
+  withoutTruth.set(request, start);
+  return start;
+}
+
+/** The caller now owns the request's truth; returns the start if no one did before. */
+export function claimTruth(request: FastifyRequest): GenerationStart | undefined {
+  const start = withoutTruth.get(request);
+  withoutTruth.delete(request);
+  return start;
 }
 
 export function resolveModel(state: VllmState, name: string): ResolvedModel | VllmError {
@@ -99,12 +115,15 @@ export function admit(
  */
 export function play(
   ctx: ServerContext,
+  request: FastifyRequest,
   reply: FastifyReply,
   plan: () => PlannedCompletion,
-  arrivalMono: number,
+  start: GenerationStart,
   stream: boolean,
   admission?: Extract<EngineAdmission, { ok: true }>,
 ): void {
+  const { arrivalMono } = start;
+  claimTruth(request);
   reply.hijack();
   const planAndPlay = (): void => {
     let planned: PlannedCompletion;
@@ -112,9 +131,9 @@ export function play(
       planned = plan();
     } catch (error) {
       // A planner bug: answer as vLLM answers its own (500 InternalServerError), never hang.
-      const failure = new VllmError(500, 'InternalServerError', error instanceof Error ? error.message : String(error));
-      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' });
-      reply.raw.end(failure.body());
+      // The engine never saw the request run, so it holds nothing for it.
+      const message = error instanceof Error ? error.message : String(error);
+      failPlanning(ctx, request, reply, start, new VllmError(500, 'InternalServerError', message));
       return;
     }
     if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
@@ -128,20 +147,12 @@ export function fail(reply: FastifyReply, error: VllmError): FastifyReply {
   return sendVllmError(reply, error);
 }
 
-/**
- * An error the engine raises when a streamed request is first iterated (vLLM's StreamingResponse
- * has already sent the 200): one error event in Python's spacing, then `[DONE]`.
- */
-export function failInStream(reply: FastifyReply, error: VllmError): FastifyReply {
-  const body = `data: ${vllmStreamErrorData(error.message, error.type, error.status)}\n\ndata: [DONE]\n\n`;
-  return reply.code(200).headers({ 'content-type': 'text/event-stream; charset=utf-8', server: 'uvicorn' }).send(Buffer.from(body));
-}
-
 /** vLLM V1's engine check on prompt token ids: the largest must be in the tokenizer's vocabulary. */
 export function outOfVocabulary(tokenizer: ServerTokenizer, prompts: ReadonlyArray<string | readonly number[]>): VllmError | null {
   for (const prompt of prompts) {
     if (typeof prompt === 'string' || prompt.length === 0) continue;
-    const largest = prompt.reduce((a, b) => Math.max(a, b));
+    let largest = 0;
+    for (const id of prompt) if (id > largest) largest = id;
     if (largest > tokenizer.maxTokenId) return badRequest(`Token id ${BigInt(largest).toString()} is out of vocabulary`);
   }
   return null;

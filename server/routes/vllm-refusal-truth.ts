@@ -1,15 +1,21 @@
 /**
  * The truth of a request a generation route refuses before planning (a validation 400, an
- * unknown model's 404, the engine's 429 or KV 400): no tokens, one `error` event holding the
+ * unknown model's 404, the engine's 429 and KV 400): no tokens, one `error` event holding the
  * error body, one write stamped when the reply is handed over. Built only on the refusal path,
- * so a request that is served pays nothing for it.
+ * so a request that is served pays nothing for it. The same module records the answers a
+ * route gives after taking over the reply: an error in the stream after the 200 (an
+ * out-of-vocabulary prompt) and a planner failure's 500.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { VllmError } from '../dialects/vllm/errors.ts';
 import { isPlainObject } from '../dialects/vllm/request-fields.ts';
 import type { ServerContext } from '../server-context.ts';
-import { startGeneration, type GenerationStart } from './vllm-generation.ts';
+import { playResponse } from '../transport/response-executor.ts';
+import { frame } from '../wire/framing.ts';
+import { vllmStreamErrorData } from '../wire/vllm-fault-shapes.ts';
+import { oneWritePerEvent } from '../wire/writes.ts';
+import { claimTruth, startGeneration, type GenerationStart } from './vllm-generation.ts';
 import { sendVllmError } from './vllm-errors.ts';
 import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 
@@ -22,60 +28,124 @@ function asked(body: unknown): { model: string; stream: boolean } {
   };
 }
 
-/** Sends `error` as vLLM does and records the refusal's truth under the request's id. */
-export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, error: VllmError): FastifyReply {
-  const body = Buffer.from(error.body());
+/** A record of `body` sent as one error event in one write, due at once; not yet begun. */
+function errorRecord(ctx: ServerContext, request: FastifyRequest, start: GenerationStart, status: number, body: Buffer): TruthRecord {
   const { model, stream } = asked(request.body);
-  const record: TruthRecord = {
+  return {
     id: start.identity.id,
     dialect: 'vllm',
     endpoint: request.routeOptions.url ?? request.url,
     model,
     stream,
     arrivalEpochMs: ctx.clock.epochMs(start.arrivalMono),
-    status: error.status,
+    status,
     headersMs: null,
     promptTokens: 0,
     finishReason: null,
     tokens: [],
     events: [{ kind: 'error', tokenStart: 0, tokenCount: 0, offset: 0, length: body.byteLength, completesAt: body.byteLength - 1, dueMs: 0 }],
-    writes: [{ offset: 0, length: body.byteLength, dueMs: 0, actualMs: null }],
+    writes: [{ offset: 0, length: body.byteLength, dueMs: 0, actualMs: null, anchorEvent: 0, afterMs: 0 }],
     fault: null,
     body,
     end: null,
   };
+}
+
+/** Sends `error` as vLLM does and records the refusal's truth under the request's id. */
+export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, error: VllmError): FastifyReply {
+  const body = Buffer.from(error.body());
+  claimTruth(request);
+  const record = errorRecord(ctx, request, start, error.status, body);
   ctx.truth.begin(record);
+  followRefusal(ctx, request, reply, start, record);
+  return sendVllmError(reply, error, body);
+}
+
+/**
+ * Finishes the refusal's record when its bytes are handed to the socket, or as client_aborted
+ * when the client is gone first: already (it left mid-body), or before this response's turn
+ * (a pipelined response queued behind another never emits a response event when the socket
+ * closes, so the request's socket is watched too).
+ */
+function followRefusal(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, record: TruthRecord): void {
   const res = reply.raw;
+  const socket = request.raw.socket as FastifyRequest['raw']['socket'] | null;
   let ended = false;
-  // Node emits 'prefinish' when end() hands the bytes to the socket (later when a pipelined
-  // response queues); 'finish' covers responses that emit only it (injected requests).
-  const handedOver = (): void => {
+  const end = (how: 'completed' | 'client_aborted'): void => {
     if (ended) return;
     ended = true;
+    socket?.removeListener('close', aborted);
     const atMs = ctx.clock.now() - start.arrivalMono;
-    record.headersMs = atMs;
-    (record.writes[0] as TruthWrite).actualMs = atMs;
-    record.end = { atMs, how: 'completed' };
+    if (how === 'completed') {
+      record.headersMs = atMs;
+      (record.writes[0] as TruthWrite).actualMs = atMs;
+    }
+    record.end = { atMs, how };
     ctx.truth.finish(record);
   };
-  res.once('prefinish', handedOver);
-  res.once('finish', handedOver);
-  res.once('close', () => {
-    if (ended) return;
-    ended = true;
-    record.end = { atMs: ctx.clock.now() - start.arrivalMono, how: 'client_aborted' };
-    ctx.truth.finish(record);
-  });
-  return sendVllmError(reply, error);
+  const aborted = (): void => end('client_aborted');
+  if (request.raw.destroyed && !request.raw.complete) {
+    // The body never arrived whole (the client aborted mid-body): nothing can be delivered.
+    end('client_aborted');
+    return;
+  }
+  if (socket === null || socket.destroyed) {
+    end('client_aborted');
+    return;
+  }
+  // Node emits 'prefinish' when end() hands the bytes to the socket (later when a pipelined
+  // response queues); 'finish' covers responses that emit only it (injected requests).
+  res.once('prefinish', () => end('completed'));
+  res.once('finish', () => end('completed'));
+  res.once('close', aborted);
+  socket.once('close', aborted);
+}
+
+const sseHeaders = (id: string): Record<string, string> => ({ 'x-request-id': id, 'content-type': 'text/event-stream; charset=utf-8', server: 'uvicorn' });
+
+/**
+ * An error the engine raises when a streamed request is first iterated (vLLM's StreamingResponse
+ * has already sent the 200): headers at once, then one error event in Python's spacing and
+ * `[DONE]`, chunked, each its own write, played and recorded like any stream.
+ */
+export function failInStream(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, error: VllmError): void {
+  claimTruth(request);
+  const framed = frame(
+    [
+      { kind: 'error', tokenStart: 0, tokenCount: 0, data: vllmStreamErrorData(error.message, error.type, error.status), dueMs: 0 },
+      { kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: 0 },
+    ],
+    'sse',
+  );
+  const record: TruthRecord = { ...errorRecord(ctx, request, start, 200, framed.body), stream: true, events: framed.events, writes: oneWritePerEvent(framed.events) };
+  reply.hijack();
+  playResponse(reply.raw, { record, arrivalMono: start.arrivalMono, headers: sseHeaders(start.identity.header), headersAtArrival: true }, ctx);
+}
+
+/**
+ * A planner failure after the route took over the reply: vLLM's own 500 InternalServerError,
+ * played and recorded as a one-write answer (never a hang, never a request without truth).
+ */
+export function failPlanning(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, error: VllmError): void {
+  const body = Buffer.from(error.body());
+  const record = errorRecord(ctx, request, start, error.status, body);
+  const headers = { 'x-request-id': start.identity.header, 'content-type': 'application/json', 'content-length': body.byteLength, server: 'uvicorn' };
+  playResponse(reply.raw, { record, arrivalMono: start.arrivalMono, headers, headersAtArrival: false }, ctx);
 }
 
 const GENERATION_ROUTES: ReadonlySet<string> = new Set(GENERATION_PATHS);
 
 /**
- * A generation request Fastify refused before its route ran (its body is not JSON, or is over
- * the size limit) has a truth record too; the route's own start would have set the reply's id.
+ * A generation request answered by the error handler has a truth record too: one Fastify
+ * refused before its route ran (its body is not JSON, or is over the size limit; the route's
+ * own start would have set the reply's id), or one whose route threw before recording any
+ * truth (an unexpected 5xx). Null when the request is not a generation request, or its route
+ * has already recorded its truth.
  */
 export function refuseBeforeRoute(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, error: VllmError): FastifyReply | null {
-  if (!GENERATION_ROUTES.has(request.routeOptions.url ?? '') || reply.hasHeader('x-request-id')) return null;
+  if (!GENERATION_ROUTES.has(request.routeOptions.url ?? '')) return null;
+  const started = claimTruth(request);
+  if (started !== undefined) return refuseGeneration(ctx, request, reply, started, error);
+  if (reply.hasHeader('x-request-id')) return null;
   return refuseGeneration(ctx, request, reply, startGeneration(ctx, request, reply), error);
 }

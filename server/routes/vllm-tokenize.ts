@@ -29,25 +29,28 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     if (!isPlainObject(body)) return fail(reply, bodyNotObject(body));
     const issues: FieldIssue[] = [];
     const model = modelOf(body, issues);
-    let text: string;
+    // Chat messages count as chat's prompt_tokens do (one rule): each message's text tokenized
+    // on its own, the token lists joined; never the texts joined, which can merge tokens.
+    let texts: string[];
     if (body.messages !== undefined) {
       const chat = parseChatRequest({ messages: body.messages });
       if (!chat.ok) return fail(reply, chat.error);
-      text = chat.value.messages.map((m) => m.text).join('');
+      texts = chat.value.messages.map((m) => m.text);
     } else if (typeof body.prompt === 'string') {
-      text = body.prompt;
+      texts = [body.prompt];
     } else {
       issues.push(body.prompt === undefined
         ? { type: 'missing', loc: ['prompt'], msg: 'Field required', input: body }
         : { type: 'string_type', loc: ['prompt'], msg: 'Input should be a valid string', input: body.prompt });
-      text = '';
+      texts = [];
     }
     const wantStrs = body.return_token_strs === undefined || body.return_token_strs === null ? false : laxBool(body.return_token_strs);
     if (typeof wantStrs !== 'boolean') issues.push({ ...wantStrs, loc: ['return_token_strs'], input: body.return_token_strs });
     if (issues.length > 0) return fail(reply, validationError(issues));
     const resolved = resolveModel(state, model);
     if (resolved instanceof VllmError) return fail(reply, resolved);
-    const pieces = tokenizer.pieces(text);
+    const pieces = [];
+    for (const text of texts) for (const piece of tokenizer.pieces(text)) pieces.push(piece);
     return json(reply, {
       count: pieces.length,
       max_model_len: ctx.options.maxModelLen,

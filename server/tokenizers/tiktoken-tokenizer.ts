@@ -21,7 +21,8 @@ export function isTiktokenEncoding(name: string): name is TiktokenEncodingName {
 
 /** The largest id of the ranks (each line of `bpe_ranks` is `! <first id> <token> <token> …`) and specials. */
 function maxIdOf(ranks: TiktokenBPE): number {
-  let max = Math.max(-1, ...Object.values(ranks.special_tokens));
+  let max = -1;
+  for (const id of Object.values(ranks.special_tokens)) max = Math.max(max, id);
   for (const line of ranks.bpe_ranks.split('\n')) {
     const parts = line.split(' ');
     const first = Number(parts[1]);

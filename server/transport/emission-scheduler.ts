@@ -25,6 +25,12 @@ import { LatenessTally } from '../metrics/lateness-tally.ts';
 export interface ScheduledTask {
   /** Runs the task's due work; returns its next absolute due time, or null when it is done. */
   run(now: number): number | null;
+  /**
+   * Called once when `run` threw; the task is dropped. A response ends itself here (drops its
+   * connection, finishes its truth as a fault): one broken response must not take every other
+   * stream, or the process, down with it.
+   */
+  fail?(error: unknown): void;
 }
 
 const SPIN_WINDOW_MS = 1.5;
@@ -45,6 +51,18 @@ const JOB_GAP_MS = 0.3;
  * overloaded server must still plan the requests it accepted, or they starve behind the writes.
  */
 const JOB_MAX_WAIT_MS = 5;
+/** Longest delay Node's setTimeout honours (a signed 32-bit millisecond count). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A task whose run threw: let it clean up, and say so; never rethrow into the event loop. */
+function failed(task: ScheduledTask, error: unknown): void {
+  process.emitWarning(`benchtruth: a scheduled task failed: ${error instanceof Error ? error.message : String(error)}`);
+  try {
+    task.fail?.(error);
+  } catch (cleanup) {
+    process.emitWarning(`benchtruth: a failed task's cleanup failed: ${cleanup instanceof Error ? cleanup.message : String(cleanup)}`);
+  }
+}
 
 export class EmissionScheduler {
   readonly #clock: Clock;
@@ -118,7 +136,13 @@ export class EmissionScheduler {
       while (this.#due.length > 0 && (this.#due[0] as number) <= now && now < turnEnds) {
         lateness.add(now - (this.#due[0] as number));
         const task = this.#pop();
-        const next = task.run(now);
+        let next: number | null;
+        try {
+          next = task.run(now);
+        } catch (error) {
+          failed(task, error);
+          next = null;
+        }
         if (next !== null) {
           if (next < Infinity) this.#push(next, task);
           else this.#parked.add(task);
@@ -164,7 +188,8 @@ export class EmissionScheduler {
     if (this.#timer !== null && this.#timerAt <= fireAt) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timerAt = fireAt;
-    this.#timer = setTimeout(this.#tick, Math.max(1, Math.floor(wait - SPIN_WINDOW_MS)));
+    // Node fires a timer over 2^31−1 ms after 1 ms: clamped, a far due time re-arms once a ~24.8-day wait, not a busy loop.
+    this.#timer = setTimeout(this.#tick, Math.min(MAX_TIMER_MS, Math.max(1, Math.floor(wait - SPIN_WINDOW_MS))));
   }
 
   #push(dueAt: number, task: ScheduledTask): void {

@@ -12,6 +12,7 @@ import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.t
 import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
+import { idHeaderValue } from './id-header.ts';
 
 export interface PlannedResponse {
   record: TruthRecord;
@@ -51,6 +52,8 @@ function ownsChunkedSocket(res: ServerResponse, socket: unknown): socket is Sock
   return res.headersSent && res.chunkedEncoding && isRealSocket(socket) && (socket as { _httpMessage?: unknown })._httpMessage === res;
 }
 
+/** Sends one run() makes before yielding to the scheduler (a single-byte send costs ~5–20 µs). */
+const MAX_SENDS_PER_RUN = 64;
 const CR = 0x0d;
 const LF = 0x0a;
 
@@ -91,6 +94,24 @@ class ResponsePlayer implements ScheduledTask {
   }
 
   start(): void {
+    try {
+      this.#start();
+    } catch (error) {
+      process.emitWarning(`benchtruth: a response failed to start: ${error instanceof Error ? error.message : String(error)}`);
+      this.fail();
+    }
+  }
+
+  /**
+   * A write threw (the scheduler caught it): the response cannot go on, so its connection drops
+   * — the client sees a broken response, never a hang — and its truth says fault.
+   */
+  fail(): void {
+    this.#end(this.#deps.clock.now(), 'fault');
+    this.#res.destroy();
+  }
+
+  #start(): void {
     // The client left while the response was being planned: nothing will be written.
     const socket = this.#res.socket;
     if (this.#res.destroyed || (isRealSocket(socket) && socket.destroyed)) {
@@ -114,9 +135,13 @@ class ResponsePlayer implements ScheduledTask {
     const writes = record.writes;
     const res = this.#res;
     if (record.headersMs === null && this.#plan.headersAtArrival && now - arrivalMono >= this.#headersDueMs) this.#sendHeaders();
+    let sends = 0;
     while (this.#next < writes.length) {
       const first = writes[this.#next];
       if (first === undefined || arrivalMono + first.dueMs > now) break;
+      // A stream far behind (or cut with no gap) has thousands of sends due at once: after a
+      // batch it goes back in the scheduler, due now, so the turn's budget lets sockets in.
+      if (sends++ >= MAX_SENDS_PER_RUN) return arrivalMono + first.dueMs;
       this.#sendHeaders();
       // Writes planned for different times that are all due by now (a late stream) leave in
       // one send: one syscall instead of several, each stamped with the moment the bytes are
@@ -206,8 +231,14 @@ class ResponsePlayer implements ScheduledTask {
   #sendHeaders(): void {
     const record = this.#plan.record;
     if (record.headersMs !== null) return;
-    this.#res.writeHead(record.status, this.#plan.headers);
-    this.#res.flushHeaders();
+    const res = this.#res;
+    res.writeHead(record.status, this.#plan.headers);
+    // Not flushHeaders(): it writes the header block as UTF-8, turning a Latin-1 x-request-id
+    // (the bytes a client sent) into different bytes. An empty Latin-1 write carries the
+    // headers byte for byte; the uncork sends them now rather than next tick.
+    res.write('', 'latin1');
+    const socket = res.socket;
+    if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
     record.headersMs = this.#deps.clock.now() - this.#plan.arrivalMono;
   }
 
@@ -221,12 +252,23 @@ class ResponsePlayer implements ScheduledTask {
 }
 
 /**
+ * The planners put the request id in `x-request-id` as is; an id from a JSON body may not be a
+ * valid header value, and Node would throw mid-response (transport/id-header.ts).
+ */
+function withSafeIdHeader(plan: PlannedResponse): PlannedResponse {
+  const id = plan.headers['x-request-id'];
+  if (typeof id !== 'string') return plan;
+  const header = idHeaderValue(id);
+  return header === id ? plan : { ...plan, headers: { ...plan.headers, 'x-request-id': header } };
+}
+
+/**
  * Returns the player so the batching engine can `scheduler.wake()` it when tokens it waits for
  * become available (a write due at Infinity parks the player until then).
  */
 export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask {
   deps.truth.begin(plan.record);
-  const player = new ResponsePlayer(res, plan, deps);
+  const player = new ResponsePlayer(res, withSafeIdHeader(plan), deps);
   player.start();
   return player;
 }

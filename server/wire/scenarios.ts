@@ -73,6 +73,17 @@ function scenarioPath(ref: string): string {
   return looksLikeFile ? ref : join(SCENARIO_DIR, `${ref}.yaml`);
 }
 
+/** Whether `path` names a key that its (existing) parent object lacks. */
+function isMissingKey(doc: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return false;
+  let parent: unknown = doc;
+  for (const key of path.slice(0, -1)) {
+    if (parent === null || typeof parent !== 'object') return false;
+    parent = (parent as Record<PropertyKey, unknown>)[key];
+  }
+  return parent !== null && typeof parent === 'object' && !Object.hasOwn(parent, path[path.length - 1] as PropertyKey);
+}
+
 export function loadScenario(ref: string): Scenario {
   const path = scenarioPath(ref);
   let text: string;
@@ -92,6 +103,8 @@ export function loadScenario(ref: string): Scenario {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') || '(top level)';
+    // zod says "expected string, received undefined" for a key that is simply not there.
+    if (issue?.code === 'invalid_type' && isMissingKey(raw, issue.path)) throw new ScenarioError(`${path}: missing key ${where}`);
     throw new ScenarioError(`${path}: ${where}: ${issue?.message ?? 'invalid'}`);
   }
   const scenario = parsed.data;

@@ -5,7 +5,7 @@
  * per model → per request), and `vllm` resets to vLLM's own behaviour. docs/scenarios.md has
  * the grammar; `formatWireSpec` gives the canonical form, and parse(format(p)) = p.
  */
-import { parseDurationMs } from '../../contracts/units.ts';
+import { boundDurationMs, parseDurationMs, UnitError } from '../../contracts/units.ts';
 import { CUT_PLACES, clonePolicy, VLLM_WIRE_POLICY, type CutPlace, type FaultSpec, type LineEnding, type WirePolicy } from './wire-policy.ts';
 
 /** The one error type of the wire layer: a spec the caller got wrong, quoting what was received. */
@@ -21,8 +21,6 @@ const KEYS = ['vllm', 'eol', 'space', 'nospace', 'bom', 'keepalive', 'event', 'i
 const LINE_ENDINGS: readonly LineEnding[] = ['lf', 'crlf', 'cr', 'mixed'];
 const FAULT_KINDS = ['http', 'error', 'disconnect', 'stall', 'malformed', 'slowheaders', 'nodone', 'nousage', 'dupdone'];
 const MAX_COUNT = 1_000_000;
-/** Longest delay a spec may ask for (gap, stall, slow headers): past it a request just hangs. */
-const MAX_SPEC_DURATION_MS = 3_600_000;
 
 function fail(item: string, why: string): never {
   throw new WireSpecError(`wire spec item ${JSON.stringify(item)}: ${why}`);
@@ -69,9 +67,13 @@ function duration(item: string, raw: string | undefined, fallback: number): numb
       return fail(item, `expected a duration like 250ms or 1.5s, got ${JSON.stringify(raw)}`);
     }
   }
-  // Infinity (1e400ms) or days would leave the request hanging with no due time in its truth.
-  if (!Number.isFinite(ms) || ms > MAX_SPEC_DURATION_MS) return fail(item, `duration ${JSON.stringify(raw)} is too long (at most 1h)`);
-  return ms;
+  // Infinity (1e400ms) or days would leave the request hanging with no due time in its truth:
+  // the same bound (MAX_DURATION_MS) as the serve latency flags.
+  try {
+    return boundDurationMs(ms, raw);
+  } catch (error) {
+    return fail(item, error instanceof UnitError ? error.message : String(error));
+  }
 }
 
 function parseFault(item: string, text: string): FaultSpec {

@@ -29,7 +29,7 @@ describe('serve --dialect jetstream', () => {
 
   it.each([
     [['serve', '--dialect', 'tgi'], /^benchtruth: --dialect: expected vllm or jetstream, got "tgi"\n$/],
-    [['serve', '--grpc-port', 'x'], /^benchtruth: --grpc-port: expected a whole number >= 0, got "x"\n$/],
+    [['serve', '--grpc-port', 'x'], /^benchtruth: --grpc-port: expected a port from 0 to 65535 \(0 = any free port\), got "x"\n$/],
     [['bench', '--url', 'http://127.0.0.1:1', '--api', 'jetstream-nope'], /^benchtruth: .*api/],
   ])('%j fails with one line and exit code 2', async (args, message) => {
     const result = await runCli(args, 20_000);

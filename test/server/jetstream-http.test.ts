@@ -218,3 +218,53 @@ describe('JetStream behind the batching engine', () => {
     }
   });
 });
+
+describe('FastAPI’s answers to bodies and methods it refuses', () => {
+  const raw = (url: string, payload: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    server.app.inject({ method: 'POST', url, headers, payload });
+
+  it('an empty body is no body: 422 missing ["body"], on both generate routes, with or without a content type', async () => {
+    for (const url of ['/generate', '/v1/generate']) {
+      for (const headers of [{ 'content-type': 'application/json' }, {}] as Array<Record<string, string>>) {
+        const response = await raw(url, '', headers);
+        expect(response.statusCode).toBe(422);
+        expect(JSON.parse(response.body)).toEqual({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
+      }
+    }
+  });
+
+  it('malformed JSON carries Python json’s message and position', async () => {
+    for (const [body, error, position] of [
+      ['{"max_tokens": ', 'Expecting value', 15],
+      ['{max_tokens: 1}', 'Expecting property name enclosed in double quotes', 1],
+      ['{"max_tokens": 1,}', 'Expecting property name enclosed in double quotes', 17],
+      ['{"prompt": "日本" "x"}', "Expecting ',' delimiter", 16],
+    ] as const) {
+      const response = await raw('/v1/generate', body);
+      expect(response.statusCode).toBe(422);
+      expect(JSON.parse(response.body)).toEqual({ detail: [{ type: 'json_invalid', loc: ['body', position], msg: 'JSON decode error', input: {}, ctx: { error } }] });
+    }
+  });
+
+  it('a wrong method on a JetStream route is 405 {"detail":"Method Not Allowed"} with allow, HEAD on GET routes included', async () => {
+    for (const [method, url, allow] of [
+      ['GET', '/generate', 'POST'],
+      ['PUT', '/v1/generate', 'POST'],
+      ['HEAD', '/v1/generate', 'POST'],
+      ['OPTIONS', '/generate', 'POST'],
+      ['POST', '/healthcheck', 'GET'],
+      ['HEAD', '/healthcheck', 'GET'],
+      ['DELETE', '/v1/health', 'GET'],
+    ] as const) {
+      const response = await server.app.inject({ method, url });
+      expect(response.statusCode, `${method} ${url}`).toBe(405);
+      expect(response.headers.allow).toBe(allow);
+      if (method !== 'HEAD') expect(response.body).toBe('{"detail":"Method Not Allowed"}');
+    }
+  });
+
+  it('JetStream’s apps have no CORS middleware: a preflight to /generate is a 405 like any OPTIONS', async () => {
+    const response = await server.app.inject({ method: 'OPTIONS', url: '/generate', headers: { origin: 'http://a', 'access-control-request-method': 'POST' } });
+    expect(response.statusCode).toBe(405);
+  });
+});

@@ -66,7 +66,7 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
       dueMs: step.dueMs,
     });
   }
-  events.push(...streamEndEvents(prefix, includeUsage, ctx.promptTokens, totalCompletionTokens, steps));
+  for (const event of streamEndEvents(prefix, includeUsage, ctx.promptTokens, totalCompletionTokens, steps)) events.push(event);
   return events;
 }
 

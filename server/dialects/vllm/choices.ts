@@ -57,7 +57,10 @@ export function planChoice(index: number, planned: readonly PlannedToken[], engi
     const deltas = planned.map((t) => t.text);
     return { index, tokens: [...planned], deltas, text: deltas.join(''), finishReason: engineFinish, stopReason: null };
   }
-  const holdBack = rule.includeStopStrInOutput ? 0 : Math.max(...rule.stop.map((s) => [...s].length)) - 1;
+  // A loop, not Math.max(...lengths): a list of 100k+ stop strings would overflow the call stack.
+  let longestStop = 0;
+  for (const s of rule.stop) longestStop = Math.max(longestStop, [...s].length);
+  const holdBack = rule.includeStopStrInOutput ? 0 : longestStop - 1;
   const deltas: string[] = [];
   let output = '';
   let sent = 0;

@@ -91,7 +91,7 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
       dueMs: step.dueMs,
     });
   }
-  events.push(...streamEndEvents(prefix, includeUsage, ctx.promptTokens, totalCompletionTokens, steps));
+  for (const event of streamEndEvents(prefix, includeUsage, ctx.promptTokens, totalCompletionTokens, steps)) events.push(event);
   return events;
 }
 

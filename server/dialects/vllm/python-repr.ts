@@ -52,20 +52,34 @@ export function pythonFloat(value: number): string {
   return Number.isInteger(value) ? `${text}.0` : text;
 }
 
+/**
+ * Containers nested deeper than this print as `[...]` / `{...}` (reprlib's mark). Python itself
+ * cannot go much deeper: its json parser and repr stop at the recursion limit (1000), so only a
+ * body no Python server could have parsed is cut; the printer's own recursion stays bounded.
+ */
+export const MAX_REPR_DEPTH = 200;
+
 export function pythonRepr(value: unknown): string {
+  return reprAt(value, 0);
+}
+
+function reprAt(value: unknown, depth: number): string {
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
   if (typeof value === 'number') return reprNumber(value);
   if (typeof value === 'string') return reprString(value);
+  if (value instanceof PyException) return `${value.kind}(${reprString(value.message)})`;
+  const inner = (item: unknown): string => reprAt(item, depth + 1);
   if (value instanceof PyTuple) {
-    const items = value.items.map(pythonRepr);
+    if (depth >= MAX_REPR_DEPTH) return '(...)';
+    const items = value.items.map(inner);
     return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`;
   }
-  if (value instanceof PyException) return `${value.kind}(${reprString(value.message)})`;
-  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
+  if (Array.isArray(value)) return depth >= MAX_REPR_DEPTH ? '[...]' : `[${value.map(inner).join(', ')}]`;
   if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${reprString(k)}: ${pythonRepr(v)}`);
+    if (depth >= MAX_REPR_DEPTH) return '{...}';
+    const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${reprString(k)}: ${inner(v)}`);
     return `{${entries.join(', ')}}`;
   }
   return reprString(String(value));

@@ -5,6 +5,8 @@
 import { badRequest, type VllmError } from './errors.ts';
 import { MAX_LOGPROBS } from './logprobs.ts';
 import { pythonFloat } from './python-repr.ts';
+import type { WirePolicy } from '../../wire/wire-policy.ts';
+import { writesPerToken } from '../../wire/plan-cost.ts';
 import { beforeValidatorError, FieldReader, isPlainObject, laxBool, validationError, type Parsed } from './request-fields.ts';
 
 export interface StreamOptions {
@@ -63,14 +65,48 @@ export function pyTruthy(value: unknown): boolean {
 /** The largest n benchtruth plans (vLLM has no cap; a fake server needs one to stay up). */
 export const MAX_CHOICES = 128;
 
-/** The most output tokens one request may plan (choices × limit): a plan lives in memory. */
-export const MAX_PLANNED_TOKENS = 2_000_000;
+/**
+ * The most socket writes one request may plan (choices × tokens × writes per token under its
+ * wire policy, server/wire/plan-cost.ts). Planning is synchronous: about 5–10 µs per planned
+ * event, so this bound keeps one request's planning to about a second at worst, while one choice
+ * filling a 131,072-token context (long-output benchmarks) still fits with vLLM's own wire.
+ */
+export const MAX_PLANNED_WRITES = 131_072;
 
-/** benchtruth's own guard (not vLLM's): a request whose plan would not fit in memory. */
-export function planTooLarge(choices: number, maxTokens: number): VllmError | null {
-  const total = choices * maxTokens;
-  if (total <= MAX_PLANNED_TOKENS) return null;
-  return badRequest(`benchtruth plans at most ${MAX_PLANNED_TOKENS} output tokens per request; this one asks for ${total} (${choices} choices × ${maxTokens} tokens).`, 'max_tokens');
+/**
+ * The most stop-string checks one request may cost: every output token of every choice looks
+ * for every stop string (choices × tokens × stop strings), about 0.1 µs each.
+ */
+export const MAX_STOP_CHECKS = 4_000_000;
+
+export interface PlanSize {
+  choices: number;
+  maxTokens: number;
+  stream: boolean;
+  wire: Readonly<WirePolicy>;
+  stopStrings: number;
+}
+
+/** benchtruth's own guard (not vLLM's): a request whose planning would stall the server. */
+export function planTooLarge(size: PlanSize): VllmError | null {
+  const { choices, maxTokens } = size;
+  const perToken = writesPerToken(size.wire, size.stream);
+  const writes = choices * maxTokens * perToken;
+  if (writes > MAX_PLANNED_WRITES) {
+    const how = perToken === 1 ? '' : ` × ${perToken} writes per token under its wire policy`;
+    return badRequest(
+      `benchtruth plans at most ${MAX_PLANNED_WRITES} writes per request; this one would plan about ${writes} (${choices} choices × ${maxTokens} tokens${how}).`,
+      'max_tokens',
+    );
+  }
+  const checks = choices * maxTokens * size.stopStrings;
+  if (checks > MAX_STOP_CHECKS) {
+    return badRequest(
+      `benchtruth checks at most ${MAX_STOP_CHECKS} stop strings per request; this one would check ${checks} (${choices} choices × ${maxTokens} tokens × ${size.stopStrings} stop strings).`,
+      'stop',
+    );
+  }
+  return null;
 }
 
 const numberAbove = (value: unknown, limit: number): boolean => typeof value === 'number' && value > limit;

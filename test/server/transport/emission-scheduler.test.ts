@@ -76,3 +76,35 @@ describe('EmissionScheduler', () => {
     scheduler.clear();
   });
 });
+
+describe('EmissionScheduler: a task that throws', () => {
+  it('is dropped and told (fail), the process does not see the throw, and the other tasks keep running', async () => {
+    const scheduler = new EmissionScheduler(realClock);
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const seen: string[] = [];
+    const failures: unknown[] = [];
+    const now = realClock.now();
+    let brokenRuns = 0;
+    scheduler.schedule(
+      {
+        run: () => {
+          brokenRuns++;
+          throw new TypeError('Invalid character in header content');
+        },
+        fail: (error) => failures.push(error),
+      },
+      now,
+    );
+    // A task without fail() that throws is dropped too.
+    scheduler.schedule({ run: () => { throw new Error('no cleanup'); } }, now + 0.5);
+    scheduler.schedule({ run: () => (seen.push('after'), null) }, now + 1);
+    await until(() => seen.length === 1);
+    expect(seen).toEqual(['after']);
+    expect(brokenRuns).toBe(1);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toBeInstanceOf(TypeError);
+    expect(scheduler.pending).toBe(0);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('Invalid character in header content'));
+    warn.mockRestore();
+  });
+});

@@ -104,7 +104,16 @@ describe('ResponsePlayer after a stall', () => {
     const { res, sends } = fakeResponse(clock, 0);
     const task = player(record, clock, res);
     clock.set(60_000);
-    expect(task.run(clock.now())).toBeNull();
+    // A run makes a bounded batch of sends, then asks to run again at once (it is overdue).
+    let runs = 0;
+    let next = task.run(clock.now());
+    while (next !== null && runs < 10_000) {
+      expect(next).toBeLessThanOrEqual(clock.now());
+      runs++;
+      next = task.run(clock.now());
+    }
+    expect(next).toBeNull();
+    expect(runs).toBeGreaterThan(0);
     // Only the first byte of each event may ride on the write before it.
     expect(sends.length).toBeGreaterThanOrEqual(record.body.length - EVENTS.length);
     expect(Buffer.concat(sends).equals(Buffer.from(record.body))).toBe(true);
@@ -125,5 +134,47 @@ describe('ResponsePlayer: a disconnect fault', () => {
     expect(record.end?.atMs).toBeGreaterThanOrEqual(lastActual);
     expect(record.end?.atMs).toBe(clock.now());
     expect(destroyed()).toBe(true);
+  });
+});
+
+describe('ResponsePlayer: a write that throws', () => {
+  it('ends its response (destroyed) and finishes its truth as a fault, whether it throws at start or in a turn', () => {
+    for (const when of ['start', 'turn'] as const) {
+      const record = plannedRecord('vllm');
+      const clock = new VirtualClock();
+      const { res, destroyed } = fakeResponse(clock, 0);
+      const broken = (): never => {
+        throw Object.assign(new TypeError('Invalid character in header content'), { code: 'ERR_INVALID_CHAR' });
+      };
+      // Headers at arrival throw in start(); headers with the first write throw in a turn.
+      (res as unknown as { writeHead: () => never }).writeHead = broken;
+      const truth = new TruthStore({ capacity: 10 });
+      let scheduled: ScheduledTask | null = null;
+      const scheduler = { schedule: (task: ScheduledTask) => (scheduled = task), wake: () => {} } as unknown as EmissionScheduler;
+      const task = playResponse(res, { record, arrivalMono: 0, headers: {}, headersAtArrival: when === 'start' }, { clock, scheduler, truth });
+      if (when === 'turn') {
+        expect(scheduled).toBe(task);
+        clock.set(1000);
+        // The scheduler catches the throw and hands it to the task.
+        expect(() => task.run(clock.now())).toThrow(TypeError);
+        task.fail?.(new Error('x'));
+      }
+      expect(destroyed(), when).toBe(true);
+      expect(record.end?.how, when).toBe('fault');
+      expect(truth.get('r')?.end?.how).toBe('fault');
+    }
+  });
+
+  it('never puts an id that is no valid header value into x-request-id (percent-encoded instead)', () => {
+    const record = plannedRecord('vllm');
+    const clock = new VirtualClock();
+    const { res } = fakeResponse(clock, 0);
+    let written: Record<string, string | number> = {};
+    (res as unknown as { writeHead: (status: number, headers: Record<string, string | number>) => void }).writeHead = (_status, headers) => {
+      written = headers;
+    };
+    const scheduler = { schedule: () => {}, wake: () => {} } as unknown as EmissionScheduler;
+    playResponse(res, { record, arrivalMono: 0, headers: { 'x-request-id': '日\r\nx' }, headersAtArrival: true }, { clock, scheduler, truth: new TruthStore({ capacity: 10 }) });
+    expect(written['x-request-id']).toBe('%E6%97%A5%0D%0Ax');
   });
 });

@@ -1,0 +1,27 @@
+/**
+ * How a request id travels in the `x-request-id` response header. An id that came in as a header
+ * is already a valid header value (Node's parser enforces the same grammar as its writer, and
+ * reads the bytes as Latin-1), so it goes back unchanged, byte for byte. An id from a JSON body
+ * (chat's `request_id`) can hold anything: CR/LF, characters above U+00FF, lone surrogates — any
+ * of which would make Node throw while writing the header. Such an id goes out percent-encoded
+ * (UTF-8, `encodeURIComponent`), so the header stays one safe line and pasting it into
+ * `/_truth/requests/<header>` decodes back to the id the truth record is filed under.
+ */
+
+/**
+ * A header value Node writes as is and a reader reads back unchanged: tab, visible ASCII, space
+ * and Latin-1 (obs-text) characters, with no whitespace at either end (readers strip it).
+ */
+const SAFE_HEADER_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/;
+
+export function isSafeHeaderValue(value: string): boolean {
+  return SAFE_HEADER_VALUE.test(value);
+}
+
+/** The `x-request-id` value for `id`: the id itself when it can be a header, else its percent-encoding. */
+export function idHeaderValue(id: string): string {
+  if (isSafeHeaderValue(id)) return id;
+  // A lone surrogate cannot be percent-encoded (encodeURIComponent throws); the UTF-8 round
+  // trip turns it into U+FFFD, as any UTF-8 encoder writes it.
+  return encodeURIComponent(Buffer.from(id, 'utf8').toString('utf8'));
+}

@@ -1,0 +1,71 @@
+/**
+ * `benchtruth serve` answers bad flags and config with one `benchtruth:` line and exit code 2
+ * (audit 6-B: B1, B6, B11, B12, D1, D5 and the serve nits), run as the real CLI process.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'bt-serve-bad-'));
+let configs = 0;
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+async function expectOneLine(args: string[], message: RegExp): Promise<string> {
+  const result = await runCli(['serve', '--port', '0', ...args], 20_000);
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toMatch(/^benchtruth: [^\n]*\n$/);
+  expect(result.stderr).toMatch(message);
+  expect(result.stderr).not.toMatch(/undefined|object Object|is not a function|Warning/);
+  return result.stderr;
+}
+
+describe('serve: one line and exit 2 for bad input', () => {
+  it.each([
+    [['--time-to-first-token', '999h'], /^benchtruth: --time-to-first-token: duration "999h" is too long \(at most 1h\)$/m],
+    [['--inter-token-latency-std-dev', '3601s'], /--inter-token-latency-std-dev: .*too long/],
+    [['--workers', '1000'], /^benchtruth: --workers: expected at most 64 worker processes, got 1000$/m],
+    [['--port', '70000'], /^benchtruth: --port: expected a port from 0 to 65535 .*"70000"$/m],
+    [['--host', ''], /^benchtruth: --host: expected an address/],
+    [['--truth-log', ''], /^benchtruth: --truth-log: expected a file path/],
+    [['--data-parallel-size', 'x'], /^benchtruth: --data-parallel-size: expected a whole number >= 1, got "x"$/m],
+    [['--lora-modules', 'a=/x', 'a=/y'], /^benchtruth: --lora-modules: adapter name "a" is given twice$/m],
+    [['--lora-modules', 'benchtruth/fake-model=/x'], /^benchtruth: --lora-modules: adapter "benchtruth\/fake-model" has the base model's name/],
+  ])('%j', async (args, message) => {
+    await expectOneLine(args, message);
+  });
+
+  it.each([
+    ['max-num-seqs: [1, 2]\n', 'max-num-seqs: expected a number, got a list'],
+    ['time-to-first-token: {a: 1}\n', 'time-to-first-token: expected a duration (e.g. 250ms), got a map'],
+    ['served-model-name: {a: 1}\n', 'served-model-name: expected a value or a list of them, got a map'],
+    ['log: "yes"\n', 'log: expected true or false, got "yes"'],
+    ['models:\n  lora-a:\n    time-to-first-token: 999h\n', 'models.lora-a: time-to-first-token: duration "999h" is too long (at most 1h)'],
+  ])('--config with %j names the file and the key', async (yaml, message) => {
+    const config = file(`config-${configs++}.yaml`, yaml);
+    const stderr = await expectOneLine(['--config', config], /./);
+    expect(stderr).toBe(`benchtruth: --config ${config}: ${message}\n`);
+  });
+
+  it('a scenario file without `name:` says which key is missing', async () => {
+    const scenario = file('nameless.yaml', 'wire: vllm\n');
+    await expectOneLine(['--scenario', scenario], /: missing key name$/m);
+  });
+
+  it('a --grpc-port in use is one line naming --grpc-port, with nothing from grpc-js', async () => {
+    const busy: Server = createServer();
+    const port = await new Promise<number>((resolve) => busy.listen(0, '127.0.0.1', () => resolve((busy.address() as { port: number }).port)));
+    try {
+      await expectOneLine(['--dialect', 'jetstream', '--grpc-port', String(port)], new RegExp(`^benchtruth: --grpc-port ${port}: cannot listen: .*EADDRINUSE`));
+    } finally {
+      busy.close();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * `serve --config FILE` values of the wrong YAML type, and bad values the file gives (audit 6-B:
+ * B11, D5, nits): one CliError naming the file, the key and what was expected — never
+ * `[object Object]` or a JS-internal message.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { CliError } from '../../../contracts/cli-error.ts';
+import { applyServeConfig, blameConfigFile } from '../../../server/cli/engine-serve-flags.ts';
+import { checkLlmdCompatFlags } from '../../../server/cli/llm-d-compat-flags.ts';
+import { registerServeCommand, serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
+import { checkLoraNames } from '../../../server/cli/vllm-serve-flags.ts';
+
+function configFile(yaml: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'bt-serve-config-')), 'serve.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+/** The real `serve` command's flags, parsed without running it, then the file, then the options. */
+function serveWith(args: string[]): ReturnType<typeof serveOptionsFromFlags> {
+  const program = new Command().exitOverride();
+  registerServeCommand(program);
+  const serve = program.commands.find((c) => c.name() === 'serve') as Command;
+  serve.exitOverride().action(() => undefined);
+  program.parse(['serve', ...args], { from: 'user' });
+  const flags = serve.opts() as Parameters<typeof serveOptionsFromFlags>[0] & Record<string, unknown>;
+  applyServeConfig(flags, serve);
+  return blameConfigFile(serve, flags.config, () => serveOptionsFromFlags(flags));
+}
+
+function errorOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CliError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a CliError');
+}
+
+describe('serve --config: values of the wrong type', () => {
+  it.each([
+    ['port: [0, 1]\n', 'port: expected a number, got a list'],
+    ['max-num-seqs: [1, 2]\n', 'max-num-seqs: expected a number, got a list'],
+    ['time-to-first-token: {a: 1}\n', 'time-to-first-token: expected a duration (e.g. 250ms), got a map'],
+    ['served-model-name: {a: 1}\n', 'served-model-name: expected a value or a list of them, got a map'],
+    ['served-model-name: [a, [b]]\n', 'served-model-name: expected a value or a list of them, got a list in the list'],
+    ['log: "yes"\n', 'log: expected true or false, got "yes"'],
+    ['no-emission-sleep: 1\n', 'no-emission-sleep: expected true or false, got 1'],
+    ['port:\n', 'port: expected a number, got no value'],
+    ['models: [a]\n', 'models: expected a map of model name → timing settings, got a list'],
+    ['models:\n  a: [1]\n', 'models.a: expected a map of timing settings, got a list'],
+    ['models:\n  a:\n    time-to-first-token: [1]\n', 'models.a: time-to-first-token: expected a single value, got a list'],
+  ])('%j → names the file, the key and the kind', (yaml, message) => {
+    const file = configFile(yaml);
+    const text = errorOf(() => serveWith(['--config', file]));
+    expect(text).toBe(`--config ${file}: ${message}`);
+    expect(text).not.toMatch(/object Object|is not a function|undefined/);
+  });
+
+  it('right types still work: booleans, lists, and vLLM JSON adapters written as maps', () => {
+    const file = configFile('log: true\nno-emission-sleep: true\nserved-model-name: [a, b]\nlora-modules:\n  - {name: sql, path: /loras/sql}\nport: 0\n');
+    expect(serveWith(['--config', file])).toMatchObject({ logger: true, emissionSleep: false, model: 'a', servedModelAliases: ['b'], loraModules: [{ name: 'sql', path: '/loras/sql' }] });
+  });
+});
+
+describe('serve: bad values, blamed on the file when the file gave them', () => {
+  it.each([
+    ['port: 70000\n', 'port: expected a port from 0 to 65535'],
+    ['time-to-first-token: 999h\n', 'time-to-first-token: duration "999h" is too long (at most 1h)'],
+    ['time-to-first-token-std-dev: 2h\n', 'time-to-first-token-std-dev: duration "2h" is too long'],
+    ['prefill-overhead: 2h\n', 'prefill-overhead: duration "2h" is too long'],
+    ['decode-time-per-seq: 2h\n', 'decode-time-per-seq: duration "2h" is too long'],
+    ['time-factor-under-load: 1000\n', 'time-factor-under-load: expected a factor from 1 to 100'],
+    ['workers: 1000\n', 'workers: expected at most 64 worker processes'],
+    ['host: ""\n', 'host: expected an address'],
+    ['models:\n  a:\n    inter-token-latency: 2h\n', 'models.a: inter-token-latency: duration "2h" is too long'],
+  ])('%j', (yaml, message) => {
+    const file = configFile(yaml);
+    expect(errorOf(() => serveWith(['--config', file]))).toContain(`--config ${file}: ${message}`);
+  });
+
+  it.each([
+    [['--port', '70000'], '--port: expected a port from 0 to 65535'],
+    [['--inter-token-latency', '2h'], '--inter-token-latency: duration "2h" is too long (at most 1h)'],
+    [['--inter-token-latency-std-dev', '2h'], '--inter-token-latency-std-dev: duration "2h" is too long'],
+    [['--prefill-time-per-token', '3601s'], '--prefill-time-per-token: duration "3601s" is too long'],
+    [['--prefill-time-std-dev', '2h'], '--prefill-time-std-dev: duration "2h" is too long'],
+    [['--model-timing', 'a=time-to-first-token=2h'], '--model-timing: time-to-first-token: duration "2h" is too long'],
+    [['--workers', '65'], '--workers: expected at most 64'],
+    [['--host', ''], '--host: expected an address'],
+    [['--truth-log', ''], '--truth-log: expected a file path'],
+  ])('flag %j names the flag', (args, message) => {
+    expect(errorOf(() => serveWith(args))).toContain(message);
+  });
+
+  it('a flag on the command line is still blamed on the flag when a file is given too', () => {
+    const file = configFile('max-num-seqs: 4\n');
+    expect(errorOf(() => serveWith(['--config', file, '--port', '70000']))).toMatch(/^--port: /);
+  });
+});
+
+describe('serve: adapters and llm-d compat values', () => {
+  it('refuses a duplicate adapter name and an adapter named as the base model', () => {
+    const lora = (name: string, path: string) => ({ name, path, baseModelName: null });
+    expect(() => checkLoraNames([lora('a', '/x'), lora('a', '/y')], ['base'])).toThrow('--lora-modules: adapter name "a" is given twice');
+    expect(() => checkLoraNames([lora('alias', '/x')], ['base', 'alias'])).toThrow('--lora-modules: adapter "alias" has the base model\'s name');
+    expect(() => checkLoraNames([lora('a', '/x'), lora('b', '/y')], ['base'])).not.toThrow();
+  });
+
+  it('--data-parallel-size must be a whole number >= 1, even though it is ignored', () => {
+    for (const raw of ['x', '0', '1.5', '']) expect(() => checkLlmdCompatFlags({ dataParallelSize: raw }, 1)).toThrow('--data-parallel-size: expected a whole number >= 1');
+    expect(checkLlmdCompatFlags({ dataParallelSize: '1' }, 1)).toBeNull();
+    expect(checkLlmdCompatFlags({ dataParallelSize: '2' }, 1)).toMatch(/ignored: --data-parallel-size 2/);
+  });
+});

@@ -1,0 +1,26 @@
+/**
+ * A due time further off than Node's timers can represent (2^31−1 ms) must arm one capped
+ * timer, not a 1 ms one: Node turns an overflowing delay into 1 ms, and the scheduler would
+ * re-arm it in a busy loop (audit 6-B, B1).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { VirtualClock } from '../../../contracts/clock.ts';
+import { EmissionScheduler } from '../../../server/transport/emission-scheduler.ts';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('EmissionScheduler timer cap', () => {
+  it('arms at most 2^31−1 ms for a task due in 999 hours', () => {
+    const armed: number[] = [];
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((_fn: () => void, delay?: number) => {
+      armed.push(delay ?? 0);
+      return { unref: () => undefined, ref: () => undefined, hasRef: () => false, refresh: () => undefined, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
+    }) as typeof setTimeout);
+    vi.spyOn(globalThis, 'clearTimeout').mockImplementation(() => undefined);
+    const scheduler = new EmissionScheduler(new VirtualClock(0));
+    scheduler.schedule({ run: () => null }, 999 * 3_600_000);
+    expect(armed).toEqual([2 ** 31 - 1]);
+  });
+});

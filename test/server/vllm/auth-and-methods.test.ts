@@ -1,0 +1,85 @@
+/**
+ * The API-key guard on the path the router routes (percent-decoded, absolute-form targets
+ * stripped), wrong methods — OPTIONS and TRACE included — answered 405 as FastAPI does, and a
+ * CORS preflight answered 200 as vLLM's default CORSMiddleware does.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodedPath } from '../../../server/routes/vllm-auth.ts';
+import { rawRequest } from '../../helpers/raw-http.ts';
+import { startServer, type RunningServer } from '../../helpers/server.ts';
+
+let locked: RunningServer;
+let port: number;
+
+beforeAll(async () => {
+  locked = await startServer({ seed: 7, ttftMs: 0, itlMs: 0, model: 'fake-model', apiKey: 'sk-test' });
+  port = Number(new URL(locked.url).port);
+});
+
+afterAll(async () => {
+  await locked.close();
+});
+
+const BODY = '{"prompt":"hi","max_tokens":1}';
+const postTarget = (target: string, auth = '') => rawRequest(port, `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json${auth}`, BODY);
+
+describe('--api-key on the routed path', () => {
+  it.each(['/%761/completions', '/v%31/completions', '/%76%31/chat/completions', `http://127.0.0.1/v1/completions`, `HTTP://127.0.0.1:1/v%31/completions?x=1`])(
+    '%s without the key is 401',
+    async (target) => {
+      const response = await postTarget(target);
+      expect(response.status).toBe(401);
+      expect(response.body).toBe('{"error":"Unauthorized"}');
+    },
+  );
+
+  it('the same targets with the key reach the route', async () => {
+    expect((await postTarget('/%761/completions', '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
+    expect((await postTarget('http://127.0.0.1/v1/completions', '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
+  });
+
+  it('decodes as Python’s unquote: UTF-8 runs, replacement for bad bytes, a stray % kept', () => {
+    expect(decodedPath('/%76%31/x?y=%76')).toBe('/v1/x');
+    expect(decodedPath('/caf%C3%A9')).toBe('/café');
+    expect(decodedPath('/v1/%E9')).toBe('/v1/\ufffd');
+    expect(decodedPath('/v1/100%')).toBe('/v1/100%');
+    expect(decodedPath('https://host:8000/v1/models')).toBe('/v1/models');
+  });
+});
+
+describe('wrong methods and CORS preflights', () => {
+  it('OPTIONS (no preflight) and TRACE on a known route are 405 with allow, as FastAPI answers', async () => {
+    // The key check skips OPTIONS only (vLLM's middleware): TRACE without the key is refused first.
+    expect((await rawRequest(port, 'TRACE /v1/completions HTTP/1.1\r\nHost: x')).status).toBe(401);
+    expect((await rawRequest(port, 'OPTIONS /v1/completions HTTP/1.1\r\nHost: x')).status).toBe(405);
+    for (const [method, path, allow] of [
+      ['OPTIONS', '/v1/completions', 'POST'],
+      ['TRACE', '/v1/completions', 'POST'],
+      ['OPTIONS', '/v1/models', 'GET'],
+      ['TRACE', '/health', 'GET'],
+    ] as const) {
+      const response = await rawRequest(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-test`);
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.header('allow')?.toString()).toBe(allow);
+      expect(response.body).toBe('{"detail":"Method Not Allowed"}');
+    }
+  });
+
+  it('a CORS preflight gets Starlette’s 200 OK on any path, before the key check', async () => {
+    for (const path of ['/v1/completions', '/v1/chat/completions', '/nowhere']) {
+      const response = await rawRequest(
+        port,
+        `OPTIONS ${path} HTTP/1.1\r\nHost: x\r\nOrigin: http://app.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, authorization`,
+      );
+      expect(response.status).toBe(200);
+      expect(response.body).toBe('OK');
+      expect(response.header('access-control-allow-origin')?.toString()).toBe('*');
+      expect(response.header('access-control-allow-methods')?.toString()).toBe('DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT');
+      expect(response.header('access-control-allow-headers')?.toString()).toBe('content-type, authorization');
+      expect(response.header('access-control-max-age')?.toString()).toBe('600');
+    }
+    const unknownMethod = await rawRequest(port, 'OPTIONS /v1/completions HTTP/1.1\r\nHost: x\r\nOrigin: http://a\r\nAccess-Control-Request-Method: FETCH');
+    expect(unknownMethod.status).toBe(400);
+    expect(unknownMethod.body).toBe('Disallowed CORS method');
+  });
+});
