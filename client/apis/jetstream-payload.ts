@@ -24,7 +24,7 @@ function errorPayload(message: string): Payload {
   return { tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: message, done: false };
 }
 
-/** JetStream's last decode step: samples with neither text nor token ids (the dropped EOS token). */
+/** JetStream's last decode step: a sample with neither text nor token ids (the dropped EOS token). */
 const END_OF_STREAM: Payload = Object.freeze({ tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: null, done: true });
 
 function textPayload(text: string, dialectTokens: number | null): Payload {
@@ -51,6 +51,7 @@ export function interpretDecodePayload(data: string): Payload | null {
   if (isJsonObject(parsed.initialContent)) return textPayload('', null);
   const content = parsed.streamContent;
   if (!isJsonObject(content)) return null;
+  // protobuf-JSON omits an empty repeated field: no samples is an empty list.
   const samples = Array.isArray(content.samples) ? content.samples : [];
   let text = '';
   let ids = 0;
@@ -59,5 +60,7 @@ export function interpretDecodePayload(data: string): Payload | null {
     if (typeof sample.text === 'string') text += sample.text;
     if (Array.isArray(sample.tokenIds)) ids += sample.tokenIds.length;
   }
-  return text === '' && ids === 0 ? END_OF_STREAM : textPayload(text, ids > 0 ? ids : null);
+  if (text !== '' || ids > 0) return textPayload(text, ids > 0 ? ids : null);
+  // The EOS step has a sample, an empty one; a step with no sample at all ends nothing.
+  return samples.length > 0 ? END_OF_STREAM : textPayload('', null);
 }

@@ -29,7 +29,7 @@ function deltaText(delta: JsonObject): string {
  * same result; the others are parsed.
  */
 export function interpretVllmPayload(data: string): Payload | null {
-  if (data === '[DONE]') return DONE;
+  if (isDoneMarker(data)) return DONE;
   if (TEMPLATES_ON) {
     const known = interpretByTemplate(data);
     if (known !== null) return known;
@@ -39,7 +39,19 @@ export function interpretVllmPayload(data: string): Payload | null {
 
 /** The same reading without the templates: the reference the template path must equal. */
 export function interpretVllmPayloadUncached(data: string): Payload | null {
-  return data === '[DONE]' ? DONE : parseAndInterpret(data, false);
+  return isDoneMarker(data) ? DONE : parseAndInterpret(data, false);
+}
+
+/**
+ * `[DONE]`, also with trailing whitespace: `vllm bench serve` strips each chunk before comparing
+ * and openai-python tests `startswith("[DONE]")`, so a server that sends `[DONE] ` works with both.
+ */
+function isDoneMarker(data: string): boolean {
+  return data === '[DONE]' || (data.startsWith('[DONE]') && data.trimEnd() === '[DONE]');
+}
+
+function errorPayload(message: string): Payload {
+  return { tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: message, done: false };
 }
 
 function parseAndInterpret(data: string, learn: boolean): Payload | null {
@@ -53,29 +65,35 @@ function parseAndInterpret(data: string, learn: boolean): Payload | null {
   return interpretParsed(parsed);
 }
 
+/** `{"object": "error", "message": …}`: an error without the `error` wrapper. */
+export function isFlatErrorObject(parsed: JsonObject): parsed is JsonObject & { message: string } {
+  return parsed.object === 'error' && typeof parsed.message === 'string';
+}
+
 /** Keep in step with buildVllmPayloadTemplate's walk (client/decode/vllm-payload-template.ts). */
 function interpretParsed(parsed: unknown): Payload | null {
   if (!isJsonObject(parsed)) return null;
   if (parsed.error !== undefined && parsed.error !== null) {
     const error = parsed.error;
-    const message = isJsonObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error);
-    return { tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: message, done: false };
+    return errorPayload(isJsonObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error));
   }
+  // The flat error object older vLLM (and other OpenAI-compatible servers) stream.
+  if (isFlatErrorObject(parsed)) return errorPayload(parsed.message);
+  // Every vLLM chunk and body carries a choices array (the usage-only chunk an empty one).
+  const choices = parsed.choices;
+  if (!Array.isArray(choices)) return null;
   let text = '';
   let tokenBearing = false;
   let finishReason: string | null = null;
-  const choices = parsed.choices;
-  if (Array.isArray(choices)) {
-    for (const choice of choices) {
-      if (!isJsonObject(choice)) continue;
-      if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
-      if (typeof choice.text === 'string') {
-        text += choice.text;
-      } else if (isJsonObject(choice.delta)) {
-        const delta = choice.delta;
-        text += deltaText(delta);
-        if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) tokenBearing = true;
-      }
+  for (const choice of choices) {
+    if (!isJsonObject(choice)) continue;
+    if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
+    if (typeof choice.text === 'string') {
+      text += choice.text;
+    } else if (isJsonObject(choice.delta)) {
+      const delta = choice.delta;
+      text += deltaText(delta);
+      if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) tokenBearing = true;
     }
   }
   if (text !== '') tokenBearing = true;

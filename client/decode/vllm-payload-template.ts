@@ -166,32 +166,33 @@ const awkwardKey = (key: string): boolean => /^\d+$/.test(key) || key === '__pro
 
 /** The mirror of interpretVllmPayload's walk, on `parsed` and the template's nodes side by side. */
 function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTemplate | null {
-  if (!isJsonObject(parsed) || (parsed.error !== undefined && parsed.error !== null)) return null;
+  // Errors, flat errors and payloads without a choices array are the parse's to decide. A
+  // template never has a top-level `message`, so nothing matching it can be a flat error object
+  // (`{"object": "error", "message": …}`) whatever its `object` string says.
+  if (!isJsonObject(parsed) || (parsed.error !== undefined && parsed.error !== null) || parsed.message !== undefined || !Array.isArray(parsed.choices)) return null;
   const shape = buildJsonShapeTemplate(data);
   if (shape === null) return null;
   try {
     const textHoles: number[] = [];
     let finishHole = -1;
     let toolCalls = false;
-    const choices = parsed.choices;
-    if (Array.isArray(choices)) {
-      const choicesNode = child(shape.root, 'choices');
-      if (choicesNode?.kind !== 'array' || choicesNode.items.length !== choices.length) throw new Refused();
-      choices.forEach((choice: unknown, index) => {
-        if (!isJsonObject(choice)) return;
-        const choiceNode = choicesNode.items[index];
-        if (typeof choice.finish_reason === 'string') finishHole = stringHole(child(choiceNode, 'finish_reason'));
-        if (typeof choice.text === 'string') {
-          textHoles.push(stringHole(child(choiceNode, 'text')));
-        } else if (isJsonObject(choice.delta)) {
-          const delta = choice.delta;
-          for (const key of ['content', 'reasoning_content', 'reasoning']) {
-            if (typeof delta[key] === 'string') textHoles.push(stringHole(child(child(choiceNode, 'delta'), key)));
-          }
-          if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) toolCalls = true;
+    const choices: unknown[] = parsed.choices;
+    const choicesNode = child(shape.root, 'choices');
+    if (choicesNode?.kind !== 'array' || choicesNode.items.length !== choices.length) throw new Refused();
+    choices.forEach((choice: unknown, index) => {
+      if (!isJsonObject(choice)) return;
+      const choiceNode = choicesNode.items[index];
+      if (typeof choice.finish_reason === 'string') finishHole = stringHole(child(choiceNode, 'finish_reason'));
+      if (typeof choice.text === 'string') {
+        textHoles.push(stringHole(child(choiceNode, 'text')));
+      } else if (isJsonObject(choice.delta)) {
+        const delta = choice.delta;
+        for (const key of ['content', 'reasoning_content', 'reasoning']) {
+          if (typeof delta[key] === 'string') textHoles.push(stringHole(child(child(choiceNode, 'delta'), key)));
         }
-      });
-    }
+        if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) toolCalls = true;
+      }
+    });
     let usage: (Recipe & { kind: 'object' }) | null = null;
     if (isJsonObject(parsed.usage)) {
       const recipe = recipeOf(child(shape.root, 'usage') ?? { kind: 'literal', value: null });

@@ -28,14 +28,67 @@ export interface MeasureOptions {
   tokenizerFallback: boolean;
 }
 
-const ERROR_BODY_LIMIT = 4096;
-const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
+/** What the response's headers say, as far as the measurement cares. */
+export interface ResponseHeaderFacts {
+  /** Retry-After, kept in a refusal's failure message. */
+  retryAfter?: string | null;
+  /** Location, kept in a redirect's failure message (a POST is never followed). */
+  location?: string | null;
+  /** Content-Type, named when a streamed body cannot be read as the API's stream. */
+  contentType?: string | null;
+  /** Content-Encoding: the client asks for none, so any but identity is unreadable. */
+  contentEncoding?: string | null;
+}
 
-function toUsage(raw: Payload['usage']): Usage | null {
+const ERROR_BODY_LIMIT = 4096;
+/** How much of an unreadable body a failure message quotes. */
+const BODY_QUOTE_CHARS = 80;
+const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
+const USAGE_COUNTS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
+
+/**
+ * The payload's usage, null when it has none (or lacks the prompt or completion count), or — a
+ * string — why it is malformed: a count that is present must be a non-negative integer (DESIGN
+ * §4: nothing coerced; a negative or fractional N would make every rate a lie).
+ */
+function readUsage(raw: Payload['usage']): Usage | null | string {
   if (raw === null) return null;
+  for (const key of USAGE_COUNTS) {
+    const value = raw[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      const shown = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
+      return `usage.${key} is ${shown.slice(0, 80)}, not a non-negative integer`;
+    }
+  }
   const { prompt_tokens: p, completion_tokens: c, total_tokens: t } = raw;
   if (typeof p !== 'number' || typeof c !== 'number') return null;
   return { promptTokens: p, completionTokens: c, totalTokens: typeof t === 'number' ? t : p + c };
+}
+
+/**
+ * The message of an error body: `{"error": {"message"}}`, `{"error": "…"}`, a flat
+ * `{"message"}` or FastAPI's `{"detail"}`; null when the text is not JSON or has none of them.
+ */
+function errorMessageOf(text: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return null;
+  const { error, message, detail } = parsed as { error?: unknown; message?: unknown; detail?: unknown };
+  const inner = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error;
+  const candidate = inner ?? message ?? detail;
+  if (candidate === undefined || candidate === null) return null;
+  return typeof candidate === 'string' ? candidate : JSON.stringify(candidate);
+}
+
+/** An encoding the client can read: none, or identity (it never sends Accept-Encoding). */
+function readableEncoding(encoding: string | null | undefined): boolean {
+  const value = encoding?.trim().toLowerCase() ?? '';
+  return value === '' || value === 'identity';
 }
 
 /** Each measurer is its decoder's handler: no closure per request on the measuring path. */
@@ -46,7 +99,9 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   /** The body is a stream of payloads (requested, or the API always streams). */
   readonly #stream: boolean;
   #status: number | null = null;
-  #retryAfter: string | null = null;
+  #headers: ResponseHeaderFacts = {};
+  /** The body is in an encoding the client cannot read: it is not decoded at all. */
+  #unreadable = false;
   #firstByteMs: number | null = null;
   #lastDataMs: number | null = null;
   #failure: Failure | null = null;
@@ -54,6 +109,13 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #usage: Usage | null = null;
   #finishReason: string | null = null;
   #runningCompletion = 0;
+  /**
+   * Whether the server sends a running usage on every event, decided by the stream's first
+   * token-bearing event: usage there is continuous; usage that first appears later is the final count.
+   */
+  #continuousUsage: boolean | null = null;
+  /** Payloads the API's reading accepted (the terminator included). */
+  #payloads = 0;
   #source: TokensPerEventSource = 'continuous_usage';
   readonly #eventTimes: number[] = [];
   readonly #eventTokens: number[] = [];
@@ -73,6 +135,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
 
   /** For the decoder only: one complete SSE event. */
   onEvent(event: SseEvent): void {
+    if (event.event === 'error') return this.#onErrorEvent(event.data);
     this.#onEvent(event.data, event.atMs);
   }
 
@@ -86,43 +149,70 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#onEvent(object.text, object.atMs);
   }
 
-  /** `retryAfter`: the response's Retry-After header, kept in a refusal's failure message. */
-  response(status: number, retryAfter: string | null = null): void {
+  response(status: number, headers: ResponseHeaderFacts = {}): void {
     this.#status = status;
-    this.#retryAfter = retryAfter;
+    this.#headers = headers;
+    if (status >= 200 && status < 300 && !readableEncoding(headers.contentEncoding)) {
+      this.#unreadable = true;
+      this.#fail('malformed', `response has content-encoding ${JSON.stringify(headers.contentEncoding)}, which the client did not ask for and cannot read`);
+    }
   }
 
   data(chunk: Uint8Array, atMs: number): void {
     if (this.#firstByteMs === null) this.#firstByteMs = atMs;
     this.#lastDataMs = atMs;
+    if (this.#unreadable) return;
     const status = this.#status ?? 0;
     if (status < 200 || status >= 300 || !this.#stream) {
-      if (this.#bodyBytes < (this.#stream ? ERROR_BODY_LIMIT : Infinity)) {
-        this.#bodyChunks.push(Buffer.from(chunk));
-        this.#bodyBytes += chunk.byteLength;
-      }
+      if (this.#bodyBytes < (this.#stream ? ERROR_BODY_LIMIT : Infinity)) this.#keep(chunk);
       return;
     }
+    // Until the first payload is read, keep the body's start: if none ever is, the failure
+    // quotes it (an HTML error page, a JSON error, a non-streamed answer).
+    if (this.#payloads === 0 && this.#bodyBytes < ERROR_BODY_LIMIT) this.#keep(chunk);
     this.#decoder.feed(chunk, atMs);
+    if (this.#payloads > 0 && this.#bodyChunks.length > 0) this.#bodyChunks = [];
+  }
+
+  #keep(chunk: Uint8Array): void {
+    this.#bodyChunks.push(Buffer.from(chunk));
+    this.#bodyBytes += chunk.byteLength;
   }
 
   /** The response ended normally (all bytes read). */
   end(atMs: number): RequestRecord {
     const status = this.#status ?? 0;
     if (status < 200 || status >= 300) return this.#finish(atMs, this.#httpFailure(status));
+    if (this.#unreadable) return this.#finish(atMs, this.#failure);
     if (!this.#stream) return this.#finishBody(atMs);
     const pending = this.#decoder.end();
     if ('strayBytes' in pending) {
       if (pending.strayBytes > 0) this.#fail('malformed', `${pending.strayBytes} bytes between JSON objects are not JSON`);
       if (pending.pendingBytes > 0) this.#fail('truncated', `stream ended inside a JSON object (${pending.pendingBytes} bytes)`);
       if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) this.#fail('truncated', 'stream ended without its end-of-stream object');
-      return this.#finish(atMs, this.#failure);
-    }
-    if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) {
+    } else if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) {
       const detail = pending.pendingEvent || pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : '';
-      this.#fail('truncated', `stream ended without data: [DONE]${detail}`);
+      this.#fail('truncated', `stream ended without data: [DONE]${this.#payloads === 0 ? '' : detail}`);
     }
-    return this.#finish(atMs, this.#failure);
+    return this.#finish(atMs, this.#failure === null || this.#payloads > 0 ? this.#failure : this.#unreadStreamFailure(this.#failure));
+  }
+
+  /**
+   * A streamed body of which not one payload could be read: a JSON error body (a server that
+   * answers a stream request with `application/json` `{"error": …}`) is the server's error;
+   * anything else keeps its kind and names the content-type and the body's start, which say
+   * more than the decoder's view of bytes that were never an event stream.
+   */
+  #unreadStreamFailure(failure: Failure): Failure {
+    if (failure.kind !== 'truncated' && failure.kind !== 'malformed') return failure;
+    const contentType = this.#headers.contentType ?? null;
+    const body = Buffer.concat(this.#bodyChunks).toString('utf8');
+    if (contentType !== null && /^\s*application\/json\b/i.test(contentType)) {
+      const message = errorMessageOf(body);
+      if (message !== null) return { kind: 'stream_error', message };
+    }
+    const start = body.length === 0 ? 'an empty body' : `a body starting ${JSON.stringify(body.slice(0, BODY_QUOTE_CHARS))}`;
+    return { kind: failure.kind, message: `${failure.message}: content-type ${contentType ?? '(none)'}, ${start}` };
   }
 
   /** The request failed in transport (refused, reset, timed out). */
@@ -132,18 +222,34 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     return this.#finish(atMs, this.#failure);
   }
 
+  /** An SSE event named `error` is the server's in-stream error, whatever its data says. */
+  #onErrorEvent(data: string): void {
+    this.#lastEventIndex = -1;
+    this.#fail('stream_error', errorMessageOf(data) ?? (data.slice(0, 200) || 'an error event without data'));
+  }
+
   #onEvent(data: string, atMs: number): void {
     this.#lastEventIndex = -1;
-    if (this.#done) return;
     const payload = this.#options.api.interpret(data);
-    if (payload === null) return this.#fail('malformed', `event data is not a JSON object: ${data.slice(0, 200)}`);
+    if (payload === null) return this.#fail('malformed', `event data is not a payload this API sends: ${data.slice(0, 200)}`);
+    this.#payloads++;
     if (payload.done) {
       this.#done = true;
       return;
     }
     if (payload.error !== null) return this.#fail('stream_error', payload.error);
+    if (this.#done) {
+      // Tokens after the terminator: the stream is not what it claimed (a late usage or role chunk is harmless).
+      if (payload.tokenBearing) this.#fail('malformed', `a token-bearing payload came after the stream's terminator: ${data.slice(0, 200)}`);
+      return;
+    }
     if (payload.finishReason !== null) this.#finishReason = payload.finishReason;
-    const usage = toUsage(payload.usage);
+    const usage = readUsage(payload.usage);
+    if (typeof usage === 'string') return this.#fail('malformed', usage);
+    if (payload.tokenBearing) this.#continuousUsage ??= usage !== null;
+    if (usage !== null && this.#continuousUsage === true && usage.completionTokens < this.#runningCompletion) {
+      return this.#fail('malformed', `usage.completion_tokens went down from ${this.#runningCompletion} to ${usage.completionTokens} (a running usage never decreases)`);
+    }
     if (!payload.tokenBearing) {
       if (usage !== null) {
         this.#usage = usage;
@@ -159,11 +265,14 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     }
     if (usage !== null) {
       this.#usage = usage;
-      const delta = usage.completionTokens - this.#runningCompletion;
-      this.#runningCompletion = usage.completionTokens;
-      if (delta > 0) {
-        tokens = delta;
-        source = 'continuous_usage';
+      // Only a running usage counts this event's tokens; a final count on a later event does not.
+      if (this.#continuousUsage === true) {
+        const delta = usage.completionTokens - this.#runningCompletion;
+        this.#runningCompletion = usage.completionTokens;
+        if (delta > 0) {
+          tokens = delta;
+          source = 'continuous_usage';
+        }
       }
     }
     if (source === 'one_per_event' && this.#options.tokenizerFallback) {
@@ -182,26 +291,23 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
 
   #httpFailure(status: number): Failure {
     const body = Buffer.concat(this.#bodyChunks).toString('utf8');
-    let message = body.slice(0, 500);
-    try {
-      const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; detail?: unknown; message?: unknown };
-      const inner = typeof parsed.error === 'object' && parsed.error !== null ? parsed.error.message : parsed.error;
-      const candidate = inner ?? parsed.message ?? parsed.detail;
-      if (candidate !== undefined) message = typeof candidate === 'string' ? candidate : JSON.stringify(candidate);
-    } catch {
-      // Keep the raw body text as the message.
-    }
+    const parts = [errorMessageOf(body) ?? body.slice(0, 500)];
+    const { retryAfter, location } = this.#headers;
     // A 429 or 503 says when to come back; a gateway test wants to see it.
-    if (this.#retryAfter !== null) message += ` (Retry-After: ${this.#retryAfter})`;
-    return { kind: `http_${status}`, message };
+    if (status >= 400 && typeof retryAfter === 'string') parts.push(`(Retry-After: ${retryAfter})`);
+    // A redirect is never followed (the request is a POST): say where it pointed.
+    if (status >= 300 && status < 400) parts.push(typeof location === 'string' ? `(Location: ${location})` : '(no Location header)');
+    return { kind: `http_${status}`, message: parts.filter((part) => part !== '').join(' ') };
   }
 
   #finishBody(atMs: number): RequestRecord {
     const text = Buffer.concat(this.#bodyChunks).toString('utf8');
     const payload = this.#options.api.interpret(text);
-    if (payload === null || payload.done) return this.#finish(atMs, { kind: 'malformed', message: `response body is not a JSON object: ${text.slice(0, 200)}` });
+    if (payload === null || payload.done) return this.#finish(atMs, { kind: 'malformed', message: `response body is not a payload this API sends: ${text.slice(0, 200)}` });
     if (payload.error !== null) return this.#finish(atMs, { kind: 'stream_error', message: payload.error });
-    this.#usage = toUsage(payload.usage);
+    const usage = readUsage(payload.usage);
+    if (typeof usage === 'string') return this.#finish(atMs, { kind: 'malformed', message: usage });
+    this.#usage = usage;
     this.#finishReason = payload.finishReason;
     if (payload.tokenBearing) {
       // The one event's count, from the best source the body has (recorded as such).
@@ -254,7 +360,9 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       finishReason: this.#finishReason,
       metrics: null,
     };
-    if (failure === null) record.metrics = requestMetrics({ startMs: id.startMs, endMs, events, outputTokens });
+    // N = 0 from usage although events carried text: no output token to time (DESIGN §4 defines
+    // TTFT for ≥ 1 output token), so no TTFT and no gaps; the mismatch is counted above.
+    if (failure === null) record.metrics = requestMetrics({ startMs: id.startMs, endMs, events: outputTokens === 0 ? [] : events, outputTokens });
     this.#bodyChunks = [];
     return record;
   }

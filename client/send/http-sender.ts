@@ -33,6 +33,24 @@ export class RequestTimeout extends Error {
   }
 }
 
+function header(headers: IncomingHttpHeaders, name: string): string | null {
+  const value = headers[name];
+  return typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : null;
+}
+
+/**
+ * undici's own words, where they say too little. It destroys the socket with a bare "bad
+ * response" when a running request's answer starts with `100 Continue` (an interim response it
+ * only reads after an `Expect: 100-continue` we never send); RFC 9110 §15.2 has clients skip an
+ * unexpected 1xx, undici cannot.
+ */
+function transportMessage(error: Error): string {
+  if ((error as { code?: unknown }).code === 'UND_ERR_SOCKET' && error.message === 'bad response') {
+    return 'bad response: the server sent an unexpected interim response (100 Continue), which undici cannot read';
+  }
+  return error.message;
+}
+
 function classifyTransportError(error: Error, sawResponse: boolean): FailureKind {
   if (error instanceof RequestTimeout) return 'timeout';
   const code = (error as { code?: unknown }).code;
@@ -78,8 +96,12 @@ class MeasuredDispatch implements Dispatcher.DispatchHandler, InFlight {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.#sawResponse = true;
-    const retryAfter = statusCode >= 400 ? headers['retry-after'] : undefined;
-    this.#request.measurer.response(statusCode, typeof retryAfter === 'string' ? retryAfter : null);
+    this.#request.measurer.response(statusCode, {
+      retryAfter: header(headers, 'retry-after'),
+      location: header(headers, 'location'),
+      contentType: header(headers, 'content-type'),
+      contentEncoding: header(headers, 'content-encoding'),
+    });
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -94,7 +116,7 @@ class MeasuredDispatch implements Dispatcher.DispatchHandler, InFlight {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     const at = this.#clock.now();
     this.#reads.flush();
-    this.#request.settle(this.#request.measurer.error(classifyTransportError(error, this.#sawResponse), error.message, at));
+    this.#request.settle(this.#request.measurer.error(classifyTransportError(error, this.#sawResponse), transportMessage(error), at));
   }
 }
 

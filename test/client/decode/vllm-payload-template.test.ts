@@ -119,9 +119,12 @@ const payloadSkeletonArb: fc.Arbitrary<Skeleton> = fc.oneof(
     always('object', oneOf(STR)),
     always('created', oneOf(NUM)),
     always('model', oneOf(STR)),
-    sometimes('choices', fc.oneof({ weight: 8, arbitrary: fc.array(choiceArb, { maxLength: 3 }).map((items): Skeleton => ({ t: 'arr', items })) }, { weight: 1, arbitrary: anyLeaf })),
+    // Without a choices array a payload is malformed (null), and never a template.
+    rarely(always('choices', fc.oneof({ weight: 8, arbitrary: fc.array(choiceArb, { maxLength: 3 }).map((items): Skeleton => ({ t: 'arr', items })) }, { weight: 1, arbitrary: anyLeaf })), 6, null).map((entry) => entry ?? (['choices', { t: 'arr', items: [] }] as Entry)),
     sometimes('usage', usageArb),
     rarely(always('error', fc.oneof(oneOf(NULL, STR), objectArb([always('message', oneOf(STR)), sometimes('code', oneOf(NUM))]))), 10, null),
+    // The flat error object: `object` "error" (a string value below) with a string message.
+    rarely(always('message', oneOf(STR, STR, NUM)), 10, null),
   ]) },
   // Roots that are not objects, and empty objects.
   { weight: 1, arbitrary: fc.oneof(oneOf(STR, NUM, NULL), fc.constant<Skeleton>({ t: 'obj', entries: [] }), fc.array(anyLeaf, { maxLength: 2 }).map((items): Skeleton => ({ t: 'arr', items }))) },
@@ -129,7 +132,7 @@ const payloadSkeletonArb: fc.Arbitrary<Skeleton> = fc.oneof(
 
 /** String contents as they appear between the quotes (raw JSON): valid ones… */
 const validStringArb: fc.Arbitrary<string> = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom('', ' the', ' quick', 'a', ' 你好', 'é', '😀', 'length', 'stop', 'assistant', 'cmpl-8f14e45f', 'text_completion', 'chat.completion.chunk', 'm', '\ud800', '\u2028') },
+  { weight: 8, arbitrary: fc.constantFrom('', ' the', ' quick', 'a', ' 你好', 'é', '😀', 'length', 'stop', 'assistant', 'cmpl-8f14e45f', 'text_completion', 'chat.completion.chunk', 'error', 'm', '\ud800', '\u2028') },
   { weight: 4, arbitrary: fc.string({ maxLength: 6 }).map((s) => JSON.stringify(s).slice(1, -1)) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }).map((s) => JSON.stringify(s).slice(1, -1)) },
   { weight: 2, arbitrary: fc.constantFrom('\\n', '\\"', '\\\\', '\\/', '\\u00e9', '\\u00E9', '\\ud83d\\ude00', '\\ud800', '\\b\\f\\r\\t', 'x\\"y', '\u007f') },
@@ -354,6 +357,32 @@ describe('vLLM payload shape templates', () => {
       expect(interpretVllmPayload(error)?.error).toBe('boom');
     }
     expect(stats).toMatchObject({ hits: 0, refused: 6 });
+  });
+
+  it('never reads a flat error object or a payload without choices from a template', () => {
+    const chunk = (object: string, text: string): string => `{"id":"x","object":"${object}","message":"${text}","choices":[{"index":0,"text":"${text}"}]}`;
+    const noChoices = '{"id":"x","object":"text_completion"}';
+    for (let i = 0; i < 3; i++) {
+      expect(interpretVllmPayload(chunk('text_completion', 'a'))?.text).toBe('a');
+      expect(interpretVllmPayload(chunk('error', 'CUDA out of memory'))?.error).toBe('CUDA out of memory');
+      expect(interpretVllmPayload(noChoices)).toBeNull();
+      expect(interpretVllmPayload('{"id":"y","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}')?.usage).toStrictEqual({ prompt_tokens: 1, completion_tokens: 2 });
+    }
+    // Only the usage-only chunk (choices: []) became a template.
+    expect(stats).toMatchObject({ hits: 2, refused: 9 });
+  });
+
+  it('keeps usage values as sent on the template path too (the measurer judges them)', () => {
+    const chunk = (n: string): string => `{"id":"x","choices":[{"index":0,"text":"t"}],"usage":{"prompt_tokens":1,"completion_tokens":${n}}}`;
+    for (const n of ['1', '-5', '2.5', '"3"']) expectSamePayload(chunk(n));
+    expect(interpretVllmPayload(chunk('-5'))?.usage?.completion_tokens).toBe(-5);
+    expect(stats.hits).toBeGreaterThan(0);
+  });
+
+  it('takes [DONE] with trailing whitespace for the terminator, nothing else', () => {
+    for (const data of ['[DONE]', '[DONE] ', '[DONE]\t \r']) expect(interpretVllmPayload(data)?.done).toBe(true);
+    expect(interpretVllmPayload(' [DONE]')).toBeNull();
+    expect(interpretVllmPayload('[DONE]x')).toBeNull();
   });
 
   it('stops building templates when none of them is ever hit', () => {

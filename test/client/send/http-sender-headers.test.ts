@@ -1,0 +1,85 @@
+/**
+ * The sender hands the measurer what the response's head says (Location, Content-Type,
+ * Content-Encoding) and words undici's bare "bad response" for an unsolicited 100 Continue.
+ * A raw node:net server on 127.0.0.1 writes each answer byte for byte; every test sends one request.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realClock } from '../../../contracts/clock.ts';
+import { completionsApi } from '../../../client/apis/completions.ts';
+import { sendAndMeasure } from '../../../client/send/http-sender.ts';
+import type { RequestRecord } from '../../../client/record/request-record.ts';
+
+const SSE = 'data: {"id":"c","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","stop_reason":null}]}\n\ndata: [DONE]\n\n';
+
+/** Raw answers by request path. */
+const ANSWERS: Record<string, string> = {
+  '/redirect': 'HTTP/1.1 307 Temporary Redirect\r\nlocation: http://127.0.0.1:1/v1/completions\r\ncontent-length: 0\r\n\r\n',
+  '/continue': `HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: ${Buffer.byteLength(SSE)}\r\n\r\n${SSE}`,
+  '/gzip': 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip\r\ncontent-length: 4\r\n\r\n\x1f\x8b\x08\x00',
+  '/json-error': (() => {
+    const body = '{"error":{"message":"rate limit exceeded","type":"RateLimitError","param":null,"code":429}}';
+    return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+  })(),
+};
+
+let server: Server;
+let origin: string;
+const agent = new Agent({ connections: 4 });
+
+beforeAll(async () => {
+  server = createServer((socket: Socket) => {
+    let head = '';
+    socket.on('data', (bytes) => {
+      head += bytes.toString('latin1');
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const path = /^POST (\S+)/.exec(head)?.[1] ?? '';
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      if (head.length - end - 4 < length) return;
+      head = '';
+      socket.end(ANSWERS[path] ?? 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n', 'latin1');
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  origin = `http://127.0.0.1:${address.port}`;
+});
+
+afterAll(async () => {
+  await agent.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function send(path: string): Promise<RequestRecord> {
+  return sendAndMeasure(
+    agent,
+    realClock,
+    { origin, path, body: completionsApi.body({ model: 'm', prompt: 'p', maxTokens: 1, stream: true, usage: 'none' }), headers: { 'content-type': 'application/json' } },
+    { index: 0, requestId: 'r', stage: 0, warmup: false, scheduledMs: 0, promptTokens: 1 },
+    { api: completionsApi, stream: true, tokenizerFallback: false, timeoutMs: 10_000 },
+  );
+}
+
+describe('the sender passes the response head on', () => {
+  it('a redirect names its Location', async () => {
+    expect((await send('/redirect')).failure).toEqual({ kind: 'http_307', message: '(Location: http://127.0.0.1:1/v1/completions)' });
+  });
+
+  it('a content-encoding the client never asked for is malformed', async () => {
+    expect((await send('/gzip')).failure).toEqual({ kind: 'malformed', message: 'response has content-encoding "gzip", which the client did not ask for and cannot read' });
+  });
+
+  it('a 200 application/json error body to a stream request is a stream_error', async () => {
+    expect((await send('/json-error')).failure).toEqual({ kind: 'stream_error', message: 'rate limit exceeded' });
+  });
+
+  it('an unsolicited 100 Continue (which undici cannot read) is said so', async () => {
+    const record = await send('/continue');
+    expect(record.failure?.kind).toBe('disconnected');
+    expect(record.failure?.message).toBe('bad response: the server sent an unexpected interim response (100 Continue), which undici cannot read');
+  });
+});
