@@ -26,7 +26,10 @@ export interface StageSamplesJson {
   interChunkMs: PooledGapsJson;
   intraEventZeros: number;
   tokensPerEvent: Array<[number, number]>;
-  tokenCountSources: Record<string, number>;
+  /** Files written before these two existed have tokenCountSources (the same counts) and no output-token counts. */
+  tokensPerEventSources?: Record<string, number>;
+  outputTokensSources?: Record<string, number>;
+  tokenCountSources?: Record<string, number>;
   tokenCountMismatches: number;
   failuresByKind: Record<string, FailureKindSummary>;
 }
@@ -35,15 +38,27 @@ const SUCCESS_COLUMNS = ['latencyMs', 'ttftMs', 'tpotMs', 'ntpotMs', 'maxItlMs',
 const FAILURE_COLUMNS = ['latencyMs', 'promptTokens'] as const;
 export type SuccessColumn = (typeof SUCCESS_COLUMNS)[number];
 
-/** Epoch-ms extremes of the measured requests: all that throughput and achieved rate need. */
+/**
+ * Epoch-ms extremes of the measured requests: all that throughput, send duration and achieved
+ * rate need, plus the successes' own extremes (inference-perf's goodput divides by those).
+ */
 export interface MeasuredWindow {
   firstScheduledEpochMs: number | null;
   firstStartEpochMs: number | null;
   lastStartEpochMs: number | null;
   lastEndEpochMs: number | null;
+  firstSuccessStartEpochMs: number | null;
+  lastSuccessEndEpochMs: number | null;
 }
 
-const EMPTY_WINDOW: MeasuredWindow = { firstScheduledEpochMs: null, firstStartEpochMs: null, lastStartEpochMs: null, lastEndEpochMs: null };
+const EMPTY_WINDOW: MeasuredWindow = {
+  firstScheduledEpochMs: null,
+  firstStartEpochMs: null,
+  lastStartEpochMs: null,
+  lastEndEpochMs: null,
+  firstSuccessStartEpochMs: null,
+  lastSuccessEndEpochMs: null,
+};
 const minOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
 const maxOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
 
@@ -53,12 +68,18 @@ function widen(w: MeasuredWindow, other: MeasuredWindow): MeasuredWindow {
     firstStartEpochMs: minOf(w.firstStartEpochMs, other.firstStartEpochMs),
     lastStartEpochMs: maxOf(w.lastStartEpochMs, other.lastStartEpochMs),
     lastEndEpochMs: maxOf(w.lastEndEpochMs, other.lastEndEpochMs),
+    firstSuccessStartEpochMs: minOf(w.firstSuccessStartEpochMs, other.firstSuccessStartEpochMs),
+    lastSuccessEndEpochMs: maxOf(w.lastSuccessEndEpochMs, other.lastSuccessEndEpochMs),
   };
 }
 export type FailureColumn = (typeof FAILURE_COLUMNS)[number];
 
 /** Missing per-request values (TTFT without tokens, TPOT for N = 1) are NaN in columns, null in reports. */
 const orNaN = (x: number | null): number => (x === null ? Number.NaN : x);
+
+function tally(counts: Record<string, number>, key: string, count: number): void {
+  counts[key] = (counts[key] ?? 0) + count;
+}
 
 function columns<K extends string>(names: readonly K[]): Record<K, GrowableColumn> {
   const out = {} as Record<K, GrowableColumn>;
@@ -74,7 +95,10 @@ export class StageSamples {
   readonly interChunkMs: PooledGaps;
   intraEventZeros = 0;
   readonly tokensPerEvent = new Map<number, number>();
-  readonly tokenCountSources: Record<string, number> = {};
+  /** Requests by where their tokens-per-event counts came from (`tokens_per_event_source`). */
+  readonly tokensPerEventSources: Record<string, number> = {};
+  /** Requests by where their output token count N came from (`output_tokens_source`). */
+  readonly outputTokensSources: Record<string, number> = {};
   tokenCountMismatches = 0;
   readonly failuresByKind: Record<string, FailureKindSummary> = {};
 
@@ -87,9 +111,18 @@ export class StageSamples {
   add(record: RequestRecord, epochOf: (readingMs: number) => number): void {
     this.scheduleDelayMs.push(record.startMs - record.scheduledMs);
     const start = epochOf(record.startMs);
-    this.window = widen(this.window, { firstScheduledEpochMs: epochOf(record.scheduledMs), firstStartEpochMs: start, lastStartEpochMs: start, lastEndEpochMs: epochOf(record.endMs) });
+    const end = epochOf(record.endMs);
     const metrics = record.metrics;
-    if (record.failure !== null || metrics === null) {
+    const ok = record.failure === null && metrics !== null;
+    this.window = widen(this.window, {
+      firstScheduledEpochMs: epochOf(record.scheduledMs),
+      firstStartEpochMs: start,
+      lastStartEpochMs: start,
+      lastEndEpochMs: end,
+      firstSuccessStartEpochMs: ok ? start : null,
+      lastSuccessEndEpochMs: ok ? end : null,
+    });
+    if (!ok) {
       this.failure.latencyMs.push(record.endMs - record.startMs);
       this.failure.promptTokens.push(record.promptTokens);
       this.#addFailure(record.failure?.kind ?? 'malformed', record.failure?.message ?? 'no metrics');
@@ -127,7 +160,8 @@ export class StageSamples {
     s.maxItlMs.push(maxGap);
     s.promptTokens.push(record.promptTokens);
     s.outputTokens.push(record.outputTokens);
-    this.tokenCountSources[record.tokensPerEventSource] = (this.tokenCountSources[record.tokensPerEventSource] ?? 0) + 1;
+    tally(this.tokensPerEventSources, record.tokensPerEventSource, 1);
+    tally(this.outputTokensSources, record.outputTokensSource, 1);
     if (record.tokenCountMismatch) this.tokenCountMismatches++;
   }
 
@@ -176,7 +210,8 @@ export class StageSamples {
     this.interChunkMs.absorb(other.interChunkMs);
     this.intraEventZeros += other.intraEventZeros;
     for (const [tokens, count] of other.tokensPerEvent) this.tokensPerEvent.set(tokens, (this.tokensPerEvent.get(tokens) ?? 0) + count);
-    for (const [source, count] of Object.entries(other.tokenCountSources)) this.tokenCountSources[source] = (this.tokenCountSources[source] ?? 0) + count;
+    for (const [source, count] of Object.entries(other.tokensPerEventSources)) tally(this.tokensPerEventSources, source, count);
+    for (const [source, count] of Object.entries(other.outputTokensSources)) tally(this.outputTokensSources, source, count);
     this.tokenCountMismatches += other.tokenCountMismatches;
     for (const [kind, entry] of Object.entries(other.failuresByKind)) {
       const [first, ...rest] = entry.sample_messages;
@@ -207,7 +242,8 @@ export class StageSamples {
       interChunkMs: this.interChunkMs.toJSON(),
       intraEventZeros: this.intraEventZeros,
       tokensPerEvent: [...this.tokensPerEvent.entries()].sort((a, b) => a[0] - b[0]),
-      tokenCountSources: { ...this.tokenCountSources },
+      tokensPerEventSources: { ...this.tokensPerEventSources },
+      outputTokensSources: { ...this.outputTokensSources },
       tokenCountMismatches: this.tokenCountMismatches,
       failuresByKind: structuredClone(this.failuresByKind),
     };
@@ -225,7 +261,8 @@ export class StageSamples {
     samples.interChunkMs.absorb(PooledGaps.fromJSON(json.interChunkMs));
     samples.intraEventZeros = json.intraEventZeros;
     for (const [tokens, count] of json.tokensPerEvent) samples.tokensPerEvent.set(tokens, count);
-    Object.assign(samples.tokenCountSources, json.tokenCountSources);
+    Object.assign(samples.tokensPerEventSources, json.tokensPerEventSources ?? json.tokenCountSources);
+    Object.assign(samples.outputTokensSources, json.outputTokensSources);
     samples.tokenCountMismatches = json.tokenCountMismatches;
     Object.assign(samples.failuresByKind, structuredClone(json.failuresByKind));
     return samples;

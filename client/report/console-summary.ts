@@ -1,11 +1,12 @@
 /** The human-readable summary printed at the end of a run: per-stage lines, then the overall table. */
 import type { LifecycleReport, ReportDistribution } from './lifecycle-report.ts';
 
-const ms = (x: number | null): string => (x === null ? '—' : (x * 1000).toFixed(2));
+const ms = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : (x * 1000).toFixed(2));
 const num = (x: number | null | undefined, digits = 2): string => (x === null || x === undefined ? '—' : x.toFixed(digits));
 
-function row(name: string, d: ReportDistribution): string {
-  return `  ${name.padEnd(24)} ${ms(d.mean).padStart(10)} ${ms(d.p50).padStart(10)} ${ms(d.p90).padStart(10)} ${ms(d.p99).padStart(10)} ${ms(d.max).padStart(10)}`;
+/** An empty sample (null) prints dashes. */
+function row(name: string, d: ReportDistribution | null): string {
+  return `  ${name.padEnd(24)} ${ms(d?.mean).padStart(10)} ${ms(d?.median).padStart(10)} ${ms(d?.p90).padStart(10)} ${ms(d?.p99).padStart(10)} ${ms(d?.max).padStart(10)}`;
 }
 
 function intended(report: LifecycleReport): string {
@@ -22,14 +23,14 @@ export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<numb
     for (const [stage, r] of stages) {
       lines.push(
         `  stage ${stage}: ${r.load_summary.load_type ?? ''} ${intended(r)}, achieved ${num(r.load_summary.achieved_rate)} req/s, ` +
-          `schedule delay p99 ${ms(r.load_summary.schedule_delay.p99)} ms; ${r.successes.count} ok, ${r.failures.count} failed; ` +
-          `TTFT p50 ${ms(r.successes.latency.time_to_first_token.p50)} ms; ${num(r.successes.throughput.output_tokens_per_sec, 1)} output tok/s`,
+          `schedule delay p99 ${ms(r.load_summary.schedule_delay?.p99)} ms; ${r.successes.count} ok, ${r.failures.count} failed; ` +
+          `TTFT p50 ${ms(r.successes.latency.time_to_first_token?.median)} ms; ${num(r.successes.throughput.output_tokens_per_sec, 1)} output tok/s`,
       );
     }
   }
   lines.push(
     `requests: ${report.load_summary.count}  successes: ${s.count}  failures: ${report.failures.count}`,
-    `rate: ${intended(report)}, achieved ${num(report.load_summary.achieved_rate)} req/s; schedule delay p99 ${ms(report.load_summary.schedule_delay.p99)} ms`,
+    `rate: ${intended(report)}, achieved ${num(report.load_summary.achieved_rate)} req/s; schedule delay p99 ${ms(report.load_summary.schedule_delay?.p99)} ms`,
     `throughput: ${num(s.throughput.requests_per_sec)} req/s, ${num(s.throughput.output_tokens_per_sec, 1)} output tok/s, ${num(s.throughput.total_tokens_per_sec, 1)} total tok/s`,
     `  ${'latency (ms)'.padEnd(24)} ${'mean'.padStart(10)} ${'p50'.padStart(10)} ${'p90'.padStart(10)} ${'p99'.padStart(10)} ${'max'.padStart(10)}`,
     row('time to first token', s.latency.time_to_first_token),

@@ -3,10 +3,14 @@
  * every configured service-level objective, as a count, a fraction and a rate over the measured
  * window. A request without a value for a metric (TPOT of a one-token answer, ITL of a request
  * with one event) meets that objective vacuously — it cannot violate it.
+ *
+ * The same verdicts are written twice: our `goodput` block, and inference-perf's
+ * `successes.goodput_metrics` (its names, percentages, input + output tokens, and its time base:
+ * the successes' own [first start, last end]) so inference-perf's readers show them.
  */
 import type { StageSamples } from '../record/stage-samples.ts';
 
-/** Objectives in milliseconds; absent ones are not checked. */
+/** Objectives in milliseconds, as the config resolves them; absent ones are not checked. */
 export interface Slo {
   ttftMs?: number;
   tpotMs?: number;
@@ -16,53 +20,107 @@ export interface Slo {
   latencyMs?: number;
 }
 
+/** inference-perf's goodput constraint names (its `report.goodput.constraints` keys). */
+export type SloName = 'ttft' | 'tpot' | 'itl' | 'ntpot' | 'request_latency';
+
 export interface Goodput {
-  slo_ms: Slo;
+  /** The objectives in seconds, like every time in the report. */
+  slo: Partial<Record<SloName, number>>;
   good_requests: number;
   good_fraction: number | null;
   requests_per_sec: number | null;
   output_tokens_per_sec: number | null;
   /** How many successes missed each objective (a request can miss several). */
-  violations: Record<string, number>;
+  violations: Partial<Record<SloName, number>>;
 }
 
-const CHECKS: ReadonlyArray<[keyof Slo, 'ttftMs' | 'tpotMs' | 'maxItlMs' | 'ntpotMs' | 'latencyMs']> = [
-  ['ttftMs', 'ttftMs'],
-  ['tpotMs', 'tpotMs'],
-  ['itlMs', 'maxItlMs'],
-  ['ntpotMs', 'ntpotMs'],
-  ['latencyMs', 'latencyMs'],
+/**
+ * inference-perf's `successes.goodput_metrics`. Rates it cannot compute (a window of zero width)
+ * are left out rather than written as 0, so its readers fall back to their own default.
+ */
+export type GoodputMetrics = {
+  goodput_percentage: number;
+  request_goodput?: number;
+  token_goodput?: number;
+  good_requests: number;
+  total_requests: number;
+} & Partial<Record<`${SloName}_attainment_percentage`, number>>;
+
+export interface GoodputVerdicts {
+  goodput: Goodput;
+  /** Null when there is no success to judge (inference-perf then writes no block). */
+  goodputMetrics: GoodputMetrics | null;
+}
+
+const CHECKS: ReadonlyArray<[SloName, keyof Slo, 'ttftMs' | 'tpotMs' | 'maxItlMs' | 'ntpotMs' | 'latencyMs']> = [
+  ['ttft', 'ttftMs', 'ttftMs'],
+  ['tpot', 'tpotMs', 'tpotMs'],
+  ['itl', 'itlMs', 'maxItlMs'],
+  ['ntpot', 'ntpotMs', 'ntpotMs'],
+  ['request_latency', 'latencyMs', 'latencyMs'],
 ];
 
-export function goodput(samples: StageSamples, slo: Slo, windowMs: number): Goodput {
+const MS_PER_SECOND = 1000;
+
+/** `count / seconds`, or undefined when there is no window to divide by. */
+function perSecond(count: number, windowMs: number | null): number | undefined {
+  if (windowMs === null || !(windowMs > 0) || !Number.isFinite(windowMs)) return undefined;
+  return count / (windowMs / MS_PER_SECOND);
+}
+
+const span = (from: number | null, to: number | null): number | null => (from === null || to === null ? null : to - from);
+
+export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdicts {
   const n = samples.successCount;
-  const violations: Record<string, number> = {};
-  const active = CHECKS.filter(([key]) => slo[key] !== undefined).map(([key, column]) => [key, samples.success[column].view(), slo[key] as number] as const);
-  for (const [key] of active) violations[key] = 0;
+  const active = CHECKS.filter(([, key]) => slo[key] !== undefined).map(([name, key, column]) => [name, samples.success[column].view(), slo[key] as number] as const);
+  const violations: Partial<Record<SloName, number>> = {};
+  const sloSeconds: Partial<Record<SloName, number>> = {};
+  for (const [name, , limit] of active) {
+    violations[name] = 0;
+    sloSeconds[name] = limit / MS_PER_SECOND;
+  }
   const outputs = samples.success.outputTokens.view();
+  const prompts = samples.success.promptTokens.view();
   let good = 0;
-  let goodTokens = 0;
+  let goodOutputTokens = 0;
+  let goodPromptTokens = 0;
   for (let i = 0; i < n; i++) {
     let ok = true;
-    for (const [key, values, limit] of active) {
+    for (const [name, values, limit] of active) {
       const value = values[i] as number;
       if (!Number.isNaN(value) && value > limit) {
         ok = false;
-        violations[key] = (violations[key] ?? 0) + 1;
+        violations[name] = (violations[name] ?? 0) + 1;
       }
     }
     if (ok) {
       good++;
-      goodTokens += outputs[i] as number;
+      goodOutputTokens += outputs[i] as number;
+      goodPromptTokens += prompts[i] as number;
     }
   }
-  const seconds = windowMs / 1000;
-  return {
-    slo_ms: { ...slo },
+  const w = samples.window;
+  const measuredMs = span(w.firstStartEpochMs, w.lastEndEpochMs);
+  const goodputBlock: Goodput = {
+    slo: sloSeconds,
     good_requests: good,
     good_fraction: n > 0 ? good / n : null,
-    requests_per_sec: seconds > 0 && Number.isFinite(seconds) ? good / seconds : null,
-    output_tokens_per_sec: seconds > 0 && Number.isFinite(seconds) ? goodTokens / seconds : null,
+    requests_per_sec: perSecond(good, measuredMs) ?? null,
+    output_tokens_per_sec: perSecond(goodOutputTokens, measuredMs) ?? null,
     violations,
   };
+  if (n === 0) return { goodput: goodputBlock, goodputMetrics: null };
+
+  const successesMs = span(w.firstSuccessStartEpochMs, w.lastSuccessEndEpochMs);
+  const requestGoodput = perSecond(good, successesMs);
+  const tokenGoodput = perSecond(goodPromptTokens + goodOutputTokens, successesMs);
+  const metrics: GoodputMetrics = {
+    goodput_percentage: (good / n) * 100,
+    ...(requestGoodput === undefined ? {} : { request_goodput: requestGoodput }),
+    ...(tokenGoodput === undefined ? {} : { token_goodput: tokenGoodput }),
+    good_requests: good,
+    total_requests: n,
+  };
+  for (const [name] of active) metrics[`${name}_attainment_percentage`] = ((n - (violations[name] ?? 0)) / n) * 100;
+  return { goodput: goodputBlock, goodputMetrics: metrics };
 }

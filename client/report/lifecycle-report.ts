@@ -1,32 +1,40 @@
 /**
  * inference-perf's lifecycle report (summary_lifecycle_metrics.json and
  * stage_N_lifecycle_metrics.json), pure from a stage's raw samples. Times in seconds, lengths in
- * tokens; every distribution is {mean, min, max, p10, p50, p90, p99}; empty samples are null,
- * never 0 or NaN.
+ * tokens; every distribution is {mean, min, max, p10, p50, median, p90, p99} (`median` is
+ * inference-perf's name for p50, `p50` the older one; both are written); an empty sample is
+ * null as a whole, as inference-perf writes it — never 0 or NaN.
  */
 import { throughput } from '../../contracts/metrics.ts';
 import { distribution, type Distribution } from '../../contracts/stats.ts';
 import type { RequestRecord } from '../record/request-record.ts';
 import { StageSamples, type FailureKindSummary } from '../record/stage-samples.ts';
-import { goodput, type Goodput, type Slo } from './goodput.ts';
+import { evaluateGoodput, type Goodput, type GoodputMetrics, type Slo } from './goodput.ts';
 
+/** A non-empty sample's statistics (an empty one is null in the report). */
 export interface ReportDistribution {
-  mean: number | null;
-  min: number | null;
-  max: number | null;
-  p10: number | null;
-  p50: number | null;
-  p90: number | null;
-  p99: number | null;
+  mean: number;
+  min: number;
+  max: number;
+  p10: number;
+  p50: number;
+  /** The same value as p50, under inference-perf's current name. */
+  median: number;
+  p90: number;
+  p99: number;
 }
 
 export interface LoadSummary {
   count: number;
-  schedule_delay: ReportDistribution;
+  schedule_delay: ReportDistribution | null;
+  /** Last start − first start of the stage's measured requests, in seconds (inference-perf's definition). */
   send_duration: number | null;
   intended_rate: number | null;
-  /** inference-perf's name for intended_rate (its analyze and console summary read this key). */
-  requested_rate: number | null;
+  /**
+   * inference-perf's name for intended_rate (its analyze and console summary read this key).
+   * Left out when the load has no intended rate (a closed loop): its readers then use their default.
+   */
+  requested_rate?: number;
   achieved_rate: number | null;
   /** Closed-loop stages: the number of requests held in flight. */
   concurrency?: number | null;
@@ -38,12 +46,12 @@ export interface LifecycleReport {
   successes: {
     count: number;
     latency: {
-      request_latency: ReportDistribution;
-      normalized_time_per_output_token: ReportDistribution;
-      time_per_output_token: ReportDistribution;
-      time_to_first_token: ReportDistribution;
-      inter_token_latency: ReportDistribution;
-      inter_chunk_latency: ReportDistribution;
+      request_latency: ReportDistribution | null;
+      normalized_time_per_output_token: ReportDistribution | null;
+      time_per_output_token: ReportDistribution | null;
+      time_to_first_token: ReportDistribution | null;
+      inter_token_latency: ReportDistribution | null;
+      inter_chunk_latency: ReportDistribution | null;
     };
     throughput: {
       input_tokens_per_sec: number | null;
@@ -51,30 +59,37 @@ export interface LifecycleReport {
       total_tokens_per_sec: number | null;
       requests_per_sec: number | null;
     };
-    prompt_len: ReportDistribution;
-    output_len: ReportDistribution;
-    tokens_per_event: ReportDistribution;
-    token_count_source: Record<string, number>;
+    prompt_len: ReportDistribution | null;
+    output_len: ReportDistribution | null;
+    tokens_per_event: ReportDistribution | null;
+    /** Successes by where their tokens-per-event counts came from. */
+    tokens_per_event_source: Record<string, number>;
+    /** Successes by where their output token count N came from (`usage` or `events`). */
+    output_tokens_source: Record<string, number>;
     token_count_mismatches: number;
     /** How pooled ITL / inter-chunk latency were computed: every raw gap, or the ±0.5 % sketch of a very large run. */
     pooled_latency_samples: 'exact' | 'sketch';
+    /** inference-perf's goodput block, when SLOs are set and there is a success to judge. */
+    goodput_metrics?: GoodputMetrics;
   };
   goodput?: Goodput;
   failures: {
     count: number;
     by_kind: Record<string, FailureKindSummary>;
-    request_latency: ReportDistribution;
-    prompt_len: ReportDistribution;
+    request_latency: ReportDistribution | null;
+    prompt_len: ReportDistribution | null;
   };
 }
 
 /** Milliseconds → seconds by division: correctly rounded, so a report's p50 is exactly numpy's p50(ms) / 1000 (× 0.001 can be off by an ulp). */
 const MS_PER_SECOND = 1000;
 
-function summarize(values: ArrayLike<number> | Distribution, divisor = 1): ReportDistribution {
+function summarize(values: ArrayLike<number> | Distribution, divisor = 1): ReportDistribution | null {
   const d = 'p99' in values ? values : distribution(values);
-  const s = (x: number | null): number | null => (x === null ? null : x / divisor);
-  return { mean: s(d.mean), min: s(d.min), max: s(d.max), p10: s(d.p10), p50: s(d.p50), p90: s(d.p90), p99: s(d.p99) };
+  // A distribution is all-null exactly when its sample is empty.
+  if (d.mean === null || d.min === null || d.max === null || d.p10 === null || d.p50 === null || d.p90 === null || d.p99 === null) return null;
+  const p50 = d.p50 / divisor;
+  return { mean: d.mean / divisor, min: d.min / divisor, max: d.max / divisor, p10: d.p10 / divisor, p50, median: p50, p90: d.p90 / divisor, p99: d.p99 / divisor };
 }
 
 /** The defined (non-NaN) values of a column. */
@@ -125,16 +140,19 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     measuredCount > 0
       ? throughput(windowStart, windowEnd, samples.successCount, inputTokens, outputTokens)
       : { inputTokensPerSec: null, outputTokensPerSec: null, totalTokensPerSec: null, requestsPerSec: null };
-  const sendSeconds = measuredCount > 0 ? (lastStart - firstScheduled) / MS_PER_SECOND : null;
+  const sendDuration = measuredCount > 0 ? (lastStart - windowStart) / MS_PER_SECOND : null;
+  // Achieved rate counts from the first *scheduled* time, so a client late with its first send shows it.
+  const sendSpan = measuredCount > 0 ? (lastStart - firstScheduled) / MS_PER_SECOND : null;
+  const intendedRate = context.intendedRate;
 
   const report: LifecycleReport = {
     load_summary: {
       count: measuredCount,
       schedule_delay: summarize(samples.scheduleDelayMs.view(), MS_PER_SECOND),
-      send_duration: sendSeconds,
-      intended_rate: context.intendedRate,
-      requested_rate: context.intendedRate,
-      achieved_rate: sendSeconds !== null && sendSeconds > 0 && measuredCount > 1 ? (measuredCount - 1) / sendSeconds : null,
+      send_duration: sendDuration,
+      intended_rate: intendedRate,
+      ...(intendedRate === null ? {} : { requested_rate: intendedRate }),
+      achieved_rate: sendSpan !== null && sendSpan > 0 && measuredCount > 1 ? (measuredCount - 1) / sendSpan : null,
       ...(context.concurrency !== undefined ? { concurrency: context.concurrency } : {}),
       ...(context.loadType !== undefined ? { load_type: context.loadType } : {}),
     },
@@ -157,7 +175,8 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
       prompt_len: summarize(s.promptTokens.view()),
       output_len: summarize(s.outputTokens.view()),
       tokens_per_event: summarize(expandCounts(samples.tokensPerEvent)),
-      token_count_source: { ...samples.tokenCountSources },
+      tokens_per_event_source: { ...samples.tokensPerEventSources },
+      output_tokens_source: { ...samples.outputTokensSources },
       token_count_mismatches: samples.tokenCountMismatches,
       pooled_latency_samples: samples.interChunkMs.isExact ? 'exact' : 'sketch',
     },
@@ -168,7 +187,11 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
       prompt_len: summarize(samples.failure.promptTokens.view()),
     },
   };
-  if (context.slo) report.goodput = goodput(samples, context.slo, windowEnd - windowStart);
+  if (context.slo) {
+    const verdicts = evaluateGoodput(samples, context.slo);
+    if (verdicts.goodputMetrics !== null) report.successes.goodput_metrics = verdicts.goodputMetrics;
+    report.goodput = verdicts.goodput;
+  }
   return report;
 }
 

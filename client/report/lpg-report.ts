@@ -39,7 +39,25 @@ export const LPG_JETSTREAM_METRICS = [
   'jetstream_time_per_request',
 ] as const;
 
-export const LPG_VLLM_METRICS = ['vllm:gpu_cache_usage_perc', 'vllm:num_requests_waiting'] as const;
+/**
+ * What the archived generator (ai-on-gke HEAD, metrics_to_scrape) asks vLLM for, in its order.
+ * A metric the server does not export is left out of the report, as the generator leaves out a
+ * query that answers nothing (benchtruth's server has no num_requests_swapped or
+ * iteration_tokens_total).
+ */
+export const LPG_VLLM_METRICS = [
+  'vllm:gpu_cache_usage_perc',
+  'vllm:num_requests_waiting',
+  'vllm:num_requests_running',
+  'vllm:num_requests_swapped',
+  'vllm:time_to_first_token_seconds',
+  'vllm:time_per_output_token_seconds',
+  'vllm:request_queue_time_seconds',
+  'vllm:request_inference_time_seconds',
+  'vllm:request_prompt_tokens',
+  'vllm:request_generation_tokens',
+  'vllm:iteration_tokens_total',
+] as const;
 
 /**
  * Newer names a metric the generator asks for may be scraped under: vLLM 0.11 (and our server)
@@ -313,30 +331,61 @@ export function lpgFileName(report: LpgReport, requestRate: number | null, prefi
   return `${prefix}-${report.dimensions.backend}-${rate}qps-${report.dimensions.date}-${report.dimensions.model_id.replaceAll('/', '-')}.json`;
 }
 
-/** Everything a run knows, turned into the generator's report and its file name. */
+/**
+ * One LPG file's worth of a run. The generator runs one request rate per file (its
+ * latency_throughput_curve.sh sweeps rates by running it once per rate), so a run's measured
+ * stages are grouped by rate: each open-loop rate gets its own file (stages repeating a rate
+ * share it), and closed-loop stages, which have no request rate, share one file under `inf`.
+ */
+export interface LpgGroup {
+  /** Requests/s; null for closed-loop stages (named `inf`, as the generator names its one unpaced load). */
+  requestRate: number | null;
+  stages: number[];
+}
+
+export function lpgGroups(stageRates: ReadonlyMap<number, number | null>): LpgGroup[] {
+  const groups: LpgGroup[] = [];
+  for (const [stage, rate] of [...stageRates].filter(([s]) => s >= 0).sort((a, b) => a[0] - b[0])) {
+    const requestRate = rate !== null && Number.isFinite(rate) ? rate : null;
+    const group = groups.find((g) => g.requestRate === requestRate);
+    if (group === undefined) groups.push({ requestRate, stages: [stage] });
+    else group.stages.push(stage);
+  }
+  return groups;
+}
+
+/** Everything a run knows, turned into the generator's reports and their file names. */
 export interface LpgRunContext {
   api: string;
   stream: boolean;
-  requestRate: number | null;
   model: string;
   tokenizerId?: string;
+  /** The run's start: a file's date when its stages measured nothing. */
   startEpochMs: number;
   stages: ReadonlyMap<number, StageSamples>;
-  serverMetrics: ServerMetricsSummary | null;
+  /** Each measured stage's intended requests/s; null for a closed loop. */
+  stageRates: ReadonlyMap<number, number | null>;
+  /** The server-metrics summary over exactly these stages' scrapes; absent or null when nothing was scraped. */
+  serverMetricsOver?: ((stages: readonly number[]) => ServerMetricsSummary | null) | null;
 }
 
-export function lpgReportForRun(run: LpgRunContext): { fileName: string; report: LpgReport } {
+export function lpgReportsForRun(run: LpgRunContext): Array<{ fileName: string; report: LpgReport }> {
   const backend = run.api.startsWith('jetstream') ? 'jetstream' : 'vllm';
-  const report = lpgReport({
-    samples: lpgSamplesFromStages(run.stages),
-    requestRate: run.requestRate,
-    // JetStream's HTTP and gRPC surfaces always stream.
-    stream: run.stream || run.api === 'jetstream-http' || run.api === 'jetstream-grpc',
-    backend,
-    modelId: run.model,
-    tokenizerId: run.tokenizerId ?? run.model,
-    startEpochMs: run.startEpochMs,
-    serverMetrics: run.serverMetrics,
+  return lpgGroups(run.stageRates).map(({ requestRate, stages }) => {
+    const samples = new Map(stages.flatMap((stage) => (run.stages.has(stage) ? [[stage, run.stages.get(stage) as StageSamples] as const] : [])));
+    // Each file's date is when its own requests started, as each generator run stamps its own.
+    const starts = [...samples.values()].map((s) => s.window.firstStartEpochMs).filter((ms): ms is number => ms !== null);
+    const report = lpgReport({
+      samples: lpgSamplesFromStages(samples),
+      requestRate,
+      // JetStream's HTTP and gRPC surfaces always stream.
+      stream: run.stream || run.api === 'jetstream-http' || run.api === 'jetstream-grpc',
+      backend,
+      modelId: run.model,
+      tokenizerId: run.tokenizerId ?? run.model,
+      startEpochMs: starts.length > 0 ? Math.min(...starts) : run.startEpochMs,
+      serverMetrics: run.serverMetricsOver?.(stages) ?? null,
+    });
+    return { fileName: lpgFileName(report, requestRate), report };
   });
-  return { fileName: lpgFileName(report, run.requestRate), report };
 }

@@ -99,3 +99,73 @@ export function recordFromLine(line: string): RequestRecord {
     metrics: json.error === null ? requestMetrics({ startMs, endMs, events, outputTokens: json.output_tokens }) : null,
   };
 }
+
+/** One entry of per_request_lifecycle_metrics.json, in inference-perf's per-request layout. */
+export interface PerRequestEntry {
+  /** Epoch seconds (inference-perf's are on its own perf_counter clock; epoch lines shards up). */
+  start_time: number;
+  end_time: number;
+  /** Bodies are not kept (a finished request keeps 64 bytes, not its text). */
+  request: null;
+  response: null;
+  info: {
+    request_metrics: { text: { input_tokens: number } };
+    response_metrics: {
+      output_tokens: number;
+      server_usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+      response_chunks: [];
+      /** Arrival of each token-bearing event, epoch seconds. */
+      chunk_times: number[];
+      /** Each output token at its event's arrival, epoch seconds. */
+      output_token_times: number[];
+    };
+    extra_info: { request_id: string; index: number; stage: number; model: string | null; status: number | null; finish_reason: string | null; output_tokens_source: string; tokens_per_event_source: string };
+    lora_adapter: null;
+    labels: Record<string, never>;
+    /** inference-perf's deprecated top-level mirror of request_metrics.text.input_tokens. */
+    input_tokens: number;
+  };
+  error: { error_type: string; error_msg: string } | null;
+}
+
+/**
+ * The per-request entry of a requests.jsonl line, or null for a line the summary leaves out
+ * (warm-up, or a sweep's probe at stage −1): inference-perf's per-request file holds exactly
+ * the requests its reports count.
+ */
+export function perRequestEntry(line: string): PerRequestEntry | null {
+  const json = JSON.parse(line) as RequestLineJson;
+  if (json.warmup || json.stage < 0) return null;
+  const seconds = (rel: number): number => (json.run_origin_epoch_ms + rel) / 1000;
+  const chunkTimes: number[] = [];
+  const tokenTimes: number[] = [];
+  for (const [at, tokens] of json.token_events) {
+    const t = seconds(at);
+    chunkTimes.push(t);
+    for (let i = 0; i < tokens; i++) tokenTimes.push(t);
+  }
+  return {
+    start_time: seconds(json.start_ms),
+    end_time: seconds(json.end_ms),
+    request: null,
+    response: null,
+    info: {
+      request_metrics: { text: { input_tokens: json.prompt_tokens } },
+      response_metrics: { output_tokens: json.output_tokens, server_usage: json.usage, response_chunks: [], chunk_times: chunkTimes, output_token_times: tokenTimes },
+      extra_info: {
+        request_id: json.request_id,
+        index: json.index,
+        stage: json.stage,
+        model: json.model,
+        status: json.status,
+        finish_reason: json.finish_reason,
+        output_tokens_source: json.output_tokens_source,
+        tokens_per_event_source: json.tokens_per_event_source,
+      },
+      lora_adapter: null,
+      labels: {},
+      input_tokens: json.prompt_tokens,
+    },
+    error: json.error === null ? null : { error_type: json.error.kind, error_msg: json.error.message },
+  };
+}

@@ -60,6 +60,7 @@ export function checkShardSet(inputs: readonly ShardInput[]): { warnings: string
     if (run.shard_count !== first.run.shard_count) differ('shard count', first.run.shard_count, run.shard_count);
     if (run.config_hash !== first.run.config_hash) differ('load/data/API settings differ, config hash', first.run.config_hash, run.config_hash);
     for (const shard of run.shards) {
+      if (!Number.isInteger(shard) || shard < 0 || shard >= run.shard_count) throw new Error(`${dir}: shard ${shard} is outside 0..${run.shard_count - 1} of its ${run.shard_count} shards`);
       const seen = owner.get(shard);
       if (seen !== undefined) throw new Error(`shard ${shard}/${run.shard_count} is given twice (${seen} and ${dir}); each shard may be merged once`);
       owner.set(shard, dir);

@@ -1,12 +1,14 @@
 /**
  * The files of a run directory: requests.jsonl written as requests finish (and, on request,
- * per_request_lifecycle_metrics.json streamed the same way), then the summary, one file per
+ * per_request_lifecycle_metrics.json streamed the same way, in inference-perf's per-request
+ * layout and holding only the requests the summary counts), then the summary, one file per
  * stage, server-metric summaries and raw_samples.json (what `benchtruth merge` reads).
  */
 import { accessSync, constants, createWriteStream, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CliError } from '../../contracts/cli-error.ts';
 import type { LifecycleReport } from './lifecycle-report.ts';
+import { perRequestEntry } from './request-line.ts';
 
 export interface RunOutput {
   writeLine(line: string): void;
@@ -90,8 +92,9 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
   return {
     writeLine(line) {
       lines.write(`${line}\n`);
-      if (perRequestFile !== null) {
-        perRequestFile.write(`${first ? '\n' : ',\n'}  ${line}`);
+      const entry = perRequestFile === null ? null : perRequestEntry(line);
+      if (perRequestFile !== null && entry !== null) {
+        perRequestFile.write(`${first ? '\n' : ',\n'}  ${JSON.stringify(entry)}`);
         first = false;
       }
     },

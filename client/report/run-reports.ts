@@ -3,6 +3,7 @@
  * into the summary and stage reports, used by a single process, by worker threads' merged
  * samples and by `benchtruth merge` over shard directories alike.
  */
+import { z } from 'zod';
 import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
 import type { Slo } from './goodput.ts';
 import type { RunIdentity } from './run-identity.ts';
@@ -25,6 +26,16 @@ export interface RawSamplesFile {
   run?: RunIdentity | null;
   slo: Slo | null;
   stages: Array<{ stage: number; context: StageContext; samples: StageSamplesJson }>;
+  /** Present when the run wrote the latency profile generator's report, so `merge` can rebuild it. */
+  lpg?: LpgRunInfo;
+}
+
+/** What an LPG report needs beyond the samples (see lpg-report.ts LpgRunContext). */
+export interface LpgRunInfo {
+  api: string;
+  stream: boolean;
+  model: string;
+  startEpochMs: number;
 }
 
 function contextOf(stage: StageContext, slo: Slo | null): ReportContext {
@@ -53,6 +64,90 @@ export function rawSamplesFile(samples: ReadonlyMap<number, StageSamples>, conte
     .sort((a, b) => a - b)
     .map((stage) => ({ stage, context: contexts.get(stage)!, samples: (samples.get(stage) ?? new StageSamples()).toJSON() }));
   return { version: 1, run, slo, stages };
+}
+
+/*
+ * The shape of a raw_samples.json read back (by `benchtruth merge`): a file is checked whole
+ * before any of it is used, so a corrupt shard is one line naming the field, never a JS error
+ * or a silently dropped stage. Objects are loose where newer writers may add fields.
+ */
+const whole = z.number().int().nonnegative();
+const column = z.array(z.number().nullable());
+const counts = z.record(z.string(), whole);
+const pair = z.tuple([z.number(), z.number()]);
+const samplesSchema = z.looseObject({
+  version: z.literal(1),
+  success: z.looseObject({ latencyMs: column, ttftMs: column, tpotMs: column, ntpotMs: column, maxItlMs: column, promptTokens: column, outputTokens: column }),
+  scheduleDelayMs: z.array(z.number()),
+  window: z.record(z.string(), z.number().nullable()),
+  failure: z.looseObject({ latencyMs: column, promptTokens: column }),
+  interChunkMs: z.looseObject({
+    exact: z.array(z.number()).nullable(),
+    sketch: z
+      .looseObject({ zeros: whole, buckets: z.array(pair), sum: z.number(), sumSquares: z.number(), min: z.number().nullable(), max: z.number().nullable(), count: whole })
+      .nullable(),
+  }),
+  intraEventZeros: whole,
+  tokensPerEvent: z.array(pair),
+  tokensPerEventSources: counts.optional(),
+  outputTokensSources: counts.optional(),
+  tokenCountSources: counts.optional(),
+  tokenCountMismatches: whole,
+  failuresByKind: z.record(z.string(), z.looseObject({ count: whole, sample_messages: z.array(z.string()) })),
+});
+const runSchema = z
+  .strictObject({ seed: whole, shards: z.array(whole).min(1), shard_count: z.number().int().min(1), config_hash: z.string().min(1) })
+  .superRefine((run, ctx) => {
+    const outside = run.shards.find((shard) => shard >= run.shard_count);
+    if (outside !== undefined) ctx.addIssue({ code: 'custom', path: ['shards'], message: `shard ${outside} is not below shard_count ${run.shard_count}` });
+    if (new Set(run.shards).size !== run.shards.length) ctx.addIssue({ code: 'custom', path: ['shards'], message: 'a shard is listed twice' });
+  });
+const sloMs = z.number().nonnegative().optional();
+const rawSamplesSchema = z.looseObject({
+  version: z.literal(1),
+  run: runSchema.nullable().optional(),
+  slo: z.strictObject({ ttftMs: sloMs, tpotMs: sloMs, itlMs: sloMs, ntpotMs: sloMs, latencyMs: sloMs }).nullable(),
+  stages: z
+    .array(
+      z.looseObject({
+        stage: z.number().int().min(-1),
+        context: z.strictObject({ loadType: z.string().min(1), intendedRate: z.number().nonnegative().nullable(), concurrency: z.number().int().nonnegative().nullable() }),
+        samples: samplesSchema,
+      }),
+    )
+    .superRefine((stages, ctx) => {
+      const seen = new Set<number>();
+      stages.forEach((entry, i) => {
+        if (seen.has(entry.stage)) ctx.addIssue({ code: 'custom', path: [i, 'stage'], message: `stage ${entry.stage} appears twice` });
+        seen.add(entry.stage);
+      });
+    }),
+  lpg: z.strictObject({ api: z.string(), stream: z.boolean(), model: z.string(), startEpochMs: z.number() }).optional(),
+});
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 30 ? `${value.slice(0, 30)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/**
+ * A parsed raw_samples.json checked against its schema; throws one line naming the first bad
+ * field (`stages.0.context: expected object, got null`).
+ */
+export function parseRawSamplesFile(json: unknown): RawSamplesFile {
+  const result = rawSamplesSchema.safeParse(json, { reportInput: true });
+  // The schema checks what merging reads; the loose parts (window keys, newer fields) are the writer's types.
+  if (result.success) return result.data as unknown as RawSamplesFile;
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const field = issue.path.map(String).join('.') || '(top level)';
+  if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.input === undefined) throw new Error(`missing field ${field}`);
+  if (issue.code === 'invalid_type') throw new Error(`${field}: expected ${issue.expected}, got ${describeJson(issue.input)}`);
+  if (issue.code === 'invalid_value' && issue.path.at(-1) === 'version') throw new Error(`${field}: unsupported version ${describeJson(issue.input)} (this benchtruth reads version 1)`);
+  if (issue.code === 'unrecognized_keys') throw new Error(`${field}: unknown field ${issue.keys.join(', ')}`);
+  throw new Error(`${field}: ${issue.message}`);
 }
 
 /** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */

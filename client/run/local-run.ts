@@ -14,7 +14,7 @@ import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import type { BenchOptions } from './bench-options.ts';
 import { enforceDeadline, graceExpired } from './request-deadline.ts';
 import type { RequestSender } from './request-sender.ts';
-import { runStage, type StageShare } from './stage-runner.ts';
+import { hasWarmup, runStage, type StagePhase, type StageShare } from './stage-runner.ts';
 
 const TIMEOUT_SWEEP_MS = 50;
 /** Longest a stage waits for the server-metrics scrape that brackets it (a slow endpoint must not hold the run). */
@@ -57,15 +57,17 @@ export interface LocalRunInput {
   /** Where measured samples are folded (a worker hands them on in pieces); default a new map. */
   samples?: Map<number, StageSamples>;
   /**
-   * A stage starts and ends; a returned promise (the server-metrics scrape taken there) is
-   * awaited, up to STAGE_MARK_WAIT_MS, so that scrape brackets exactly the stage's requests.
+   * A stage's measured part starts (after its warm-up has drained) and the stage ends; a
+   * returned promise (the server-metrics scrape taken there) is awaited, up to
+   * STAGE_MARK_WAIT_MS, so that scrape brackets exactly the stage's measured requests.
    */
   onStage?: (stage: number, phase: 'start' | 'end') => Promise<void> | undefined;
   /**
-   * Where each stage's schedule starts (a clock reading; null: stop). Worker threads wait here
-   * for the shared start every worker anchors on; default: each stage starts when the last ends.
+   * Where a stage's schedule starts (a clock reading; null: stop): its warm-up phase, when it
+   * has one, then its measured part. Worker threads wait here for the shared start every
+   * worker anchors on; default: each part starts when the one before it has drained.
    */
-  stageOrigin?: (stage: number) => Promise<number | null>;
+  stageOrigin?: (stage: number, phase: StagePhase) => Promise<number | null>;
 }
 
 export interface LocalRunOutput {
@@ -123,6 +125,13 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     input.onRecord?.(record);
   };
 
+  const measuredStart = async (stage: number): Promise<number | null | undefined> => {
+    const origin = input.stageOrigin === undefined ? undefined : await input.stageOrigin(stage, 'measured');
+    if (origin === null || signal.aborted) return null;
+    await settledWithin(input.onStage?.(stage, 'start'), STAGE_MARK_WAIT_MS);
+    return origin;
+  };
+
   const sweep = setInterval(() => {
     const now = clock.now();
     for (const handle of inFlight) if (now >= handle.deadlineMs) handle.abort(new RequestTimeout(options.timeoutMs));
@@ -147,10 +156,12 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   try {
     for (const plan of input.plans) {
       if (signal.aborted) break;
-      const origin = input.stageOrigin === undefined ? undefined : await input.stageOrigin(plan.stage);
+      const warm = hasWarmup(plan);
+      const origin = input.stageOrigin === undefined ? undefined : await input.stageOrigin(plan.stage, warm ? 'warmup' : 'measured');
       if (origin === null || signal.aborted) break;
-      await settledWithin(input.onStage?.(plan.stage, 'start'), STAGE_MARK_WAIT_MS);
-      await runStage(plan, { clock, signal, issue }, share, origin);
+      // Without warm-up the measured part starts now; with it, once the warm-up has drained.
+      if (!warm) await settledWithin(input.onStage?.(plan.stage, 'start'), STAGE_MARK_WAIT_MS);
+      await runStage(plan, { clock, signal, issue, measuredStart }, share, origin);
       samples.get(plan.stage)?.trim();
       await settledWithin(input.onStage?.(plan.stage, 'end'), STAGE_MARK_WAIT_MS);
     }

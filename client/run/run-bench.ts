@@ -18,14 +18,14 @@ import { openRunOutput, type RunOutput } from '../report/run-output.ts';
 import { buildRunReports, rawSamplesFile, type StageContext } from '../report/run-reports.ts';
 import { runIdentity } from '../report/run-identity.ts';
 import { startStageScraper, type ServerMetricsReport } from '../scrape/stage-scraper.ts';
-import { lpgRate, writeLpgReport } from '../report/lpg-output.ts';
+import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
 import { runWorkers } from '../workers/worker-pool.ts';
 import { BenchError } from './bench-error.ts';
 import type { BenchOptions } from './bench-options.ts';
 import { httpRequestSender } from './http-request-sender.ts';
 import { runLocal } from './local-run.ts';
 import { senderFactoryFor } from './request-sender.ts';
-import type { StageShare } from './stage-runner.ts';
+import { shareOf, type StageShare } from './stage-runner.ts';
 
 export { BenchError } from './bench-error.ts';
 
@@ -181,10 +181,13 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const serverMetrics = scraper !== null ? await scraper.stop() : null;
     scraper = null;
     const slo = options.slo ?? null;
-    const reports = buildRunReports(samples, contexts, slo);
+    // A shard's reports state its own share of the load; raw_samples.json keeps the whole run's, for merge.
+    const ownContexts = shard.count > 1 ? new Map([...contexts].map(([stage, context]) => [stage, shardContext(context, shard, workers)])) : contexts;
+    const reports = buildRunReports(samples, ownContexts, slo);
     if (output !== null) {
-      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)), serverMetrics });
-      if (options.reportFormat === 'lpg') writeLpgReport(options.outputDir as string, { api: api.name, stream: options.stream, requestRate: lpgRate(load), model, startEpochMs: originEpochMs, stages: samples, serverMetrics: serverMetrics?.summary ?? null });
+      const rawSamples = { ...rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)), ...(options.reportFormat === 'lpg' ? { lpg: { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs } } : {}) };
+      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, serverMetrics });
+      if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
     }
     return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers };
   } finally {
@@ -192,6 +195,19 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     if (scraper !== null) await scraper.stop();
     await sender.close();
   }
+}
+
+/**
+ * What shard `index` of `count` sends of a stage: every count-th request of the schedule (its
+ * rate / count) and, of a closed loop, its workers' shares of the concurrency.
+ */
+function shardContext(context: StageContext, shard: { index: number; count: number }, workers: number): StageContext {
+  const ownConcurrency = (total: number): number => Array.from({ length: workers }, (_, w) => shareOf(total, { worker: shard.index * workers + w, workers: shard.count * workers })).reduce((a, b) => a + b, 0);
+  return {
+    ...context,
+    intendedRate: context.intendedRate === null ? null : context.intendedRate / shard.count,
+    concurrency: context.concurrency === null ? null : ownConcurrency(context.concurrency),
+  };
 }
 
 /** The probe's completed requests per second over its window: the rate the server sustains. */

@@ -4,21 +4,39 @@
  * exactly N requests in flight, sending the next the moment one finishes. Either way the stage
  * resolves only when every request it started has finished. A worker takes every
  * `workers`-th send (open) or its share of N and of the count (closed).
+ *
+ * A stage with warm-up runs it as a phase of its own: the warm-up requests are sent and all
+ * finish, then `measuredStart` is awaited (the server-metrics scrape that opens the measured
+ * window, a worker barrier) and the measured part starts at the moment it answers. So the
+ * measured requests, like every later stage's, start on a drained server, and a scrape taken
+ * there sees no warm-up request that is still running.
  */
 import type { Clock } from '../../contracts/clock.ts';
-import type { StagePlan } from '../load/load-plan.ts';
+import type { PlannedSend, StagePlan } from '../load/load-plan.ts';
 
 export interface StageShare {
   worker: number;
   workers: number;
 }
 
+/** The two parts of a stage with warm-up, each started on its own (a stage without one has only `measured`). */
+export type StagePhase = 'warmup' | 'measured';
+
 export interface StageIo {
   clock: Clock;
   signal: AbortSignal;
   /** Sends one request; resolves when it has finished and been recorded. */
   issue(stage: number, warmup: boolean, scheduledMs: number): Promise<void>;
+  /**
+   * Called once per stage with warm-up, after the warm-up has drained (even when this worker's
+   * share of it was empty): resolves with where the measured part's schedule starts (a clock
+   * reading; default now), or null to send no measured request (the run was stopped).
+   */
+  measuredStart?(stage: number): Promise<number | null | undefined>;
 }
+
+/** The longest delay Node's setTimeout honours (2^31-1 ms, 24.8 days); a longer one fires after 1 ms. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** This worker's part of `total` split as evenly as possible over `workers`. */
 export function shareOf(total: number, { worker, workers }: StageShare): number {
@@ -36,23 +54,56 @@ export async function runStage(plan: StagePlan, io: StageIo, share: StageShare =
   return runClosed(plan, io, share, origin);
 }
 
+/** Whether a plan starts with a warm-up phase. */
+export function hasWarmup(plan: StagePlan): boolean {
+  return plan.kind === 'open' ? plan.sends.some((s) => s.warmup) : plan.warmupMs > 0;
+}
+
+/** After the warm-up has drained: the measured part's start, or null to stop. */
+async function measuredOrigin(plan: StagePlan, io: StageIo): Promise<number | null> {
+  if (io.signal.aborted) return null;
+  const origin = await io.measuredStart?.(plan.stage);
+  if (origin === null || io.signal.aborted) return null;
+  return origin ?? io.clock.now();
+}
+
 /** Resolves at clock reading `ms` (or at once when it has passed or the run is interrupted). */
 function waitUntil(io: StageIo, ms: number): Promise<void> {
   const delay = ms - io.clock.now();
   if (delay <= 0 || io.signal.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
     const done = (): void => {
       clearTimeout(timer);
       io.signal.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, delay);
+    // A wait beyond one timer's reach is several timers, each re-armed for what is left.
+    const arm = (): void => {
+      const left = ms - io.clock.now();
+      if (left <= 0) return done();
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_DELAY_MS));
+    };
     io.signal.addEventListener('abort', done, { once: true });
+    arm();
   });
 }
 
 async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
-  const sends = plan.sends.filter((_, i) => i % share.workers === share.worker);
+  // The share is taken over the whole plan's numbering, so a split over workers sends exactly what one process would.
+  const mine = plan.sends.filter((_, i) => i % share.workers === share.worker);
+  if (!hasWarmup(plan)) return sendOnSchedule(plan.stage, mine, io, startMs);
+  await sendOnSchedule(plan.stage, mine.filter((s) => s.warmup), io, startMs);
+  const origin = await measuredOrigin(plan, io);
+  if (origin === null) return;
+  // The measured schedule keeps its spacing and starts at `origin` with its first planned send.
+  const firstMeasured = plan.sends.find((s) => !s.warmup)?.offsetMs ?? 0;
+  const measured = mine.filter((s) => !s.warmup).map((s) => ({ offsetMs: s.offsetMs - firstMeasured, warmup: false }));
+  return sendOnSchedule(plan.stage, measured, io, origin);
+}
+
+/** Sends each planned send at `startMs + offsetMs` and resolves when every one has finished. */
+async function sendOnSchedule(stage: number, sends: readonly PlannedSend[], io: StageIo, startMs: number): Promise<void> {
   const pending: Promise<void>[] = [];
   await new Promise<void>((resolve) => {
     let next = 0;
@@ -69,14 +120,14 @@ async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, 
         const send = sends[next]!;
         const due = startMs + send.offsetMs;
         if (due > now) break;
-        pending.push(io.issue(plan.stage, send.warmup, due));
+        pending.push(io.issue(stage, send.warmup, due));
         next++;
       }
       if (next >= sends.length) {
         io.signal.removeEventListener('abort', stop);
         return resolve();
       }
-      timer = setTimeout(tick, Math.max(0, startMs + sends[next]!.offsetMs - io.clock.now()));
+      timer = setTimeout(tick, Math.min(MAX_TIMER_DELAY_MS, Math.max(0, startMs + sends[next]!.offsetMs - io.clock.now())));
     };
     tick();
   });
@@ -86,18 +137,24 @@ async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, 
 async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
   const concurrency = shareOf(plan.concurrency, share);
   const count = shareOf(plan.count, share);
-  let measuredIssued = 0;
-  const lane = async (): Promise<void> => {
-    while (!io.signal.aborted) {
-      const now = io.clock.now();
-      const warmup = now < startMs + plan.warmupMs;
-      if (!warmup) {
-        if (measuredIssued >= count) return;
-        measuredIssued++;
-      }
-      await io.issue(plan.stage, warmup, now);
-    }
-  };
+  const lanes = (lane: () => Promise<void>, count = concurrency): Promise<unknown> => Promise.all(Array.from({ length: count }, lane));
+  if (hasWarmup(plan)) {
+    // Warm-up: each lane sends until the warm-up window is over, then waits for its last one.
+    const warmupEndMs = startMs + plan.warmupMs;
+    await lanes(async () => {
+      while (!io.signal.aborted && io.clock.now() < warmupEndMs) await io.issue(plan.stage, true, io.clock.now());
+    });
+    const origin = await measuredOrigin(plan, io);
+    if (origin === null) return;
+    await waitUntil(io, origin);
+  }
   if (concurrency === 0 || count === 0) return;
-  await Promise.all(Array.from({ length: concurrency }, lane));
+  let measuredIssued = 0;
+  // No more lanes than measured requests: a lane beyond them would never send.
+  await lanes(async () => {
+    while (!io.signal.aborted && measuredIssued < count) {
+      measuredIssued++;
+      await io.issue(plan.stage, false, io.clock.now());
+    }
+  }, Math.min(concurrency, count));
 }

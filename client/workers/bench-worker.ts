@@ -12,6 +12,7 @@ import { requestLine } from '../report/request-line.ts';
 import { httpRequestSender } from '../run/http-request-sender.ts';
 import { runLocal } from '../run/local-run.ts';
 import { senderFactoryFor } from '../run/request-sender.ts';
+import type { StagePhase } from '../run/stage-runner.ts';
 import type { StageSamples, StageSamplesJson } from '../record/stage-samples.ts';
 import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
 import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
@@ -27,8 +28,9 @@ const crashAfter = process.env.BENCHTRUTH_TEST_WORKER_CRASH?.split(':').map(Numb
 const controller = new AbortController();
 const cutOff = new AbortController();
 const clock = realClock;
-// Stages waiting for their shared start: resolve with the start as a clock reading, or null.
-const waitingStarts = new Map<number, (originMs: number | null) => void>();
+// Stage parts waiting for their shared start: resolve with the start as a clock reading, or null.
+const waitingStarts = new Map<string, (originMs: number | null) => void>();
+const partKey = (stage: number, phase: StagePhase): string => `${stage}/${phase}`;
 port.on('message', (message: MainMessage) => {
   if (message.type === 'stop') {
     controller.abort();
@@ -38,15 +40,16 @@ port.on('message', (message: MainMessage) => {
     cutOff.abort();
   } else {
     const nowMs = clock.now();
-    waitingStarts.get(message.stage)?.(nowMs + message.epochMs - clock.epochMs(nowMs));
-    waitingStarts.delete(message.stage);
+    const key = partKey(message.stage, message.phase);
+    waitingStarts.get(key)?.(nowMs + message.epochMs - clock.epochMs(nowMs));
+    waitingStarts.delete(key);
   }
 });
-const stageOrigin = (stage: number): Promise<number | null> =>
+const stageOrigin = (stage: number, phase: StagePhase): Promise<number | null> =>
   new Promise((resolve) => {
     if (controller.signal.aborted) return resolve(null);
-    waitingStarts.set(stage, resolve);
-    post({ type: 'ready', stage });
+    waitingStarts.set(partKey(stage, phase), resolve);
+    post({ type: 'ready', stage, phase });
   });
 
 try {
@@ -58,8 +61,8 @@ try {
   let originMs = 0;
   let originEpochMs = clock.epochMs(0);
   let anchored = false;
-  const anchoredOrigin = async (stage: number): Promise<number | null> => {
-    const origin = await stageOrigin(stage);
+  const anchoredOrigin = async (stage: number, phase: StagePhase): Promise<number | null> => {
+    const origin = await stageOrigin(stage, phase);
     if (origin !== null && !anchored) {
       anchored = true;
       originMs = origin;

@@ -1,7 +1,7 @@
 /** The messages between the run's main thread and its worker threads. */
 import type { StageSamplesJson } from '../record/stage-samples.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
-import type { StageShare } from '../run/stage-runner.ts';
+import type { StagePhase, StageShare } from '../run/stage-runner.ts';
 
 export interface WorkerInput {
   options: BenchOptions;
@@ -26,8 +26,8 @@ export interface IssuedInWorker {
  * thread rebuilds the uncovered ones from their lines.
  */
 export type WorkerMessage =
-  /** Set up (or done with the last stage) and waiting for this stage's shared start. */
-  | { type: 'ready'; stage: number }
+  /** Set up (or done with what came before) and waiting for this stage part's shared start. */
+  | { type: 'ready'; stage: number; phase: StagePhase }
   | { type: 'issued'; request: IssuedInWorker }
   | { type: 'record'; index: number; line: string; ok: boolean; ttftMs: number | null }
   | { type: 'stage'; stage: number; phase: 'start' | 'end' }
@@ -36,7 +36,7 @@ export type WorkerMessage =
   | { type: 'failed'; message: string };
 
 /**
- * `start`: every worker anchors this stage's schedule on `epochMs` (a moment just ahead).
+ * `start`: every worker anchors this stage part's schedule on `epochMs` (a moment just ahead).
  * `cutoff`: a second interrupt; in-flight requests are cut off at once.
  */
-export type MainMessage = { type: 'stop' } | { type: 'cutoff' } | { type: 'start'; stage: number; epochMs: number };
+export type MainMessage = { type: 'stop' } | { type: 'cutoff' } | { type: 'start'; stage: number; phase: StagePhase; epochMs: number };

@@ -13,7 +13,7 @@ import type { LiveCounters } from '../report/progress.ts';
 import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
-import type { StageShare } from '../run/stage-runner.ts';
+import type { StagePhase, StageShare } from '../run/stage-runner.ts';
 import { StageBarrier } from './stage-barrier.ts';
 import type { IssuedInWorker, MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 
@@ -93,12 +93,14 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     for (const worker of workers) worker.postMessage({ type: 'stop' });
   };
   const warn = input.onWorkerLost ?? ((message: string) => process.stderr.write(`benchtruth: ${message}\n`));
-  // Every stage starts for all workers at once, once all are ready (set up, previous stage
-  // drained), on one epoch just ahead; it ends when every worker has drained it.
-  const starts = new StageBarrier<number>(input.shares.length, (stage) => {
-    const start: MainMessage = { type: 'start', stage, epochMs: realClock.epochMs(realClock.now()) + START_LEAD_MS };
+  // Every stage part (a warm-up, then the measured part) starts for all workers at once, once
+  // all are ready (set up, what came before drained), on one epoch just ahead; a stage ends
+  // when every worker has drained it. The measured part's start is the stage's start mark.
+  const starts = new StageBarrier<string>(input.shares.length, (key) => {
+    const [stage, phase] = key.split('/') as [string, StagePhase];
+    const start: MainMessage = { type: 'start', stage: Number(stage), phase, epochMs: realClock.epochMs(realClock.now()) + START_LEAD_MS };
     for (const worker of workers) worker.postMessage(start);
-    input.onStage?.(stage, 'start');
+    if (phase === 'measured') input.onStage?.(Number(stage), 'start');
   });
   const ends = new StageBarrier<number>(input.shares.length, (stage) => input.onStage?.(stage, 'end'));
   const leave = (worker: number): void => {
@@ -125,7 +127,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
             worker.on('message', (message: WorkerMessage) => {
               switch (message.type) {
                 case 'ready':
-                  starts.arrive(message.stage, i);
+                  starts.arrive(`${message.stage}/${message.phase}`, i);
                   break;
                 case 'issued':
                   input.counters.issued++;

@@ -91,7 +91,8 @@ describe('APIs: completions and chat, streaming and not, every token-count sourc
       expect(ttft).toBeGreaterThanOrEqual((t.ttftMs as number) - 1e-6);
       if (stream) ttftDeltas.push(ttft - (t.ttftMs as number));
     }
-    expect(result.report.successes.token_count_source).toEqual({ [eventSource]: 8 });
+    expect(result.report.successes.tokens_per_event_source).toEqual({ [eventSource]: 8 });
+    expect(result.report.successes.output_tokens_source).toEqual({ [outputSource]: 8 });
     if (stream) expect(percentile(ttftDeltas, 50)).toBeLessThanOrEqual(TOLERANCE_MS.oneSided + stall);
   });
 });

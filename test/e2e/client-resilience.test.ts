@@ -80,7 +80,7 @@ describe('scale: worker threads and shards', () => {
       const lines = linesOf(out);
       expect(lines.map((l) => l.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
       expect(result.report.successes.count).toBe(20);
-      expect(result.report.successes.output_len.mean).toBe(5);
+      expect(result.report.successes.output_len?.mean).toBe(5);
       expect(result.report.load_summary.intended_rate).toBe(40);
       for (const line of lines) expect(server.server.context.truth.get(line.request_id)?.end?.how).toBe('completed');
       expect(server.server.context.truth.size).toBe(20);
@@ -136,10 +136,10 @@ describe('scale: worker threads and shards', () => {
       const summary = summaryOf(merged);
       expect(summary.load_summary.count).toBe(15);
       expect(summary.successes.count).toBe(15);
-      expect(summary.successes.output_len.mean).toBe(4);
+      expect(summary.successes.output_len?.mean).toBe(4);
       expect(linesOf(merged)).toHaveLength(15);
-      const perRequest = JSON.parse(readFileSync(join(merged, 'per_request_lifecycle_metrics.json'), 'utf8')) as Array<{ index: number }>;
-      expect(perRequest.map((r) => r.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => i));
+      const perRequest = JSON.parse(readFileSync(join(merged, 'per_request_lifecycle_metrics.json'), 'utf8')) as Array<{ info: { extra_info: { index: number } } }>;
+      expect(perRequest.map((r) => r.info.extra_info.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => i));
       expect(readFileSync(join(merged, 'stage_0_lifecycle_metrics.json'), 'utf8')).toMatch(/"intended_rate": 30/);
     } finally {
       await server.close();

@@ -137,7 +137,7 @@ describe('lpgReport, key by key against a real report', () => {
       histograms: {},
     };
     const server = lpgReport({ ...INPUT, backend: 'vllm', serverMetrics: renamed }).metrics.server_metrics as Record<string, Record<string, string>>;
-    expect(Object.keys(server)).toEqual([...LPG_VLLM_METRICS]);
+    expect(Object.keys(server)).toEqual(['vllm:gpu_cache_usage_perc', 'vllm:num_requests_waiting']);
     expect(server['vllm:gpu_cache_usage_perc']?.Mean).toBe('0.25');
     // The old name wins where a server still exports it.
     const both = { ...renamed, gauges: { ...renamed.gauges, 'vllm:gpu_cache_usage_perc{engine="0"}': gauge({ mean: 0.75 }) } };

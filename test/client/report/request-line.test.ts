@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestMetrics } from '../../../contracts/metrics.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
-import { recordFromLine, requestLine } from '../../../client/report/request-line.ts';
+import { perRequestEntry, recordFromLine, requestLine } from '../../../client/report/request-line.ts';
 
 const ORIGIN_MS = 1234.5;
 const ORIGIN_EPOCH_MS = 1_764_000_000_000;
@@ -64,5 +64,43 @@ describe('recordFromLine', () => {
     expect(back.failure).toEqual({ kind: 'http_503', message: 'busy' });
     expect(back.metrics).toBeNull();
     expect(back.usage).toBeNull();
+  });
+});
+
+describe('perRequestEntry (per_request_lifecycle_metrics.json)', () => {
+  const seconds = (reading: number): number => toEpoch(reading) / 1000;
+
+  it("has inference-perf's per-request layout, its times in epoch seconds and the info fields its readers use", () => {
+    const entry = perRequestEntry(requestLine(success(), ORIGIN_MS, ORIGIN_EPOCH_MS));
+    expect(Object.keys(entry ?? {})).toEqual(['start_time', 'end_time', 'request', 'response', 'info', 'error']);
+    expect(entry).toMatchObject({ request: null, response: null, error: null });
+    expect(entry?.start_time).toBeCloseTo(seconds(1250.5), 6);
+    expect(entry?.end_time).toBeCloseTo(seconds(1322), 6);
+    const info = entry?.info;
+    expect(info?.request_metrics).toEqual({ text: { input_tokens: 9 } });
+    expect(info?.input_tokens).toBe(9);
+    const rm = info?.response_metrics;
+    expect(rm?.output_tokens).toBe(4);
+    expect(rm?.server_usage).toEqual({ prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 });
+    // One chunk time per token-bearing event; the two-token event gives two equal token times.
+    expect(rm?.chunk_times.map((t) => t - seconds(1250.5))).toEqual([expect.closeTo(0.04975, 6), expect.closeTo(0.06, 6), expect.closeTo(0.070625, 6)]);
+    expect(rm?.output_token_times).toHaveLength(4);
+    expect(rm?.output_token_times[1]).toBe(rm?.output_token_times[2]);
+    expect(rm?.output_token_times[0]).toBe(rm?.chunk_times[0]);
+    // e2e/utils/accuracy.py ttft(): chunk_times[0] − start_time.
+    expect((rm?.chunk_times[0] ?? 0) - (entry?.start_time ?? 0)).toBeCloseTo(0.04975, 6);
+    expect(info?.extra_info).toMatchObject({ request_id: 'bench-1-7', index: 7, stage: 1, model: 'lora-a', output_tokens_source: 'usage', tokens_per_event_source: 'continuous_usage' });
+  });
+
+  it('a failure carries its kind and message as error_type and error_msg', () => {
+    const failed: RequestRecord = { ...success(), status: 503, failure: { kind: 'http_503', message: 'busy' }, events: [], usage: null, outputTokens: 0, metrics: null };
+    const entry = perRequestEntry(requestLine(failed, ORIGIN_MS, ORIGIN_EPOCH_MS));
+    expect(entry?.error).toEqual({ error_type: 'http_503', error_msg: 'busy' });
+    expect(entry?.info.response_metrics).toMatchObject({ output_tokens: 0, chunk_times: [], output_token_times: [] });
+  });
+
+  it('warm-up and sweep-probe (stage −1) requests are left out, as the summary leaves them out', () => {
+    expect(perRequestEntry(requestLine({ ...success(), warmup: true }, ORIGIN_MS, ORIGIN_EPOCH_MS))).toBeNull();
+    expect(perRequestEntry(requestLine({ ...success(), stage: -1 }, ORIGIN_MS, ORIGIN_EPOCH_MS))).toBeNull();
   });
 });

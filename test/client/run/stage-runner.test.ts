@@ -15,7 +15,7 @@ function fakeIo(clock: VirtualClock, finishAfterTicks: (n: number) => number) {
   const controller = new AbortController();
   return {
     controller,
-    stats: () => ({ peak, issued, log }),
+    stats: () => ({ peak, issued, log, inFlight }),
     io: {
       clock,
       signal: controller.signal,
@@ -84,5 +84,49 @@ describe('worker shares', () => {
       [true, false, false, false],
       [true, false, false],
     ]);
+  });
+});
+
+describe('warm-up is a phase of its own', () => {
+  it('open loop: measuredStart comes once the warm-up has drained; the measured schedule keeps its spacing from there', async () => {
+    const clock = new VirtualClock();
+    const fake = fakeIo(clock, (n) => 1 + (n % 3));
+    const inFlightAtStart: number[] = [];
+    const plan: StagePlan = { stage: 0, kind: 'open', loadType: 'constant', intendedRate: 1, sends: [0, 0, 0, 0, 0].map((offsetMs, i) => ({ offsetMs, warmup: i < 2 })) };
+    await runStage(plan, {
+      ...fake.io,
+      measuredStart: () => {
+        inFlightAtStart.push(fake.stats().inFlight);
+        clock.advance(10);
+        return Promise.resolve(clock.now());
+      },
+    });
+    const { log, peak } = fake.stats();
+    expect(inFlightAtStart).toEqual([0]);
+    expect(fake.stats().log).toHaveLength(5);
+    expect(peak).toBeGreaterThan(0);
+    expect(log.map((l) => l.warmup)).toEqual([true, true, false, false, false]);
+    // Scheduled at the origin measuredStart answered (the warm-up took the clock to 2, then +10).
+    expect(log.filter((l) => !l.warmup).map((l) => l.scheduledMs)).toEqual([12, 12, 12]);
+  });
+
+  it('a worker whose share holds no warm-up send still reaches measuredStart (its barrier must not wait forever)', async () => {
+    const clock = new VirtualClock();
+    const plan: StagePlan = { stage: 0, kind: 'open', loadType: 'constant', intendedRate: 1, sends: [true, false, false].map((warmup) => ({ offsetMs: 0, warmup })) };
+    const calls: number[] = [];
+    await Promise.all(
+      [0, 1].map((worker) => {
+        const fake = fakeIo(clock, () => 0);
+        return runStage(plan, { ...fake.io, measuredStart: () => Promise.resolve(void calls.push(worker)) }, { worker, workers: 2 });
+      }),
+    );
+    expect(calls.sort()).toEqual([0, 1]);
+  });
+
+  it('measuredStart answering null (a stopped run) sends no measured request', async () => {
+    const clock = new VirtualClock();
+    const fake = fakeIo(clock, () => 0);
+    await runStage({ stage: 0, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 5, warmupMs: 2 }, { ...fake.io, measuredStart: () => Promise.resolve(null) });
+    expect(fake.stats().log.every((l) => l.warmup)).toBe(true);
   });
 });

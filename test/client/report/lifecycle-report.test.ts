@@ -1,0 +1,195 @@
+/**
+ * The lifecycle report's layout against what inference-perf writes and reads: whole-null empty
+ * samples, `median` beside `p50`, no `requested_rate` for closed loops, send_duration as
+ * inference-perf computes it, both token-count sources, and goodput in seconds with
+ * inference-perf's `successes.goodput_metrics`. The console table copes with every null.
+ */
+import { describe, expect, it } from 'vitest';
+import { requestMetrics } from '../../../contracts/metrics.ts';
+import type { RequestRecord } from '../../../client/record/request-record.ts';
+import { StageSamples } from '../../../client/record/stage-samples.ts';
+import { consoleSummary } from '../../../client/report/console-summary.ts';
+import { lifecycleReport, lifecycleReportFromSamples } from '../../../client/report/lifecycle-report.ts';
+
+/** A success with one token per event at the given times (ms), or a failure when `failed`. */
+function record(index: number, startMs: number, eventTimes: number[], over: Partial<RequestRecord> = {}): RequestRecord {
+  const events = eventTimes.map((atMs) => ({ atMs, tokens: 1 }));
+  const endMs = over.endMs ?? (eventTimes.at(-1) ?? startMs) + 1;
+  const failed = over.failure !== undefined && over.failure !== null;
+  return {
+    index,
+    requestId: `r-${index}`,
+    stage: 0,
+    warmup: false,
+    scheduledMs: startMs,
+    startMs,
+    firstByteMs: eventTimes[0] ?? null,
+    endMs,
+    status: failed ? 500 : 200,
+    failure: null,
+    events: failed ? [] : events,
+    tokensPerEventSource: 'continuous_usage',
+    outputTokens: failed ? 0 : events.length,
+    outputTokensSource: 'usage',
+    tokenCountMismatch: false,
+    promptTokens: 10,
+    promptTokensSource: 'usage',
+    usage: null,
+    finishReason: 'length',
+    metrics: failed ? null : requestMetrics({ startMs, endMs, events, outputTokens: events.length }),
+    ...over,
+  };
+}
+
+const failure = { kind: 'http_500' as const, message: 'boom' };
+
+/** Every distribution-shaped object whose statistics are all null: inference-perf's readers take such a dict for data. */
+function allNullObjects(value: unknown, path = '$'): string[] {
+  if (value === null || typeof value !== 'object') return [];
+  const entries = Object.entries(value);
+  if ('mean' in value && entries.every(([, v]) => v === null)) return [path];
+  return entries.flatMap(([k, v]) => allNullObjects(v, `${path}.${k}`));
+}
+
+describe('empty samples', () => {
+  it('a stage whose requests all failed writes each empty distribution as null, not as an object of nulls', () => {
+    const report = lifecycleReport([record(0, 0, [], { failure, endMs: 40 }), record(1, 10, [], { failure, endMs: 60 })], { intendedRate: 5 });
+    expect(report.successes.latency.request_latency).toBeNull();
+    expect(report.successes.latency.time_to_first_token).toBeNull();
+    expect(report.successes.prompt_len).toBeNull();
+    expect(report.successes.tokens_per_event).toBeNull();
+    expect(report.failures.request_latency).toMatchObject({ min: 0.04, max: 0.05 });
+    expect(allNullObjects(JSON.parse(JSON.stringify(report)))).toEqual([]);
+  });
+
+  it('a run without failures writes the failure distributions as null', () => {
+    const report = lifecycleReport([record(0, 0, [5, 9])], { intendedRate: 5 });
+    expect(report.failures).toEqual({ count: 0, by_kind: {}, request_latency: null, prompt_len: null });
+  });
+
+  it('one-token answers: TPOT and ITL are null, TTFT is not', () => {
+    const report = lifecycleReport([record(0, 0, [5]), record(1, 2, [8])], { intendedRate: null });
+    expect(report.successes.latency.time_per_output_token).toBeNull();
+    expect(report.successes.latency.inter_token_latency).toBeNull();
+    expect(report.successes.latency.time_to_first_token).not.toBeNull();
+  });
+
+  it('the console table prints dashes for null distributions and a missing rate', () => {
+    const failedStage = lifecycleReport([record(0, 0, [], { failure, endMs: 40 })], { intendedRate: null, concurrency: 2, loadType: 'concurrency' });
+    const text = consoleSummary(failedStage, new Map([[0, failedStage], [1, failedStage]]));
+    expect(text).toMatch(/time to first token\s+— +— +— +— +—/);
+    expect(text).toMatch(/TTFT p50 — ms/);
+    const empty = lifecycleReportFromSamples(new StageSamples(), { intendedRate: null });
+    expect(consoleSummary(empty)).toMatch(/schedule delay p99 — ms/);
+  });
+});
+
+describe('distribution keys', () => {
+  it('every distribution carries median (inference-perf) equal to p50 (older layout), and every other key', () => {
+    const report = lifecycleReport([record(0, 0, [5, 9, 20]), record(1, 3, [10, 12]), record(2, 6, [], { failure })], { intendedRate: 5 });
+    const distributions = [
+      report.load_summary.schedule_delay,
+      ...Object.values(report.successes.latency),
+      report.successes.prompt_len,
+      report.successes.output_len,
+      report.successes.tokens_per_event,
+      report.failures.request_latency,
+      report.failures.prompt_len,
+    ];
+    for (const d of distributions) {
+      expect(d).not.toBeNull();
+      expect(Object.keys(d ?? {}).sort()).toEqual(['max', 'mean', 'median', 'min', 'p10', 'p50', 'p90', 'p99']);
+      expect(d?.median).toBe(d?.p50);
+    }
+  });
+});
+
+describe('load summary', () => {
+  it('a closed loop has no requested_rate key at all (inference-perf reads a null as a number and fails)', () => {
+    const report = lifecycleReport([record(0, 0, [5])], { intendedRate: null, concurrency: 4, loadType: 'concurrency' });
+    expect(report.load_summary).not.toHaveProperty('requested_rate');
+    expect(report.load_summary.intended_rate).toBeNull();
+    expect(JSON.stringify(report)).not.toMatch(/requested_rate/);
+    expect(lifecycleReport([record(0, 0, [5])], { intendedRate: 3 }).load_summary).toMatchObject({ intended_rate: 3, requested_rate: 3 });
+  });
+
+  it('send_duration is last start − first start; achieved rate still counts from the first scheduled time', () => {
+    const late = record(0, 100, [105], { scheduledMs: 50 });
+    const report = lifecycleReport([late, record(1, 200, [205], { scheduledMs: 200 }), record(2, 350, [355], { scheduledMs: 300 })], { intendedRate: 10 });
+    expect(report.load_summary.send_duration).toBe(0.25);
+    expect(report.load_summary.achieved_rate).toBe(2 / 0.3);
+  });
+});
+
+describe('token count sources', () => {
+  it('counts the tokens-per-event source and the output-token (N) source separately', () => {
+    const report = lifecycleReport(
+      [
+        record(0, 0, [5, 6], { tokensPerEventSource: 'tokenizer', outputTokensSource: 'usage' }),
+        record(1, 0, [5, 6], { tokensPerEventSource: 'tokenizer', outputTokensSource: 'events' }),
+        record(2, 0, [5, 6], { tokensPerEventSource: 'continuous_usage', outputTokensSource: 'usage' }),
+      ],
+      { intendedRate: null },
+    );
+    expect(report.successes.tokens_per_event_source).toEqual({ tokenizer: 2, continuous_usage: 1 });
+    expect(report.successes.output_tokens_source).toEqual({ usage: 2, events: 1 });
+    expect(report.successes).not.toHaveProperty('token_count_source');
+  });
+
+  it('raw samples written before the split still merge: their tokenCountSources are the tokens-per-event counts', () => {
+    const samples = new StageSamples();
+    samples.add(record(0, 0, [5, 6], { tokensPerEventSource: 'dialect' }), (t) => t);
+    const { tokensPerEventSources, outputTokensSources, ...legacy } = samples.toJSON();
+    expect(tokensPerEventSources).toEqual({ dialect: 1 });
+    expect(outputTokensSources).toEqual({ usage: 1 });
+    const back = StageSamples.fromJSON({ ...legacy, tokenCountSources: { dialect: 1 } });
+    expect(back.tokensPerEventSources).toEqual({ dialect: 1 });
+    expect(back.outputTokensSources).toEqual({});
+  });
+});
+
+describe('goodput', () => {
+  // Successes: r0 TTFT 50 ms; r1 TTFT 300 ms (misses 250 ms); r2 one token (no TPOT: cannot miss it).
+  // A failure widens the measured window to [0, 1000] but not the successes' [0, 400].
+  const records = [
+    record(0, 0, [50, 60, 70], { endMs: 80 }),
+    record(1, 100, [400], { endMs: 400, promptTokens: 20 }),
+    record(2, 200, [250], { endMs: 260 }),
+    record(3, 300, [], { failure, endMs: 1000 }),
+  ];
+  const report = lifecycleReport(records, { intendedRate: 4, slo: { ttftMs: 250, tpotMs: 20 } });
+
+  it('our block: snake_case objectives in seconds, the same names for violations', () => {
+    expect(report.goodput).toEqual({
+      slo: { ttft: 0.25, tpot: 0.02 },
+      good_requests: 2,
+      good_fraction: 2 / 3,
+      requests_per_sec: 2,
+      output_tokens_per_sec: 4,
+      violations: { ttft: 1, tpot: 0 },
+    });
+    expect(JSON.stringify(report.goodput)).not.toMatch(/Ms"/);
+  });
+
+  it("inference-perf's successes.goodput_metrics: percentages, input + output tokens, over the successes' own window", () => {
+    expect(report.successes.goodput_metrics).toEqual({
+      goodput_percentage: (2 / 3) * 100,
+      request_goodput: 2 / 0.4,
+      token_goodput: (10 + 3 + 10 + 1) / 0.4,
+      good_requests: 2,
+      total_requests: 3,
+      ttft_attainment_percentage: (2 / 3) * 100,
+      tpot_attainment_percentage: 100,
+    });
+  });
+
+  it('no SLOs: no goodput; no successes: no goodput_metrics; a zero-width window: no rates rather than 0', () => {
+    expect(lifecycleReport(records, { intendedRate: 4 })).not.toHaveProperty('goodput');
+    expect(lifecycleReport(records, { intendedRate: 4 }).successes).not.toHaveProperty('goodput_metrics');
+    const failedOnly = lifecycleReport([records[3]!], { intendedRate: 4, slo: { ttftMs: 250 } });
+    expect(failedOnly.successes).not.toHaveProperty('goodput_metrics');
+    expect(failedOnly.goodput?.good_fraction).toBeNull();
+    const instant = lifecycleReport([record(0, 0, [0], { endMs: 0 })], { intendedRate: 4, slo: { latencyMs: 5 } });
+    expect(instant.successes.goodput_metrics).toEqual({ goodput_percentage: 100, good_requests: 1, total_requests: 1, request_latency_attainment_percentage: 100 });
+  });
+});
