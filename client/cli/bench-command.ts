@@ -4,11 +4,13 @@
  * stops scheduling, waits for in-flight requests up to the grace period (a second SIGINT ends
  * the wait at once), writes every report and exits 130.
  */
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
 import { consoleSummary } from '../report/console-summary.ts';
+import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import { BenchError, runBench } from '../run/run-bench.ts';
 import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
@@ -97,6 +99,16 @@ const FILE_PATHS = new Set(['data.path', 'load.trace_file']);
 
 const STRING_PATHS = new Set(['server.base_url', 'server.model_name', 'server.api_key', 'data.path', 'load.trace_file', 'output.dir', 'metrics.url', 'load.shard']);
 
+/**
+ * Durations are passed to the config as the text typed, never read as YAML: `0x10` is no
+ * duration (YAML would read 16) and `1e400` is out of range (YAML would read Infinity).
+ */
+const DURATION_PATHS = new Set(['load.warmup', 'load.timeout', 'load.grace', 'metrics.interval', 'report.slo.ttft', 'report.slo.tpot', 'report.slo.itl', 'report.slo.ntpot', 'report.slo.latency']);
+
+const LOAD_TYPES = ['constant', 'poisson', 'gamma', 'concurrency', 'trace', 'sweep'];
+
+const dashed = (name: string): string => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
@@ -116,6 +128,7 @@ function loadTypeFromFlags(flags: BenchFlags, fileLoadType: unknown): string | u
   const open = flags.rate !== undefined ? '--rate' : flags.duration !== undefined ? '--duration' : null;
   if (open !== null) asked.push([open, 'rate']);
   if (asked.length > 1) throw new CliError(`${asked[0]![0]} and ${asked[1]![0]} ask for different loads (${asked[0]![1]} vs ${asked[1]![1]}); give one of them`);
+  if (flags.loadType !== undefined && !LOAD_TYPES.includes(flags.loadType)) throw new CliError(`--load-type: use one of ${LOAD_TYPES.join(', ')} (got ${JSON.stringify(flags.loadType)})`);
   const [flag, kind] = asked[0] ?? [];
   const fits = (type: string): boolean => (kind === 'rate' ? RATE_LOAD_TYPES.has(type) : type === kind);
   if (flags.loadType !== undefined) {
@@ -127,20 +140,56 @@ function loadTypeFromFlags(flags: BenchFlags, fileLoadType: unknown): string | u
   return kind;
 }
 
-/** Config paths the given flags set, for errors that name the flag rather than the path. */
+/**
+ * Config paths the given flags set, for errors that name the flag rather than the path. A path
+ * under one a flag set belongs to that flag (`server.lora.0.name` to `--lora`); a later `--set`
+ * owns everything under its path, as it replaced it.
+ */
 function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
   const byPath = new Map<string, string>();
-  const dashed = (name: string): string => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-  for (const [flag, path] of FLAG_PATHS) if (flags[flag] !== undefined) byPath.set(path, dashed(flag));
-  if (flags.rate !== undefined) byPath.set('load.stages.0.rate', '--rate');
-  if (flags.duration !== undefined) byPath.set('load.stages.0.duration', '--duration');
-  if (flags.concurrency !== undefined) byPath.set('load.stages.0.concurrency', '--concurrency');
-  if (flags.count !== undefined) byPath.set('load.stages.0.count', '--count');
+  const own = (path: string, flag: string): void => {
+    for (const key of [...byPath.keys()]) if (key.startsWith(`${path}.`)) byPath.delete(key);
+    byPath.set(path, flag);
+  };
+  for (const [flag, path] of FLAG_PATHS) if (flags[flag] !== undefined) own(path, dashed(flag));
+  if (flags.rate !== undefined) own('load.stages.0.rate', '--rate');
+  if (flags.duration !== undefined) own('load.stages.0.duration', '--duration');
+  if (flags.concurrency !== undefined) own('load.stages.0.concurrency', '--concurrency');
+  if (flags.count !== undefined) own('load.stages.0.count', '--count');
+  if (flags.lora !== undefined) own('server.lora', '--lora');
   for (const assignment of flags.set ?? []) {
     const eq = assignment.indexOf('=');
-    if (eq > 0) byPath.set(assignment.slice(0, eq), `--set ${assignment.slice(0, eq)}`);
+    if (eq > 0) own(assignment.slice(0, eq), `--set ${assignment.slice(0, eq)}`);
   }
-  return (path) => byPath.get(path);
+  return (path) => {
+    for (let at = path; ; at = at.slice(0, at.lastIndexOf('.'))) {
+      const flag = byPath.get(at);
+      if (flag !== undefined) return flag;
+      if (!at.includes('.')) break;
+    }
+    // A key missing beside one a --set created (`--set load.stages.1.rate=12` appends a stage without a duration).
+    const parent = path.slice(0, Math.max(0, path.lastIndexOf('.')));
+    for (const [at, flag] of byPath) if (parent !== '' && flag.startsWith('--set') && at.startsWith(`${parent}.`)) return flag;
+    return undefined;
+  };
+}
+
+/** `--lora a:3,b:1` → [{name, weight}]: a name, optionally `:weight` (a number > 0); nothing else. */
+function loraFromFlag(text: string): Array<{ name: string; weight: number }> {
+  return text.split(',').map((part) => {
+    const pieces = part.split(':');
+    const name = (pieces[0] ?? '').trim();
+    if (name === '' || pieces.length > 2) throw new CliError(`--lora: expected name or name:weight, comma-separated (e.g. a:3,b:1), got ${JSON.stringify(part)}`);
+    if (pieces.length === 1) return { name, weight: 1 };
+    const weight = Number(pieces[1]);
+    if (pieces[1]?.trim() === '' || !Number.isFinite(weight) || weight <= 0) throw new CliError(`--lora: the weight of ${name} must be a number > 0, got ${JSON.stringify(pieces[1])}`);
+    return { name, weight };
+  });
+}
+
+/** The stage `load.stages` gets when a `--set load.stages.N...` edits it and neither file nor flag gave stages (the schema's default). */
+function defaultStage(loadType: unknown): Record<string, unknown> {
+  return loadType === 'concurrency' ? { concurrency: 1, count: 10 } : { rate: 1, duration: '10s' };
 }
 
 /** The raw config after flags: file first, then each given flag over it. */
@@ -148,7 +197,9 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
   const raw = flags.config !== undefined ? readConfigFile(flags.config) : {};
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
-    if (typeof value === 'string') setPath(raw, path, FILE_PATHS.has(path) ? resolve(value) : STRING_PATHS.has(path) ? value : flagScalar(value));
+    if (typeof value !== 'string') continue;
+    if (value.trim() === '') throw new CliError(`${dashed(flag)}: must not be empty`);
+    setPath(raw, path, FILE_PATHS.has(path) ? resolve(value) : STRING_PATHS.has(path) || DURATION_PATHS.has(path) ? value : flagScalar(value));
   }
   const loadType = loadTypeFromFlags(flags, asObject(raw.load).type);
   if (loadType !== undefined) setPath(raw, 'load.type', loadType);
@@ -162,33 +213,51 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
   } else if (flags.rate !== undefined || flags.duration !== undefined) {
     const stages = asObject(raw.load).stages;
     const stage = asObject(Array.isArray(stages) ? stages[0] : undefined);
-    setPath(raw, 'load.stages', [{ rate: flags.rate !== undefined ? flagScalar(flags.rate) : (stage.rate ?? 1), duration: flags.duration !== undefined ? flagScalar(flags.duration) : (stage.duration ?? '10s') }]);
+    setPath(raw, 'load.stages', [{ rate: flags.rate !== undefined ? flagScalar(flags.rate) : (stage.rate ?? 1), duration: flags.duration ?? stage.duration ?? '10s' }]);
   }
-  if (flags.lora !== undefined) {
-    setPath(
-      raw,
-      'server.lora',
-      flags.lora.split(',').map((part) => {
-        const [name, weight] = part.split(':');
-        return { name, weight: weight === undefined ? 1 : flagScalar(weight) };
-      }),
-    );
-  }
+  if (flags.lora !== undefined) setPath(raw, 'server.lora', loraFromFlag(flags.lora));
   for (const assignment of flags.set ?? []) {
     const eq = assignment.indexOf('=');
     if (eq <= 0) throw new CliError(`--set: expected path=value (e.g. load.stages.0.rate=5), got ${JSON.stringify(assignment)}`);
-    setPath(raw, assignment.slice(0, eq), flagScalar(assignment.slice(eq + 1)));
+    const path = assignment.slice(0, eq);
+    // Without stages from the file or a load flag, `--set load.stages.0.rate=5` edits the default stage.
+    if (path.startsWith('load.stages.') && asObject(raw.load).stages === undefined) setPath(raw, 'load.stages', [defaultStage(asObject(raw.load).type)]);
+    setPath(raw, path, flagScalar(assignment.slice(eq + 1)), `--set ${path}`);
   }
   return raw;
 }
 
 export function benchOptionsFromFlags(flags: BenchFlags): BenchOptions {
   const raw = rawConfigFromFlags(flags);
-  const config = validateConfig(raw, flags.config !== undefined ? `config ${flags.config}` : 'flags', flagOfPath(flags));
-  return optionsFromConfig(config, flags.config ?? null);
+  const flagOf = flagOfPath(flags);
+  const config = validateConfig(raw, flags.config !== undefined ? `config ${flags.config}` : 'flags', flagOf);
+  if (flags.burstiness !== undefined && config.load.type !== 'gamma') throw new CliError(`--burstiness: only gamma arrivals have a burstiness, this load is ${config.load.type} (fix: --load-type gamma)`);
+  return optionsFromConfig(config, flags.config ?? null, flagOf);
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** A dataset file that cannot be read is the flag's (or the file's) mistake, named before anything starts. */
+function checkDatasetFile(options: BenchOptions, flags: BenchFlags): void {
+  const path = options.data !== undefined && 'path' in options.data ? options.data.path : undefined;
+  if (path === undefined) return;
+  const name = flags.datasetPath !== undefined ? '--dataset-path' : `config ${flags.config ?? ''}: data.path`;
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (error) {
+    throw new CliError(`${name}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!isFile) throw new CliError(`${name}: ${path} is not a file`);
+}
+
+/** Why a run reached no server (no success, and every failure a connect_error), or null. */
+export function serverNeverReached(report: LifecycleReport): string | null {
+  const kinds = Object.keys(report.failures.by_kind);
+  if (report.successes.count > 0 || report.failures.count === 0 || kinds.some((kind) => kind !== 'connect_error')) return null;
+  const sample = report.failures.by_kind.connect_error?.sample_messages[0];
+  return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url (reports written)`;
+}
 
 export function registerBenchCommand(program: Command): void {
   program
@@ -201,7 +270,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--stream', 'stream responses (SSE)')
     .option('--rate <req/s>', 'requests per second of a one-stage run (default 1)')
     .option('--duration <duration>', 'how long that stage sends (bare number = seconds; default 10s)')
-    .option('--concurrency <n>', 'closed loop: keep exactly n requests in flight')
+    .option('--concurrency <n>', 'closed loop: keep exactly n requests in flight (at most 100000)')
     .option('--count <n>', 'closed loop: measured requests to complete (default 10)')
     .option('--load-type <type>', 'constant | poisson | gamma | concurrency | trace | sweep (default constant)')
     .option('--burstiness <x>', 'gamma arrivals: shape (1 = Poisson, < 1 burstier)')
@@ -210,7 +279,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--max-tokens <n>', 'output tokens of every request (default 64)')
     .option('--prompt-tokens <n>', 'prompt length in tokens (default 32)')
     .option('--dataset <type>', 'synthetic | random | sharegpt | jsonl | shared_prefix')
-    .option('--dataset-path <file>', 'ShareGPT JSON or JSONL prompt file')
+    .option('--dataset-path <file>', 'ShareGPT JSON or JSONL prompt file (with --dataset sharegpt or jsonl)')
     .option('--dataset-min-tokens <n>', 'ShareGPT: drop prompts or answers shorter than n tokens (default 4, as vLLM)')
     .option('--dataset-max-prompt-tokens <n>', 'ShareGPT: drop prompts longer than n tokens (default 1024, as vLLM)')
     .option('--dataset-max-total-tokens <n>', 'ShareGPT: drop pairs whose prompt + output exceed n tokens (default 2048, as vLLM)')
@@ -222,10 +291,10 @@ export function registerBenchCommand(program: Command): void {
     .option('--report-format <format>', 'inference-perf | lpg (lpg also writes the latency profile generator JSON, scraping /metrics)')
     .option('--per-request', 'also write per_request_lifecycle_metrics.json')
     .option('--timeout <duration>', 'per-request timeout, > 0 (bare number = seconds; default 300s)')
-    .option('--grace <duration>', 'after Ctrl-C, how long in-flight requests may finish (default 10s; a second Ctrl-C stops waiting)')
+    .option('--grace <duration>', 'after Ctrl-C, how long in-flight requests may finish (default 10s, at most 24h; a second Ctrl-C stops waiting)')
     .option('--usage <mode>', 'stream_options to ask for: none | include | continuous (default continuous)')
     .option('--no-tokenizer-fallback', 'count 1 token per event when the server gives no counts')
-    .option('--workers <n>', 'worker threads sharing the schedule (default 1)')
+    .option('--workers <n>', 'worker threads sharing the schedule (default 1, at most 64)')
     .option('--shard <i/n>', 'run shard i of n (merge the outputs with `benchtruth merge`)')
     .option('--progress <mode>', 'auto | bar | lines | off (default auto)')
     .option('--metrics-url <url>', 'scrape this Prometheus endpoint during each stage')
@@ -237,6 +306,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--slo-latency <duration>', 'goodput objective for request latency')
     .action(async (flags: BenchFlags) => {
       const options = benchOptionsFromFlags(flags);
+      checkDatasetFile(options, flags);
       const controller = new AbortController();
       const cutOff = new AbortController();
       // 1st Ctrl-C: stop scheduling, grace for in-flight requests; 2nd: no more grace, they fail
@@ -260,9 +330,16 @@ export function registerBenchCommand(program: Command): void {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
+        const unreachable = serverNeverReached(result.report);
         if (result.interrupted) process.exitCode = 130;
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;
+        // Every request is in the reports, but a run that never reached the server is a wrong
+        // --url (or a server that is down): a script must not read it as a benchmark.
+        else if (unreachable !== null) {
+          process.stderr.write(`benchtruth: ${unreachable}\n`);
+          process.exitCode = 2;
+        }
       } catch (error) {
         if (error instanceof BenchError) throw new CliError(error.message);
         throw error;

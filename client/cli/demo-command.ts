@@ -5,9 +5,10 @@
  * thread so that neither side's work or garbage collection delays the other's clock readings.
  */
 import type { Command } from 'commander';
-import { flagValue, positiveNumber } from '../../contracts/cli-error.ts';
+import { CliError, flagValue, positiveNumber } from '../../contracts/cli-error.ts';
 import { parseDurationMs } from '../../contracts/units.ts';
 import type { TruthRecord } from '../../contracts/truth.ts';
+import { MAX_CLIENT_DURATION_MS, MAX_PLANNED_SENDS } from '../config/config-schema.ts';
 import { startServerThread } from '../../server/thread/server-thread.ts';
 import { STALL_EVIDENCE_MS, watchStalls } from '../measure/stall-watch.ts';
 import { compareRunWithTruth, formatTruthComparison } from '../measure/truth-comparison.ts';
@@ -33,8 +34,14 @@ export function registerDemoCommand(program: Command): void {
     .option('--rate <req/s>', 'requests per second', '8')
     .option('--output <dir>', 'also write the report files here')
     .action(async (flags: DemoFlags) => {
-      const durationSec = flagValue('--duration', flags.duration, (raw) => parseDurationMs(raw, 's')) / 1000;
+      // As bench: a duration > 0 and at most a day, and no more requests than a run may plan.
+      const durationMs = flagValue('--duration', flags.duration, (raw) => parseDurationMs(raw, 's'));
+      if (!(durationMs > 0)) throw new CliError('--duration: must be longer than 0 (e.g. 5s)');
+      if (durationMs > MAX_CLIENT_DURATION_MS) throw new CliError(`--duration: out of range: at most 24h (${MAX_CLIENT_DURATION_MS / 1000} s)`);
+      const durationSec = durationMs / 1000;
       const rate = flagValue('--rate', flags.rate, positiveNumber);
+      if (rate * durationSec > MAX_PLANNED_SENDS) throw new CliError(`--rate: ${rate} req/s for ${durationSec} s plans more than ${MAX_PLANNED_SENDS} requests (fix: a lower --rate or a shorter --duration)`);
+      if (flags.output !== undefined && flags.output.trim() === '') throw new CliError('--output: must not be empty');
       // Before the server thread exists, so it keeps the normal priority with the measuring one.
       lowerHelperThreadPriority();
       const server = await startServerThread({ port: 0, seed: 7, ttftMs: 120, itlMs: 15, emissionSleep: true });

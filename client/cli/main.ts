@@ -28,12 +28,20 @@ export function buildProgram(): Command {
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
+  // `help NAME` for a command that does not exist is a mistake, not a request for the overview.
+  const [first, second] = argv;
+  if (first === 'help' && second !== undefined && !second.startsWith('-') && !program.commands.some((c) => c.name() === second || c.aliases().includes(second))) {
+    process.stderr.write(`benchtruth: unknown command '${second}' (commands: ${program.commands.map((c) => c.name()).join(', ')})\n`);
+    return 2;
+  }
   try {
     await program.parseAsync(argv as string[], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      // Help asked for exits 0; help shown because no command was given (on stderr) is a mistake.
+      if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
       process.stderr.write(`benchtruth: ${error.message.replace(/^error: /, '')}\n`);
       return 2;
     }

@@ -8,16 +8,34 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { consoleSummary } from '../report/console-summary.ts';
+import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
 import { openRunOutput } from '../report/run-output.ts';
 import { checkShardSet } from '../report/run-identity.ts';
-import { buildRunReports, mergeRawSamples, rawSamplesFile, type RawSamplesFile } from '../report/run-reports.ts';
+import { buildRunReports, mergeRawSamples, parseRawSamplesFile, rawSamplesFile, type LpgRunInfo, type RawSamplesFile } from '../report/run-reports.ts';
+
+/**
+ * Shards run with the LPG report format (their raw_samples.json says how): the merged run's
+ * reports are rebuilt from the merged samples, starting when the earliest shard started. No
+ * server metrics go into them: see the merge note in README (shards' scrapes do not add up).
+ */
+function mergedLpgInfo(shards: ReadonlyArray<{ raw: RawSamplesFile }>): LpgRunInfo | null {
+  const infos = shards.map((s) => s.raw.lpg).filter((info): info is LpgRunInfo => info !== undefined);
+  const first = infos[0];
+  return first === undefined ? null : { ...first, startEpochMs: Math.min(...infos.map((info) => info.startEpochMs)) };
+}
 
 function readShard(dir: string): { raw: RawSamplesFile; lines: string; perRequest: boolean } {
-  let raw: RawSamplesFile;
+  let json: unknown;
   try {
-    raw = JSON.parse(readFileSync(join(dir, 'raw_samples.json'), 'utf8')) as RawSamplesFile;
+    json = JSON.parse(readFileSync(join(dir, 'raw_samples.json'), 'utf8'));
   } catch (error) {
     throw new CliError(`merge: ${dir} has no readable raw_samples.json (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); pass directories written by bench --output`);
+  }
+  let raw: RawSamplesFile;
+  try {
+    raw = parseRawSamplesFile(json);
+  } catch (error) {
+    throw new CliError(`merge: ${join(dir, 'raw_samples.json')}: ${error instanceof Error ? error.message : String(error)}; pass directories written by bench --output`);
   }
   let lines = '';
   try {
@@ -25,6 +43,17 @@ function readShard(dir: string): { raw: RawSamplesFile; lines: string; perReques
   } catch {
     // requests.jsonl is optional for merging reports.
   }
+  // Every line goes into the merged requests.jsonl: a line that is no JSON object would corrupt it.
+  lines.split('\n').forEach((line, i) => {
+    if (line === '') return;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      row = undefined;
+    }
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) throw new CliError(`merge: ${join(dir, 'requests.jsonl')}:${i + 1}: not a JSON object; pass directories written by bench --output`);
+  });
   return { raw, lines, perRequest: existsSync(join(dir, 'per_request_lifecycle_metrics.json')) };
 }
 
@@ -35,6 +64,9 @@ export function registerMergeCommand(program: Command): void {
     .argument('<dirs...>', 'output directories of bench --shard i/N runs')
     .option('--output <dir>', 'write the merged reports here')
     .action(async (dirs: string[], flags: { output?: string }) => {
+      // resolve('') is the working directory: an empty argument is a mistake, not a shard.
+      if (dirs.some((dir) => dir.trim() === '')) throw new CliError('merge: a directory argument is empty; pass directories written by bench --output');
+      if (flags.output !== undefined && flags.output.trim() === '') throw new CliError('merge: --output must not be empty');
       const shards = dirs.map(readShard);
       const real = dirs.map((dir) => realpathSync(dir));
       const again = real.findIndex((dir, i) => real.indexOf(dir) !== i);
@@ -55,7 +87,9 @@ export function registerMergeCommand(program: Command): void {
         // Shards that kept per-request lifecycle metrics get them merged too (same lines).
         const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest), 'merge --output');
         for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
-        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity) });
+        const lpg = mergedLpgInfo(shards);
+        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }) } });
+        if (lpg !== null) writeLpgReports(flags.output, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) });
       }
       process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
       if (flags.output !== undefined) process.stdout.write(`merged reports written to ${flags.output}\n`);

@@ -5,23 +5,71 @@
  */
 import { z } from 'zod';
 import { parseDurationMs } from '../../contracts/units.ts';
+import { MAX_SAMPLED_TOKENS } from '../data/length-distribution.ts';
 
-/** A duration in milliseconds, from `1.5s`-style text or bare seconds. */
-export const duration = z.union([z.number().nonnegative(), z.string()]).transform((value, ctx) => {
-  try {
-    return parseDurationMs(value, 's');
-  } catch {
-    ctx.addIssue({ code: 'custom', message: `not a duration: ${JSON.stringify(value)} (write e.g. 250ms, 1.5s, 2m)` });
-    return z.NEVER;
-  }
-});
+/**
+ * The longest client duration (a stage, warm-up, timeout, grace, scrape interval, SLO, trace
+ * offset): one day. Node cannot arm a timer beyond 2^31-1 ms (24.8 days; it fires after 1 ms
+ * instead), and no benchmark stage needs more than a day.
+ */
+export const MAX_CLIENT_DURATION_MS = 24 * 3_600_000;
+/** Most requests one run may plan (rate × (warm-up + duration), summed over stages; a closed loop's count). */
+export const MAX_PLANNED_SENDS = 4_000_000;
+/** Most requests a closed loop holds in flight. */
+export const MAX_CONCURRENCY = 100_000;
+/** Most worker threads: each is a Node isolate with its own copy of the client. */
+export const MAX_WORKERS = 64;
+/** Longest prompt or output a length setting may ask for, in tokens (beyond every model's context). */
+export const MAX_LENGTH_TOKENS = MAX_SAMPLED_TOKENS;
+
+/** A bare number of seconds as people write it: `5`, `1.5`, `.5`, `1e3` (no hex, no sign). */
+const BARE_SECONDS = /^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
+
+/** `text` in ms (a bare number is seconds); throws with a message for the user. */
+function durationMs(value: string | number): number {
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  if (Number.isNaN(value)) throw new Error('not a number');
+  if (typeof value === 'number' && value < 0) throw new RangeError('must not be negative');
+  if (text.startsWith('-')) throw new RangeError('must not be negative');
+  let ms: number;
+  if (typeof value === 'number') ms = value * 1000;
+  else if (BARE_SECONDS.test(text)) ms = Number(text) * 1000;
+  else ms = parseDurationMs(text, 's');
+  if (!(ms <= MAX_CLIENT_DURATION_MS)) throw new RangeError(`out of range: at most 24h (${MAX_CLIENT_DURATION_MS / 1000} s)`);
+  return ms;
+}
+
+const durationOf = (mustBePositive: boolean) =>
+  z.unknown().transform((value, ctx) => {
+    const fail = (message: string): never => {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    };
+    if (value === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'missing', params: { missing: true } });
+      return z.NEVER;
+    }
+    if (typeof value !== 'string' && typeof value !== 'number') return fail(`expected a duration (e.g. 250ms, 1.5s, 2m), got ${Array.isArray(value) ? 'a list' : value === null ? 'nothing' : typeof value === 'object' ? 'a mapping' : typeof value}`);
+    let ms: number;
+    try {
+      ms = durationMs(value);
+    } catch (error) {
+      if (error instanceof RangeError) return fail(mustBePositive && error.message === 'must not be negative' ? 'must be longer than 0 (e.g. 30s)' : error.message);
+      return fail(`not a duration: ${JSON.stringify(String(value))} (write e.g. 250ms, 1.5s, 2m)`);
+    }
+    if (mustBePositive && !(ms > 0)) return fail('must be longer than 0 (e.g. 30s)');
+    return ms;
+  });
+
+/** A duration in milliseconds, from `1.5s`-style text or bare seconds; 0 to 24h. */
+export const duration = durationOf(false);
 
 const positive = z.number().positive();
 /** An enum that also takes other tools' spellings (inference-perf's); errors list only ours. */
 const enumWithAliases = <const T extends readonly [string, ...string[]]>(values: T, aliases: Readonly<Record<string, T[number]>>) =>
   z.preprocess((value) => (typeof value === 'string' && Object.hasOwn(aliases, value) ? aliases[value] : value), z.enum(values));
-/** A duration that must be > 0 (a zero timeout would fail every request). */
-const positiveDuration = duration.refine((ms) => ms > 0, 'must be longer than 0 (e.g. 30s)');
+/** A duration that must be > 0 (a zero timeout would fail every request, a zero interval scrape without pause). */
+const positiveDuration = durationOf(true);
 const httpUrl = z.string().refine((text) => {
   try {
     const url = new URL(text);
@@ -31,17 +79,19 @@ const httpUrl = z.string().refine((text) => {
   }
 }, 'must be an absolute http(s) URL, e.g. http://127.0.0.1:8000/metrics');
 const whole = (min: number) => z.number().int().min(min);
+const tokens = whole(1).max(MAX_LENGTH_TOKENS);
+const tokenCount = z.number().positive().max(MAX_LENGTH_TOKENS);
 
 const length = z.union([
-  whole(1),
+  tokens,
   z
     .strictObject({
       distribution: z.enum(['fixed', 'uniform', 'normal', 'lognormal']),
-      value: whole(1).optional(),
-      mean: positive.optional(),
-      sd: z.number().nonnegative().optional(),
-      min: whole(1).optional(),
-      max: whole(1).optional(),
+      value: tokens.optional(),
+      mean: tokenCount.optional(),
+      sd: z.number().nonnegative().max(MAX_LENGTH_TOKENS).optional(),
+      min: tokens.optional(),
+      max: tokens.optional(),
     })
     .superRefine((l, ctx) => {
       const need = (key: 'value' | 'mean' | 'sd' | 'min' | 'max'): void => {
@@ -60,8 +110,8 @@ const length = z.union([
     }),
 ]);
 
-const rateStage = z.strictObject({ rate: positive, duration });
-const concurrencyStage = z.strictObject({ concurrency: whole(1), count: whole(1) });
+const rateStage = z.strictObject({ rate: positive, duration: positiveDuration });
+const concurrencyStage = z.strictObject({ concurrency: whole(1).max(MAX_CONCURRENCY), count: whole(1).max(MAX_PLANNED_SENDS) });
 
 export const configSchema = z.strictObject({
   api: z
@@ -76,7 +126,7 @@ export const configSchema = z.strictObject({
   server: z
     .strictObject({
       base_url: z.string().optional(),
-      model_name: z.string().optional(),
+      model_name: z.string().min(1, 'must not be empty').optional(),
       api_key: z.string().optional(),
       lora: z.array(z.strictObject({ name: z.string().min(1), weight: positive })).default([]),
       /** inference-perf's server kind: all three speak the OpenAI-compatible API benchtruth sends. */
@@ -94,18 +144,18 @@ export const configSchema = z.strictObject({
       timeout: positiveDuration.default(300_000),
       grace: duration.default(10_000),
       seed: whole(0).default(0),
-      trace_file: z.string().optional(),
+      trace_file: z.string().min(1, 'must not be empty').optional(),
       sweep: z
         .strictObject({
           num_stages: whole(1).default(5),
-          stage_duration: duration.default(10_000),
-          probe_requests: whole(2).default(50),
-          probe_concurrency: whole(1).default(16),
+          stage_duration: positiveDuration.default(10_000),
+          probe_requests: whole(2).max(MAX_PLANNED_SENDS).default(50),
+          probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),
           spacing: z.enum(['linear', 'geometric']).default('linear'),
           arrival: z.enum(['constant', 'poisson']).default('constant'),
         })
         .prefault({}),
-      workers: whole(1).default(1),
+      workers: whole(1).max(MAX_WORKERS).default(1),
       shard: z
         .string()
         .regex(/^\d+\/\d+$/, 'write the shard as INDEX/COUNT, e.g. 0/4')
@@ -119,15 +169,15 @@ export const configSchema = z.strictObject({
   data: z
     .strictObject({
       type: enumWithAliases(['synthetic', 'random', 'sharegpt', 'jsonl', 'shared_prefix'], { shareGPT: 'sharegpt' }).default('synthetic'),
-      path: z.string().optional(),
+      path: z.string().min(1, 'must not be empty').optional(),
       input: length.default(32),
       output: length.optional(),
       /** ShareGPT pruning as vLLM's (defaults 4, 1024, 2048; client/data/file-datasets.ts). */
-      min_tokens: whole(1).optional(),
-      max_prompt_tokens: whole(1).optional(),
-      max_total_tokens: whole(1).optional(),
+      min_tokens: tokens.optional(),
+      max_prompt_tokens: tokens.optional(),
+      max_total_tokens: whole(1).max(2 * MAX_LENGTH_TOKENS).optional(),
       shared_prefix: z
-        .strictObject({ num_groups: whole(1), prompts_per_group: whole(1), system_prompt_len: whole(1), question_len: whole(1) })
+        .strictObject({ num_groups: whole(1).max(MAX_PLANNED_SENDS), prompts_per_group: whole(1).max(MAX_PLANNED_SENDS), system_prompt_len: tokens, question_len: tokens })
         .optional(),
     })
     .prefault({}),
@@ -164,17 +214,17 @@ export const configSchema = z.strictObject({
       type: enumWithAliases(['none', 'prometheus'], { default: 'none' }).default('none'),
       url: httpUrl.optional(),
       /** Default: prometheus.scrape_interval, else 1s. */
-      interval: duration.optional(),
+      interval: positiveDuration.optional(),
       /**
        * inference-perf's Prometheus client. benchtruth scrapes the model server's own /metrics
        * (or `url`) rather than querying a Prometheus server, so only scrape_interval is used.
        */
       prometheus: z
-        .strictObject({ url: z.string().optional(), scrape_interval: duration.optional(), google_managed: z.boolean().optional(), filters: z.array(z.string()).optional() })
+        .strictObject({ url: z.string().optional(), scrape_interval: positiveDuration.optional(), google_managed: z.boolean().optional(), filters: z.array(z.string()).optional() })
         .optional(),
     })
     .prefault({}),
-  output: z.strictObject({ dir: z.string().optional() }).prefault({}),
+  output: z.strictObject({ dir: z.string().min(1, 'must not be empty').optional() }).prefault({}),
   /** inference-perf's tokenizer section: accepted, unused (benchtruth counts tokens from usage, or its own tokenizer). */
   tokenizer: z.strictObject({ pretrained_model_name_or_path: z.string().optional(), token: z.string().optional(), trust_remote_code: z.boolean().optional() }).optional(),
 });

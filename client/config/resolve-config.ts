@@ -5,18 +5,30 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CliError } from '../../contracts/cli-error.ts';
 import type { DataSpec } from '../data/data-spec.ts';
 import type { LengthDistribution } from '../data/length-distribution.ts';
 import type { ArrivalProcess } from '../load/arrivals.ts';
+import { requestsIn } from '../load/arrivals.ts';
 import { parseTrace, type LoadSpec, type StageSpec } from '../load/load-plan.ts';
 import type { Slo } from '../report/goodput.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.ts';
-import { configSchema, type BenchConfig, type LengthConfig } from './config-schema.ts';
+import { configSchema, MAX_PLANNED_SENDS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
 type Json = Record<string, unknown>;
+
+/**
+ * YAML text → a plain value. Warnings (an unknown `!tag`) are errors here, and are never printed
+ * by the yaml package itself (its default would write a multi-line Node warning to stderr).
+ */
+function parseYamlStrict(text: string): unknown {
+  const doc = parseDocument(text, { logLevel: 'silent' });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem !== undefined) throw new Error((problem.message.split('\n')[0] ?? '').replace(/:\s*$/, ''));
+  return doc.toJS({ maxAliasCount: 100 });
+}
 
 export function readConfigFile(path: string): Json {
   let text: string;
@@ -27,27 +39,47 @@ export function readConfigFile(path: string): Json {
   }
   let parsed: unknown;
   try {
-    parsed = parseYaml(text);
+    parsed = parseYamlStrict(text);
   } catch (error) {
     throw new CliError(`--config ${path}: not valid YAML: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`);
   }
   if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliError(`--config ${path}: expected a mapping of sections (api, server, load, data, report, metrics, output)`);
-  return parsed as Json;
+  if (!isPlainMapping(parsed)) throw new CliError(`--config ${path}: expected a mapping of sections (api, server, load, data, report, metrics, output)`);
+  return parsed;
 }
 
-/** Sets `a.b.0.c` in a plain object tree, creating objects/arrays on the way. */
-export function setPath(root: Json, path: string, value: unknown): void {
+function isPlainMapping(value: unknown): value is Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** Keys that would reach an object's prototype rather than a config key. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Sets `a.b.0.c` in a plain object tree, creating objects/lists on the way. A list index must be
+ * a plain whole number no greater than the list's length (the length itself appends); anything
+ * else is a CliError naming `label` (what the user typed, e.g. `--set load.stages.9.rate`).
+ */
+export function setPath(root: Json, path: string, value: unknown, label = path): void {
   const keys = path.split('.');
   let node: Json | unknown[] = root;
   keys.forEach((key, i) => {
-    const last = i === keys.length - 1;
+    const at = keys.slice(0, i).join('.');
+    if (key === '') throw new CliError(`${label}: empty key in the path (write e.g. load.stages.0.rate)`);
+    if (FORBIDDEN_KEYS.has(key)) throw new CliError(`${label}: unknown key ${[...keys.slice(0, i), key].join('.')}`);
+    if (Array.isArray(node)) {
+      if (!/^(0|[1-9]\d*)$/.test(key)) throw new CliError(`${label}: ${at} is a list: "${key}" is not an index (use 0..${node.length})`);
+      const index = Number(key);
+      if (index > node.length) throw new CliError(`${label}: index ${key} is beyond the ${node.length} item${node.length === 1 ? '' : 's'} of ${at} (use 0..${node.length}; ${node.length} appends one)`);
+    }
     const container = node as Record<string, unknown>;
-    if (last) {
+    if (i === keys.length - 1) {
       container[key] = value;
       return;
     }
-    let child = container[key];
+    let child = Object.hasOwn(container, key) ? container[key] : undefined;
     if (typeof child !== 'object' || child === null) {
       child = /^\d+$/.test(keys[i + 1] as string) ? [] : {};
       container[key] = child;
@@ -59,8 +91,8 @@ export function setPath(root: Json, path: string, value: unknown): void {
 /** A flag's text as YAML would read it: `5` is a number, `true` a boolean, `1s` a string. */
 export function flagScalar(text: string): unknown {
   try {
-    const value: unknown = parseYaml(text);
-    return value === null ? text : value;
+    const value = parseYamlStrict(text);
+    return value === null || value === undefined ? text : value;
   } catch {
     return text;
   }
@@ -106,6 +138,22 @@ function unwrap(schema: unknown): unknown {
 /** Names the flag that set a config path, when one did (errors then speak of `--rate`, not the path). */
 export type FlagOfPath = (path: string) => string | undefined;
 
+/** `a mapping`, `a whole number`, `an integer`: what a config value should be, in YAML's words. */
+function expectedThing(expected: string): string {
+  const words: Record<string, string> = { object: 'a mapping', array: 'a list', int: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false', record: 'a mapping' };
+  return words[expected] ?? (/^[aeiou]/i.test(expected) ? `an ${expected}` : `a ${expected}`);
+}
+
+/** What a wrong value is, for `expected X, got Y`. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'nothing (null)';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'number') return Number.isFinite(value) ? `the number ${value}` : `${value} (out of range)`;
+  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'object') return 'a mapping';
+  return typeof value;
+}
+
 function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPath): string {
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // Report the branch the input came closest to (fewest complaints), at its full path.
@@ -123,27 +171,59 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
     const known = knownKeys(issue.path);
     const parts = issue.keys.map((key) => {
       const best = known.map((k) => [k, editDistance(key, k)] as const).sort((a, b) => a[1] - b[1])[0];
-      const at = issue.path.length > 0 ? `${path}.${key}` : key;
+      const at = issue.path.length > 0 ? `${dotted}.${key}` : key;
       return best !== undefined && best[1] <= 3 ? `unknown key ${at} (did you mean ${best[0]}?)` : `unknown key ${at} (known keys: ${known.join(', ')})`;
     });
     // A key set by flag (`--set load.stagez=1`) is that flag's mistake, not the file's.
     const setBy = issue.keys.map((key) => flagOf?.(issue.path.length > 0 ? `${dotted}.${key}` : key)).find((flag) => flag !== undefined);
-    return `${setBy ?? source}: ${parts.join('; ')}`;
+    return `${setBy ?? flag ?? source}: ${parts.join('; ')}`;
+  }
+  // The flag that set this path, or the file, leads; a path under what a flag set is named too.
+  const lead = (what: string): string => (flag === undefined ? `${source}: ${dotted}: ${what}` : flag.endsWith(` ${dotted}`) || !flag.startsWith('--set') ? `${flag}: ${what}` : `${flag}: ${dotted}: ${what}`);
+  const missing = (issue.code === 'invalid_type' && issue.input === undefined) || (issue.code === 'custom' && (issue.params as { missing?: boolean } | undefined)?.missing === true);
+  if (missing) {
+    const what = issue.code === 'invalid_type' ? ` (fix: give it ${expectedThing(issue.expected)})` : ' (fix: give it a duration, e.g. 10s)';
+    return flag === undefined ? `${source}: missing key ${dotted}${what}` : `${flag}: missing key ${dotted}${what}`;
+  }
+  if (issue.code === 'invalid_type') {
+    if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return lead(`${String(issue.input)} is out of range (fix: use a finite number)`);
+    return lead(`expected ${expectedThing(issue.expected)}, got ${describeValue(issue.input)} (fix: make ${path} ${expectedThing(issue.expected)})`);
   }
   let hint = '';
-  if (issue.code === 'invalid_type') hint = ` (fix: make ${path} a ${issue.expected})`;
-  else if (issue.code === 'invalid_value') hint = ` (fix: use one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')})`;
+  if (issue.code === 'invalid_value') hint = ` (fix: use one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')})`;
   else if (issue.code === 'too_small' || issue.code === 'too_big') {
     const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
     const relation = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
     hint = issue.origin === 'array' ? ` (fix: give ${path} ${relation} ${String(bound)} items)` : issue.origin === 'string' ? ` (fix: make ${path} ${relation} ${String(bound)} characters)` : ` (fix: use a value ${relation} ${String(bound)})`;
+  } else if (issue.code === 'invalid_union') hint = ` (fix: see examples/ for the accepted shapes of ${path})`;
+  return lead(`${issue.message}${hint}`);
+}
+
+/** The first value in the tree that is an object but no plain mapping or list (a YAML `!!binary`, `!!timestamp`). */
+function firstNonPlain(value: unknown, path: string[] = []): { path: string; kind: string } | null {
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = firstNonPlain(value[i], [...path, String(i)]);
+      if (found !== null) return found;
+    }
+    return null;
   }
-  else if (issue.code === 'invalid_union') hint = ` (fix: see examples/ for the accepted shapes of ${path})`;
-  return flag !== undefined ? `${flag}: ${issue.message}${hint}` : `${source}: ${path}: ${issue.message}${hint}`;
+  if (!isPlainMapping(value)) return { path: path.join('.') || '(top level)', kind: (value as object).constructor?.name ?? 'object' };
+  for (const [key, child] of Object.entries(value)) {
+    const found = firstNonPlain(child, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 export function validateConfig(raw: Json, source: string, flagOf?: FlagOfPath): BenchConfig {
-  const result = configSchema.safeParse(raw);
+  const odd = firstNonPlain(raw);
+  if (odd !== null) {
+    const flag = flagOf?.(odd.path);
+    throw new CliError(`${flag ?? `${source}: ${odd.path}`}: wrong type: a ${odd.kind} (from a YAML tag such as !!binary) is no config value`);
+  }
+  const result = configSchema.safeParse(raw, { reportInput: true });
   if (!result.success) throw new CliError(formatIssue(result.error.issues[0] as z.core.$ZodIssue, source, flagOf));
   return result.data;
 }
@@ -166,22 +246,35 @@ function lengthOf(config: LengthConfig): LengthDistribution {
   }
 }
 
-function loadOf(config: BenchConfig, baseDir: string): LoadSpec {
+/** Names a config path for an error: the flag that set it, else the file (or "flags") and the path. */
+type Where = (path: string) => string;
+
+/** Requests a list of rate stages plans (the warm-up, at the first stage's rate, included). */
+function plannedSends(stages: readonly StageSpec[], warmupSec: number): number {
+  let total = 0;
+  stages.forEach((stage, i) => {
+    if (stage.kind === 'concurrency') total += stage.count;
+    else total += Math.max(1, requestsIn(stage.rate, stage.durationSec)) + (i === 0 ? requestsIn(stage.rate, warmupSec) : 0);
+  });
+  return total;
+}
+
+function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: FlagOfPath): LoadSpec {
   const load = config.load;
   const warmupSec = load.warmup / 1000;
   if (load.type === 'trace') {
-    if (load.trace_file === undefined) throw new CliError('config load.trace_file: required when load.type is trace (fix: --trace FILE)');
+    if (load.trace_file === undefined) throw new CliError(`${where('load.type')}: load.trace_file is required for a trace load (fix: --trace FILE)`);
     const path = resolve(baseDir, load.trace_file);
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
     } catch (error) {
-      throw new CliError(`load.trace_file: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new CliError(`${where('load.trace_file')}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
     }
     try {
       return { type: 'trace', offsetsMs: parseTrace(text, path), warmupSec };
     } catch (error) {
-      throw new CliError(error instanceof Error ? error.message : String(error));
+      throw new CliError(`${where('load.trace_file')}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   const arrival: ArrivalProcess =
@@ -197,21 +290,31 @@ function loadOf(config: BenchConfig, baseDir: string): LoadSpec {
   }
   const stages: StageSpec[] = load.stages.map((stage, i) => {
     if ('concurrency' in stage) {
-      if (load.type !== 'concurrency') throw new CliError(`config load.stages.${i}: a {concurrency, count} stage needs load.type concurrency (fix: set load.type: concurrency)`);
+      if (load.type !== 'concurrency') throw new CliError(`${where(`load.stages.${i}`)}: a {concurrency, count} stage needs load.type concurrency (fix: set load.type: concurrency)`);
       return { kind: 'concurrency', concurrency: stage.concurrency, count: stage.count };
     }
-    if (load.type === 'concurrency') throw new CliError(`config load.stages.${i}: load.type concurrency needs {concurrency, count} stages (fix: replace rate/duration)`);
-    if (!(stage.duration > 0)) throw new CliError(`config load.stages.${i}.duration: must be > 0`);
+    if (load.type === 'concurrency') throw new CliError(`${where(`load.stages.${i}`)}: load.type concurrency needs {concurrency, count} stages (fix: replace rate/duration)`);
     return { kind: 'rate', rate: stage.rate, durationSec: stage.duration / 1000 };
   });
+  const planned = plannedSends(stages, warmupSec);
+  if (planned > MAX_PLANNED_SENDS) {
+    const label = flagOf?.('load.stages.0.rate') ?? flagOf?.('load.stages.0.duration') ?? where('load.stages');
+    throw new CliError(`${label}: the load plans ${planned} requests; at most ${MAX_PLANNED_SENDS} per run (fix: a lower rate or a shorter duration, or several runs)`);
+  }
   return { type: 'stages', arrival, stages, warmupSec };
 }
 
-function dataOf(config: BenchConfig, baseDir: string): DataSpec {
+/** Data types that read `data.path`. */
+const FILE_DATA_TYPES = new Set(['sharegpt', 'jsonl']);
+
+function dataOf(config: BenchConfig, baseDir: string, where: Where): DataSpec {
   const data = config.data;
   const output = data.output !== undefined ? lengthOf(data.output) : null;
+  if (data.path !== undefined && !FILE_DATA_TYPES.has(data.type)) {
+    throw new CliError(`${where('data.path')}: data.type ${data.type} reads no file (fix: --dataset sharegpt or --dataset jsonl, or data.type in --config)`);
+  }
   const needPath = (): string => {
-    if (data.path === undefined) throw new CliError(`config data.path: required for data.type ${data.type} (fix: --dataset-path FILE)`);
+    if (data.path === undefined) throw new CliError(`${where('data.path')}: required for data.type ${data.type} (fix: --dataset-path FILE)`);
     return resolve(baseDir, data.path);
   };
   switch (data.type) {
@@ -252,12 +355,13 @@ function sloOf(config: BenchConfig): Slo | null {
 }
 
 /** The run's options from a validated config (paths relative to the config file's folder). */
-export function optionsFromConfig(config: BenchConfig, configPath: string | null): BenchOptions {
+export function optionsFromConfig(config: BenchConfig, configPath: string | null, flagOf?: FlagOfPath): BenchOptions {
   const baseDir = configPath === null ? process.cwd() : dirname(resolve(configPath));
+  const where: Where = (path) => flagOf?.(path) ?? (configPath === null ? path : `config ${configPath}: ${path}`);
   const url = config.server.base_url;
   if (url === undefined) throw new CliError('--url is required (e.g. --url http://127.0.0.1:8000, or server.base_url in --config)');
-  const load = loadOf(config, baseDir);
-  const data = dataOf(config, baseDir);
+  const load = loadOf(config, baseDir, where, flagOf);
+  const data = dataOf(config, baseDir, where);
   const first = config.load.stages[0];
   const headers: Record<string, string> = { ...config.api.headers };
   if (config.server.api_key !== undefined) headers.authorization = `Bearer ${config.server.api_key}`;

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Rng } from '../../contracts/rng.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import type { DataItem, Dataset } from './dataset.ts';
-import { sampleLength, type LengthDistribution } from './length-distribution.ts';
+import { MAX_SAMPLED_TOKENS, sampleLength, type LengthDistribution } from './length-distribution.ts';
 
 export class DatasetError extends Error {
   constructor(message: string) {
@@ -142,8 +142,12 @@ export function jsonlDataset(path: string, output: LengthDistribution, seed: num
         throw new DatasetError(`${path}:${i + 1}: not a JSON object`);
       }
       if (typeof row?.prompt !== 'string' || row.prompt === '') throw new DatasetError(`${path}:${i + 1}: expected {"prompt": "<text>"}`);
+      const key = row.output_tokens !== undefined ? 'output_tokens' : 'max_tokens';
       const fixed = row.output_tokens ?? row.max_tokens;
-      const outputTokens = typeof fixed === 'number' && Number.isInteger(fixed) && fixed > 0 ? fixed : null;
+      if (fixed !== undefined && fixed !== null && !(typeof fixed === 'number' && Number.isInteger(fixed) && fixed >= 1 && fixed <= MAX_SAMPLED_TOKENS)) {
+        throw new DatasetError(`${path}:${i + 1}: ${key} must be a whole number from 1 to ${MAX_SAMPLED_TOKENS}, got ${typeof fixed === 'number' ? String(fixed) : JSON.stringify(fixed)}`);
+      }
+      const outputTokens = typeof fixed === 'number' ? fixed : null;
       entries.push({ prompt: row.prompt, promptTokens: countTokens(row.prompt), outputTokens });
     });
   if (entries.length === 0) throw new DatasetError(`${path}: no prompts`);

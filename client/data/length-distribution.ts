@@ -1,8 +1,15 @@
 /**
  * Token lengths drawn from a named distribution, clamped to [min, max] and rounded to whole
- * tokens (≥ 1). Pure given the seeded stream.
+ * tokens (≥ 1, ≤ MAX_SAMPLED_TOKENS). Pure given the seeded stream.
  */
 import type { Rng } from '../../contracts/rng.ts';
+
+/**
+ * No draw exceeds this many tokens, whatever the distribution's tail (a normal with a huge sd,
+ * a lognormal's overflow to Infinity): beyond every model's context, and a prompt this long is
+ * still a string Node can build. The config refuses settings above it (config-schema.ts).
+ */
+export const MAX_SAMPLED_TOKENS = 1_048_576;
 
 export type LengthDistribution =
   | { kind: 'fixed'; value: number }
@@ -15,9 +22,9 @@ export function sampleLength(dist: LengthDistribution, rng: Rng): number {
   let value: number;
   switch (dist.kind) {
     case 'fixed':
-      return Math.max(1, Math.round(dist.value));
+      return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, Math.round(dist.value)));
     case 'uniform':
-      return Math.max(1, rng.int(Math.ceil(dist.min), Math.floor(dist.max)));
+      return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, rng.int(Math.ceil(dist.min), Math.floor(dist.max))));
     case 'normal':
       value = rng.normal(dist.mean, dist.sd);
       break;
@@ -29,8 +36,10 @@ export function sampleLength(dist: LengthDistribution, rng: Rng): number {
     }
   }
   const min = Math.max(1, dist.min ?? 1);
-  const max = dist.max ?? Infinity;
-  return Math.min(max, Math.max(min, Math.round(value)));
+  const max = Math.min(dist.max ?? MAX_SAMPLED_TOKENS, MAX_SAMPLED_TOKENS);
+  // NaN (an sd so large the arithmetic overflows) becomes the upper bound, as +Infinity would.
+  const rounded = Number.isNaN(value) ? max : Math.round(value);
+  return Math.min(max, Math.max(min, rounded));
 }
 
 export function describeLength(dist: LengthDistribution): string {

@@ -50,7 +50,7 @@ describe('serve + bench as separate processes, as the README shows them', () => 
       expect(summary.successes.count).toBe(10);
       expect(summary.failures.count).toBe(0);
       for (const key of ['request_latency', 'normalized_time_per_output_token', 'time_per_output_token', 'time_to_first_token', 'inter_token_latency']) {
-        expect(Object.keys(summary.successes.latency[key] ?? {}).sort()).toEqual(['max', 'mean', 'min', 'p10', 'p50', 'p90', 'p99']);
+        expect(Object.keys(summary.successes.latency[key] ?? {}).sort()).toEqual(['max', 'mean', 'median', 'min', 'p10', 'p50', 'p90', 'p99']);
       }
       expect(summary.successes.latency.time_to_first_token?.min).toBeGreaterThanOrEqual(0.05);
       expect(Object.keys(summary.successes.throughput).sort()).toEqual(['input_tokens_per_sec', 'output_tokens_per_sec', 'requests_per_sec', 'total_tokens_per_sec']);

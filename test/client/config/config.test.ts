@@ -85,7 +85,7 @@ output: {dir: out}
   it.each([
     ['an unknown key, with a suggestion', 'load:\n  stagez: []\n', /unknown key load\.stagez \(did you mean stages\?\)/],
     ['an unknown section', 'lode: {}\n', /unknown key lode \(did you mean load\?\)/],
-    ['a wrong type, with the path', 'load:\n  stages: [{rate: fast, duration: 1s}]\n', /load\.stages\.0\.rate: .*expected number.*\(fix: make load\.stages\.0\.rate a number\)/],
+    ['a wrong type, with the path', 'load:\n  stages: [{rate: fast, duration: 1s}]\n', /load\.stages\.0\.rate: expected a number, got the text "fast" \(fix: make load\.stages\.0\.rate a number\)/],
     ['a bad enum value', 'api: {type: embeddings}\n', /api\.type: .*\(fix: use one of "completions", "chat"/],
     ['a bad duration', 'load: {timeout: soon}\n', /load\.timeout: not a duration/],
     ['a distribution missing its fields', 'data: {input: {distribution: normal, mean: 3}}\n', /data\.input\.sd: normal needs sd/],

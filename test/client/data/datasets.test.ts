@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../contracts/rng.ts';
 import { countTokens } from '../../../contracts/tokenizer.ts';
 import { jsonlDataset, shareGptDataset } from '../../../client/data/file-datasets.ts';
-import { sampleLength, type LengthDistribution } from '../../../client/data/length-distribution.ts';
+import { MAX_SAMPLED_TOKENS, sampleLength, type LengthDistribution } from '../../../client/data/length-distribution.ts';
 import { sharedPrefixDataset, syntheticDataset } from '../../../client/data/synthetic-dataset.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'benchtruth-data-'));
@@ -124,6 +124,22 @@ describe('file datasets', () => {
       ['four five', 2, 11],
       ['one two three', 3, 7],
     ]);
+  });
+
+  it.each([['-5'], ['"x"'], ['1e400'], ['2.5'], ['0'], ['1e9']])('JSONL: output_tokens %s is refused with file:line, never silently replaced', (value) => {
+    const path = join(dir, 'bad-output.jsonl');
+    writeFileSync(path, `{"prompt": "fine", "output_tokens": 3}\n{"prompt": "one two", "output_tokens": ${value}}\n`);
+    expect(() => jsonlDataset(path, { kind: 'fixed', value: 11 }, 0)).toThrow(/bad-output\.jsonl:2: output_tokens must be a whole number from 1 to 1048576, got /);
+  });
+
+  it('no length draw exceeds MAX_SAMPLED_TOKENS, whatever the tail', () => {
+    const rng = new Rng(3);
+    for (const dist of [{ kind: 'normal', mean: 10, sd: 1e300 }, { kind: 'lognormal', mean: 10, sd: 1e300 }, { kind: 'fixed', value: 1e12 }] as LengthDistribution[]) {
+      for (let i = 0; i < 20; i++) {
+        const n = sampleLength(dist, rng);
+        expect(Number.isInteger(n) && n >= 1 && n <= MAX_SAMPLED_TOKENS).toBe(true);
+      }
+    }
   });
 
   it.each([

@@ -62,8 +62,17 @@ describe('stage plans', () => {
     ['a negative offset', '0\n-1\n', /trace.txt:2/],
     ['decreasing offsets', '1\n0.5\n', /must not decrease/],
     ['no offsets', '# nothing\n', /no send offsets/],
+    // A timer cannot wait this long (Node fires it after 1 ms): refused, never a busy loop.
+    ['an offset beyond a day', '0\n1e12\n', /trace.txt:2: offset 1e12 s is out of range \(at most 86400 s/],
+    ['an infinite offset', '0\n1e400\n', /trace.txt:2: offset 1e400 s is out of range/],
+    ['a hex offset (not a decimal number of seconds)', '0\n0x10\n', /trace.txt:2: expected a send offset in seconds >= 0, got "0x10"/],
+    ['Infinity spelled out', 'Infinity\n', /trace.txt:1: expected a send offset/],
   ])('a trace with %s is rejected with its line', (_name, text, message) => {
     expect(() => parseTrace(text, 'trace.txt')).toThrow(message);
+  });
+
+  it('a trace may end exactly one day in and write offsets as 1e3', () => {
+    expect(parseTrace('0\n1e3\n86400\n', 'trace.txt')).toEqual([0, 1_000_000, 86_400_000]);
   });
 
   it('sweep stages spread from saturation/n up to saturation', () => {

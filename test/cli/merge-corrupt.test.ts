@@ -1,0 +1,51 @@
+/**
+ * `merge` over corrupt shards (audit 6-B, B8/B9): one line naming the directory and the field,
+ * or the file and line, exit 2; never an internal error, a JS message or a silent partial merge.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StageSamples } from '../../client/record/stage-samples.ts';
+import { rawSamplesFile } from '../../client/report/run-reports.ts';
+import { runCli } from '../helpers/cli.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'benchtruth-merge-corrupt-'));
+const contexts = new Map([[0, { loadType: 'constant', intendedRate: 5, concurrency: null }]]);
+
+function shard(name: string, edit: (file: Record<string, unknown>) => void = () => undefined, requests = ''): string {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  const file = JSON.parse(JSON.stringify(rawSamplesFile(new Map([[0, new StageSamples()]]), contexts, null, { seed: 0, shards: [0], shard_count: 1, config_hash: 'h' }))) as Record<string, unknown>;
+  edit(file);
+  writeFileSync(join(dir, 'raw_samples.json'), JSON.stringify(file));
+  if (requests !== '') writeFileSync(join(dir, 'requests.jsonl'), requests);
+  return dir;
+}
+
+function oneLine(result: { code: number | null; stderr: string }, pattern: RegExp): void {
+  expect(result.code).toBe(2);
+  expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(pattern)]);
+}
+
+describe('merge refuses corrupt shards in one line', () => {
+  it('a null stage context names the directory and the field (was an internal error)', async () => {
+    const dir = shard('ctx-null', (f) => ((f.stages as Array<Record<string, unknown>>)[0]!.context = null));
+    oneLine(await runCli(['merge', dir]), /^benchtruth: merge: .*ctx-null\/raw_samples\.json: stages\.0\.context: expected object, got null; pass directories written by bench --output$/);
+  });
+
+  it('a stage number that is text (was a silent drop) and a shard outside its count (was a warning)', async () => {
+    oneLine(await runCli(['merge', shard('stage-x', (f) => ((f.stages as Array<Record<string, unknown>>)[0]!.stage = 'x'))]), /stage-x\/raw_samples\.json: stages\.0\.stage: expected number/);
+    oneLine(await runCli(['merge', shard('shard-oob', (f) => ((f.run as Record<string, unknown>).shards = [5]))]), /shard-oob\/raw_samples\.json: run\.shards: shard 5 is not below shard_count 1/);
+  });
+
+  it('a garbage requests.jsonl line names the file and line (was copied into the merge)', async () => {
+    const dir = shard('bad-lines', undefined, '{"request_id": "a"}\nnot json\n');
+    oneLine(await runCli(['merge', dir]), /^benchtruth: merge: .*bad-lines\/requests\.jsonl:2: not a JSON object/);
+  });
+
+  it('an empty directory argument or --output is a mistake, not the working directory', async () => {
+    oneLine(await runCli(['merge', '']), /^benchtruth: merge: a directory argument is empty/);
+    oneLine(await runCli(['merge', shard('fine'), '--output', '']), /^benchtruth: merge: --output must not be empty$/);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * Audit 6-B, client side: every bad flag or config value is one CliError line that names what
+ * the user typed (flag, --set path or file), never a hang, a silent drop or JS internals.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { benchOptionsFromFlags, serverNeverReached, type BenchFlags } from '../../../client/cli/bench-command.ts';
+import type { LifecycleReport } from '../../../client/report/lifecycle-report.ts';
+import { CliError } from '../../../contracts/cli-error.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'benchtruth-bad-input-'));
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const base: BenchFlags = { url: 'http://127.0.0.1:1', model: 'm' };
+
+function errorOf(flags: BenchFlags): string {
+  try {
+    benchOptionsFromFlags({ ...base, ...flags });
+  } catch (error) {
+    expect(error).toBeInstanceOf(CliError);
+    const message = (error as Error).message;
+    expect(message.split('\n')).toHaveLength(1);
+    expect(message).not.toMatch(/undefined|\[object Object\]| a object| a int| a array/);
+    return message;
+  }
+  throw new Error('expected a CliError');
+}
+
+describe('durations (B2, D6, D7)', () => {
+  it('a duration Node cannot hand to a timer is out of range, as flag or in a file', () => {
+    expect(errorOf({ grace: '999999h' })).toBe('--grace: out of range: at most 24h (86400 s)');
+    expect(errorOf({ timeout: '25h' })).toMatch(/^--timeout: out of range/);
+    expect(errorOf({ warmup: '1e400' })).toMatch(/^--warmup: out of range/);
+    expect(errorOf({ config: file('grace.yaml', 'load: {grace: 1e400}\n') })).toMatch(/^config .*grace\.yaml: load\.grace: out of range/);
+    expect(benchOptionsFromFlags({ ...base, grace: '24h' }).graceMs).toBe(86_400_000);
+  });
+
+  it('a duration flag is not read as YAML: 0x10 is no duration; 1e3 is seconds', () => {
+    expect(errorOf({ duration: '0x10' })).toMatch(/^--duration: not a duration: "0x10"/);
+    expect(errorOf({ sloTtft: '0x10' })).toMatch(/^--slo-ttft: not a duration/);
+    expect(benchOptionsFromFlags({ ...base, warmup: '1e1' }).warmupSec).toBe(10);
+  });
+
+  it('--duration 0 and -1 say the same; --scrape-interval 0 is refused', () => {
+    expect(errorOf({ duration: '0' })).toBe('--duration: must be longer than 0 (e.g. 30s)');
+    expect(errorOf({ duration: '-1' })).toBe('--duration: must be longer than 0 (e.g. 30s)');
+    expect(errorOf({ scrapeInterval: '0' })).toMatch(/^--scrape-interval: must be longer than 0/);
+    expect(errorOf({ config: file('interval.yaml', 'metrics: {type: prometheus, interval: 0}\n') })).toMatch(/metrics\.interval: must be longer than 0/);
+  });
+});
+
+describe('--set paths (B4, B5, B10)', () => {
+  it('an index far beyond the list is one line naming the typed path, at once', () => {
+    expect(errorOf({ set: ['load.stages.100000000.rate=1'] })).toBe('--set load.stages.100000000.rate: index 100000000 is beyond the 1 item of load.stages (use 0..1; 1 appends one)');
+    expect(errorOf({ set: ['load.stages.99.rate=1'] })).toMatch(/^--set load\.stages\.99\.rate: index 99 /);
+  });
+
+  it('a key that is no plain index of a list is refused, not dropped', () => {
+    for (const key of ['x', '-1', '1e3', '01']) expect(errorOf({ set: [`load.stages.${key}.rate=1`] })).toMatch(new RegExp(`^--set load\\.stages\\.${key.replace('.', '\\.')}\\.rate: load\\.stages is a list: "${key}" is not an index`));
+    expect(errorOf({ set: ['load..rate=1'] })).toMatch(/empty key/);
+    expect(errorOf({ set: ['__proto__.polluted=1'] })).toMatch(/unknown key __proto__/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('--set on the default stage works without a config file; index = length appends', () => {
+    expect(benchOptionsFromFlags({ ...base, set: ['load.stages.0.rate=5'] }).load).toMatchObject({ stages: [{ kind: 'rate', rate: 5, durationSec: 10 }] });
+    expect(benchOptionsFromFlags({ ...base, set: ['load.stages.0.duration=0.2'] }).load).toMatchObject({ stages: [{ kind: 'rate', rate: 1, durationSec: 0.2 }] });
+    expect(benchOptionsFromFlags({ ...base, set: ['load.stages.1={rate: 12, duration: 2s}'] }).load).toMatchObject({
+      stages: [
+        { rate: 1, durationSec: 10 },
+        { rate: 12, durationSec: 2 },
+      ],
+    });
+    expect(benchOptionsFromFlags({ ...base, loadType: 'concurrency', set: ['load.stages.0.concurrency=4'] }).load).toMatchObject({ stages: [{ kind: 'concurrency', concurrency: 4, count: 10 }] });
+    // Appending half a stage names the key it lacks and the --set that made it.
+    expect(errorOf({ set: ['load.stages.1.rate=12'] })).toBe('--set load.stages.1.rate: missing key load.stages.1.duration (fix: give it a duration, e.g. 10s)');
+  });
+});
+
+describe('sizes the client cannot honour (B6, B7)', () => {
+  it('--concurrency, --workers and rate × duration have upper bounds', () => {
+    expect(errorOf({ concurrency: '1e9', count: '1' })).toMatch(/^--concurrency: .*<= ?100000/);
+    expect(errorOf({ workers: '1000' })).toMatch(/^--workers: .*<= ?64/);
+    expect(errorOf({ rate: '1e9', duration: '0.2' })).toBe('--rate: the load plans 200000000 requests; at most 4000000 per run (fix: a lower rate or a shorter duration, or several runs)');
+    expect(errorOf({ count: '1e8' })).toMatch(/^--count: /);
+    expect(benchOptionsFromFlags({ ...base, workers: '64', rate: '1000', duration: '60s' }).workers).toBe(64);
+  });
+
+  it('a huge sd or length names the key', () => {
+    expect(errorOf({ config: file('sd.yaml', 'data: {input: {distribution: normal, mean: 10, sd: 1e300}}\n') })).toMatch(/^config .*sd\.yaml: data\.input\.sd: .*1048576/);
+    expect(errorOf({ maxTokens: '1e9' })).toMatch(/^--max-tokens: /);
+    expect(errorOf({ promptTokens: '1e400' })).toBe('--prompt-tokens: Infinity is out of range (fix: use a finite number)');
+  });
+});
+
+describe('messages (D1, D2, D5, D8, nits)', () => {
+  it('a missing key says so; types are named in YAML words', () => {
+    expect(errorOf({ config: file('lora.yaml', 'server: {lora: [{weight: 1}]}\n') })).toMatch(/^config .*lora\.yaml: missing key server\.lora\.0\.name \(fix: give it a string\)$/);
+    expect(errorOf({ config: file('stages.yaml', 'load: {stages: 3}\n') })).toMatch(/load\.stages: expected a list, got the number 3 \(fix: make load\.stages a list\)/);
+    expect(errorOf({ config: file('api.yaml', 'api: 3\n') })).toMatch(/api: expected a mapping/);
+    // A --set that replaced a stage owns its keys: the correct --duration is not blamed.
+    expect(errorOf({ duration: '0.2', set: ['load.stages.0={rate: 1, concurrency: 2}'] })).toMatch(/^--set load\.stages\.0: /);
+  });
+
+  it('--load-type bogus lists the load types', () => {
+    expect(errorOf({ loadType: 'bogus', duration: '0.2' })).toBe('--load-type: use one of constant, poisson, gamma, concurrency, trace, sweep (got "bogus")');
+    expect(errorOf({ loadType: '' })).toBe('--load-type: must not be empty');
+  });
+
+  it('errors name the flag typed, and config errors the file', () => {
+    expect(errorOf({ trace: join(dir, 'missing.txt') })).toMatch(/^--trace: cannot read /);
+    expect(errorOf({ lora: '' })).toMatch(/^--lora: expected name or name:weight/);
+    expect(errorOf({ lora: 'a:1:2' })).toMatch(/^--lora: .*"a:1:2"/);
+    expect(errorOf({ lora: 'a:0' })).toMatch(/^--lora: the weight of a must be a number > 0/);
+    expect(errorOf({ maxTokens: '{a: 1}' })).toMatch(/^--max-tokens: /);
+    const closed = file('closed-in-constant.yaml', 'load: {type: constant, stages: [{concurrency: 1, count: 2}]}\n');
+    expect(errorOf({ config: closed })).toMatch(/^config .*closed-in-constant\.yaml: load\.stages\.0: a \{concurrency, count\} stage needs load\.type concurrency/);
+  });
+
+  it('YAML tags: an unknown one is invalid YAML (no Node warning), !!binary a wrong type in one short line', () => {
+    expect(errorOf({ config: file('tag.yaml', 'load: !foo {a: 1}\n') })).toMatch(/^--config .*tag\.yaml: not valid YAML: Unresolved tag: !foo/);
+    const binary = errorOf({ config: file('binary.yaml', 'load: !!binary abc\n') });
+    expect(binary).toMatch(/^config .*binary\.yaml: load: wrong type: a (Buffer|Uint8Array)/);
+    expect(binary.length).toBeLessThan(200);
+  });
+
+  it('empty values, --model "", --dataset-path without a file dataset, --burstiness without gamma', () => {
+    expect(errorOf({ output: '' })).toBe('--output: must not be empty');
+    expect(errorOf({ model: '' })).toBe('--model: must not be empty');
+    expect(errorOf({ config: file('empty-dir.yaml', 'output: {dir: ""}\n') })).toMatch(/output\.dir: must not be empty/);
+    expect(errorOf({ datasetPath: join(dir, 'x.json') })).toMatch(/^--dataset-path: data\.type synthetic reads no file/);
+    expect(errorOf({ burstiness: '0.5', duration: '1s' })).toMatch(/^--burstiness: only gamma arrivals/);
+    expect(benchOptionsFromFlags({ ...base, burstiness: '0.5', loadType: 'gamma', duration: '1s' }).load).toMatchObject({ arrival: { kind: 'gamma', burstiness: 0.5 } });
+  });
+});
+
+describe('a run that never reached the server (D3)', () => {
+  const report = (successes: number, byKind: Record<string, number>): LifecycleReport =>
+    ({
+      successes: { count: successes },
+      failures: { count: Object.values(byKind).reduce((a, b) => a + b, 0), by_kind: Object.fromEntries(Object.entries(byKind).map(([k, n]) => [k, { count: n, sample_messages: ['connect ECONNREFUSED 127.0.0.1:1'] }])) },
+    }) as unknown as LifecycleReport;
+
+  it('is named only when nothing succeeded and every failure is connect_error', () => {
+    expect(serverNeverReached(report(0, { connect_error: 3 }))).toBe('no request reached the server: all 3 failed with connect_error (connect ECONNREFUSED 127.0.0.1:1); check --url (reports written)');
+    expect(serverNeverReached(report(1, { connect_error: 3 }))).toBeNull();
+    expect(serverNeverReached(report(0, { connect_error: 3, http_500: 1 }))).toBeNull();
+    expect(serverNeverReached(report(0, {}))).toBeNull();
+  });
+});
