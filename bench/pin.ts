@@ -19,7 +19,19 @@ export const CORES = availableParallelism();
 /** Whether `--pin` was asked for and can be done here. */
 export const PINNING = process.argv.includes('--pin') && CORES > 1 && hasTaskset();
 
-/** Pins every thread of `pid` to `cores` (e.g. "0" or "1-3"); a no-op unless PINNING. */
+/**
+ * Pins every thread of `pid` to `cores` (e.g. "0" or "1-3"); a no-op unless PINNING. `taskset -a`
+ * fails when one of the threads it listed exits before it is set (V8 and libuv start and stop
+ * helper threads at any time), so a failure is tried again before it stops the benchmark.
+ */
 export function pin(pid: number | undefined, cores: string): void {
-  if (PINNING && pid !== undefined) execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
+  if (!PINNING || pid === undefined) return;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
+      return;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+  }
 }
