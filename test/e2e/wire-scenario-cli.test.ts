@@ -35,12 +35,17 @@ describe('serve --scenario', () => {
     // Long gaps (flags win over the scenario): a reader on a busy machine still gets separate reads.
     const started = await startServeProcess(['--scenario', 'crlf-split', '--time-to-first-token', '10ms', '--inter-token-latency', '60ms', '--wire', 'gap=25ms']);
     child = started.child;
-    const { reads, status } = await readAll(started.url);
-    expect(status).toBe(200);
-    const body = Buffer.concat(reads).toString('utf8');
-    expect(body.endsWith('data: [DONE]\r\n\r\n')).toBe(true);
-    const endsInCr = reads.filter((r) => r[r.length - 1] === 0x0d).length;
-    console.log(`crlf-split: ${reads.length} reads, ${endsInCr} ending in CR`);
+    // A reader descheduled across every 25 ms gap of a stream sees the pieces joined; on a
+    // loaded machine that can happen to one whole stream, so up to three are read.
+    let endsInCr = 0;
+    for (let attempt = 1; attempt <= 3 && endsInCr === 0; attempt++) {
+      const { reads, status } = await readAll(started.url);
+      expect(status).toBe(200);
+      const body = Buffer.concat(reads).toString('utf8');
+      expect(body.endsWith('data: [DONE]\r\n\r\n')).toBe(true);
+      endsInCr = reads.filter((r) => r[r.length - 1] === 0x0d).length;
+      console.log(`crlf-split attempt ${attempt}: ${reads.length} reads, ${endsInCr} ending in CR`);
+    }
     expect(endsInCr).toBeGreaterThan(0);
   });
 
