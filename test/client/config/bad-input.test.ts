@@ -2,34 +2,16 @@
  * Audit 6-B, client side: every bad flag or config value is one CliError line that names what
  * the user typed (flag, --set path or file), never a hang, a silent drop or JS internals.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { benchOptionsFromFlags, serverNeverReached, type BenchFlags } from '../../../client/cli/bench-command.ts';
+import { baseFlags, flagErrorOf, tempFolder } from '../../helpers/bench-flags.ts';
+import { benchOptionsFromFlags, serverNeverReached } from '../../../client/cli/bench-command.ts';
 import type { LifecycleReport } from '../../../client/report/lifecycle-report.ts';
 import { CliError } from '../../../contracts/cli-error.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'benchtruth-bad-input-'));
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
-const base: BenchFlags = { url: 'http://127.0.0.1:1', model: 'm' };
-
-function errorOf(flags: BenchFlags): string {
-  try {
-    benchOptionsFromFlags({ ...base, ...flags });
-  } catch (error) {
-    expect(error).toBeInstanceOf(CliError);
-    const message = (error as Error).message;
-    expect(message.split('\n')).toHaveLength(1);
-    expect(message).not.toMatch(/undefined|\[object Object\]| a object| a int| a array/);
-    return message;
-  }
-  throw new Error('expected a CliError');
-}
+const { dir, file } = tempFolder('benchtruth-bad-input-');
+const base = baseFlags;
+const errorOf = flagErrorOf;
 
 describe('durations (B2, D6, D7)', () => {
   it('a duration Node cannot hand to a timer is out of range, as flag or in a file', () => {

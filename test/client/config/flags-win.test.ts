@@ -1,29 +1,13 @@
 /** Flags win over the file, ask for one load, and errors about them name the flag. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { baseFlags, flagErrorOf, tempFolder } from '../../helpers/bench-flags.ts';
 import { benchOptionsFromFlags, type BenchFlags } from '../../../client/cli/bench-command.ts';
-import { CliError } from '../../../contracts/cli-error.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'benchtruth-flags-'));
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
-const base: BenchFlags = { url: 'http://127.0.0.1:1', model: 'm' };
-
-function errorOf(flags: BenchFlags): string {
-  try {
-    benchOptionsFromFlags({ ...base, ...flags });
-  } catch (error) {
-    expect(error).toBeInstanceOf(CliError);
-    expect((error as Error).message.split('\n')).toHaveLength(1);
-    return (error as Error).message;
-  }
-  throw new Error('expected a CliError');
-}
+const { dir, file } = tempFolder('benchtruth-flags-');
+const base = baseFlags;
+const errorOf = flagErrorOf;
 
 describe('load flags', () => {
   it('--trace FILE alone replays the trace', () => {
