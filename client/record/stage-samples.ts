@@ -133,7 +133,9 @@ export class StageSamples {
     // Events of one request nearly always carry the same count: tally runs, one map update each.
     let runTokens = 0;
     let runLength = 0;
-    for (const event of record.events) {
+    // N = 0 (usage said so while events carried text): no token times, so no gaps either.
+    const events = record.outputTokens > 0 ? record.events : [];
+    for (const event of events) {
       if (previous !== null) {
         const gap = event.atMs - previous;
         this.interChunkMs.push(gap);

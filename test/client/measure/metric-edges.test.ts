@@ -141,6 +141,17 @@ describe('measured streams at the edges', () => {
     const report = lifecycleReport([record], { intendedRate: null });
     expect(report.successes.token_count_mismatches).toBe(1);
   });
+
+  it('usage of 0 while token events arrived: N = 0, and none of its event gaps enters the pooled ITL or inter-chunk samples', () => {
+    const record = streamed([[{ text: ' a' }, 10], [{ text: ' b' }, 60], [{ choices: false, usage: 0 }, 61]], 62);
+    expect(record).toMatchObject({ outputTokens: 0, outputTokensSource: 'usage', tokenCountMismatch: true });
+    const samples = new StageSamples();
+    samples.add(record, (ms) => ms);
+    expect(samples.interChunkMs.count).toBe(0);
+    expect(samples.intraEventZeros).toBe(0);
+    const report = lifecycleReport([record], { intendedRate: null });
+    expect(report.successes.latency.inter_token_latency).toBeNull();
+  });
 });
 
 describe('statistics at the edges', () => {
