@@ -6,6 +6,8 @@
  *   streamed;
  * - `jetstream-grpc`: `jetstream_proto.Orchestrator/Decode`, sent by client/send/grpc-sender.ts;
  *   its body is the DecodeRequest in protobuf-JSON and each message is measured as one object.
+ *   It is the only door that names a LoRA adapter (`lora_adapter_id`): JetStream's HTTP server
+ *   forbids extra fields and the proxy takes prompt, max_tokens and stream only.
  */
 import type { ApiAdapter, RequestInput } from './api-adapter.ts';
 import { interpretDecodePayload, interpretProxyPayload } from './jetstream-payload.ts';
@@ -30,12 +32,17 @@ export const jetstreamHttpApi: ApiAdapter = {
   interpret: interpretDecodePayload,
 };
 
+/** The DecodeRequest (protobuf-JSON) of one request; `loraAdapterId` for a LoRA job, else none. */
+export function decodeRequestOf(input: RequestInput, loraAdapterId: string | null): Record<string, unknown> {
+  return { maxTokens: input.maxTokens, textContent: { text: input.prompt }, ...(loraAdapterId === null ? {} : { loraAdapterId }) };
+}
+
 export const jetstreamGrpcApi: ApiAdapter = {
   name: 'jetstream-grpc',
   path: 'jetstream_proto.Orchestrator/Decode',
   framing: 'json-objects',
   needsTerminator: true,
   alwaysStreams: true,
-  body: (input: RequestInput) => JSON.stringify({ maxTokens: input.maxTokens, textContent: { text: input.prompt } }),
+  body: (input: RequestInput) => JSON.stringify(decodeRequestOf(input, null)),
   interpret: interpretDecodePayload,
 };

@@ -4,8 +4,9 @@
  * - ai-on-gke proxy: streamed `{"id", "time_created", "text"}` objects, or one `{"response"}`
  *   body; text only, so tokens per object come from the tokenizer (or 1).
  * - JetStream native HTTP and gRPC (as protobuf-JSON): `{"streamContent": {"samples": [{text,
- *   tokenIds}]}}`; the token ids count the tokens (DESIGN §4: "from the dialect"). The EOS step's
- *   empty sample carries nothing: it is the stream's terminator (never token-bearing).
+ *   tokenIds}]}}`; the first sample's token ids count the tokens (DESIGN §4: "from the dialect");
+ *   further samples (num_samples > 1) are not counted. The EOS step's empty sample carries
+ *   nothing: it is the stream's terminator (never token-bearing).
  * - FastAPI errors `{"detail": …}` are errors.
  */
 import type { Payload } from './api-adapter.ts';
@@ -53,13 +54,13 @@ export function interpretDecodePayload(data: string): Payload | null {
   if (!isJsonObject(content)) return null;
   // protobuf-JSON omits an empty repeated field: no samples is an empty list.
   const samples = Array.isArray(content.samples) ? content.samples : [];
-  let text = '';
-  let ids = 0;
-  for (const sample of samples) {
-    if (!isJsonObject(sample)) return null;
-    if (typeof sample.text === 'string') text += sample.text;
-    if (Array.isArray(sample.tokenIds)) ids += sample.tokenIds.length;
-  }
+  if (!samples.every(isJsonObject)) return null;
+  // A step carries one sample per requested sample (num_samples); like JetStream's own
+  // benchmark (benchmark_serving.py reads samples[0]), the first sample is the request's
+  // output: the others are alternatives produced in the same step, not more tokens.
+  const first = samples[0];
+  const text = typeof first?.text === 'string' ? first.text : '';
+  const ids = Array.isArray(first?.tokenIds) ? first.tokenIds.length : 0;
   if (text !== '' || ids > 0) return textPayload(text, ids > 0 ? ids : null);
   // The EOS step has a sample, an empty one; a step with no sample at all ends nothing.
   return samples.length > 0 ? END_OF_STREAM : textPayload('', null);

@@ -8,11 +8,20 @@ import type { Metadata } from '@grpc/grpc-js';
 import { BenchError } from '../run/bench-error.ts';
 import { httpRequestSender } from '../run/http-request-sender.ts';
 import { registerSender, type RequestSender, type SenderSetup } from '../run/request-sender.ts';
-import { grpcMetadataOf, orchestratorClient, sendAndMeasureGrpc } from '../send/grpc-sender.ts';
+import { connectOrchestrator, grpcMetadataOf, orchestratorClient, sendAndMeasureGrpc } from '../send/grpc-sender.ts';
+import { decodeRequestOf } from './jetstream-adapters.ts';
 
 export const JETSTREAM_MODEL = 'jetstream';
 
+/** How long the gRPC channel may take to connect before the first request goes anyway. */
+const CONNECT_WITHIN_MS = 10_000;
+
 function jetstreamHttpSender(setup: SenderSetup): RequestSender {
+  // Neither HTTP door can name an adapter (api_server's DecodeRequest forbids extra fields, the
+  // proxy reads prompt/max_tokens/stream): LoRA traffic would be base-model traffic under a LoRA label.
+  if ((setup.options.lora?.length ?? 0) > 0) {
+    throw new BenchError(`--lora: --api ${setup.api.name} cannot name a LoRA adapter (JetStream's HTTP APIs take none); use --api jetstream-grpc (lora_adapter_id) or drop --lora`);
+  }
   const http = httpRequestSender(setup);
   return { send: (job, onInFlight) => http.send(job, onInFlight), discoverModel: async () => JETSTREAM_MODEL, close: () => http.close() };
 }
@@ -26,9 +35,15 @@ export function grpcRequestSender({ base, api, clock, options }: SenderSetup): R
     throw error instanceof RangeError ? new BenchError(error.message) : error;
   }
   const client = orchestratorClient(base.host);
+  // Connect now, while the run prepares; the first send waits for it (bounded), so no TTFT
+  // includes the handshake. An unreachable server still fails each call with connect_error.
+  const connected = connectOrchestrator(client, clock, Math.min(CONNECT_WITHIN_MS, options.timeoutMs));
+  const adapters = new Set((options.lora ?? []).map((lora) => lora.name));
   return {
-    send(job, onInFlight) {
-      const request = JSON.parse(api.body({ model: job.model, prompt: job.item.prompt, maxTokens: job.item.maxTokens, stream: true, usage: options.usage })) as object;
+    async send(job, onInFlight) {
+      await connected;
+      const input = { model: job.model, prompt: job.item.prompt, maxTokens: job.item.maxTokens, stream: true, usage: options.usage };
+      const request = decodeRequestOf(input, adapters.has(job.model) ? job.model : null);
       return sendAndMeasureGrpc(
         client,
         clock,

@@ -4,31 +4,17 @@
  * measured as one protobuf-JSON object (the same path as JetStream's HTTP streams, so TTFT,
  * ITL and TPOT follow one definition). A non-OK status becomes a failure whose kind is the
  * HTTP status gRPC maps it to (RESOURCE_EXHAUSTED → http_429), its message naming the code.
+ * The channel connects before the first measured call (connectOrchestrator), so no request's
+ * TTFT carries the HTTP/2 handshake.
  */
-import { credentials, Metadata, status as GrpcStatus, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { connectivityState, credentials, Metadata, status as GrpcStatus, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import type { Clock } from '../../contracts/clock.ts';
 import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
 import { startMeasuredRequest } from './measured-request.ts';
 import type { FailureKind, RequestRecord } from '../record/request-record.ts';
 import { RequestTimeout, type InFlight } from './http-sender.ts';
+import { httpStatusOfGrpc } from '../../server/grpc/grpc-http-status.ts';
 import { jetstreamPackage } from '../../server/grpc/jetstream-proto.ts';
-
-/** The standard gRPC → HTTP status mapping (grpc-gateway's), so failures share one vocabulary. */
-const HTTP_OF_GRPC: Partial<Record<number, number>> = {
-  [GrpcStatus.INVALID_ARGUMENT]: 400,
-  [GrpcStatus.FAILED_PRECONDITION]: 400,
-  [GrpcStatus.OUT_OF_RANGE]: 400,
-  [GrpcStatus.UNAUTHENTICATED]: 401,
-  [GrpcStatus.PERMISSION_DENIED]: 403,
-  [GrpcStatus.NOT_FOUND]: 404,
-  [GrpcStatus.ALREADY_EXISTS]: 409,
-  [GrpcStatus.ABORTED]: 409,
-  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
-  [GrpcStatus.CANCELLED]: 499,
-  [GrpcStatus.UNIMPLEMENTED]: 501,
-  [GrpcStatus.UNAVAILABLE]: 503,
-  [GrpcStatus.DEADLINE_EXCEEDED]: 504,
-};
 
 type OrchestratorClient = Client & {
   Decode(request: object, metadata: Metadata): ClientReadableStream<object>;
@@ -40,13 +26,60 @@ export function orchestratorClient(address: string): OrchestratorClient {
   return new Orchestrator(address, credentials.createInsecure()) as unknown as OrchestratorClient;
 }
 
-function failureOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKind; message: string } {
+/** grpc-js's own refusal of a message over its receive cap (`grpc.max_receive_message_length`). */
+const LOCAL_SIZE_LIMIT = /^Received message larger than max/;
+/** grpc-js's status for a non-200 HTTP answer (a proxy's 503, say): the HTTP status is the server's. */
+const HTTP_ANSWER = /^Received HTTP status code (\d{3})$/;
+
+/**
+ * UNAVAILABLE has three sources. After response metadata the stream was cut: `disconnected`.
+ * A status the server (or a proxy) sent: the server was reached, so it is the HTTP answer
+ * gRPC maps it to — a trailers-only status carries the server's headers (content-type at
+ * least) as metadata, a proxy's HTTP status is named in the details. Only grpc-js's own status
+ * with no server header at all ("No connection established", a failed name resolution) means
+ * the transport never connected: `connect_error`. A connection grpc-js had and lost before any
+ * header ("Connection dropped") did reach the server: `disconnected`.
+ */
+/**
+ * Connects the client's channel (grpc-js connects lazily, on the first call) so that the
+ * HTTP/2 handshake is not inside the first request's TTFT. Resolves once the channel is READY,
+ * or has failed to connect (TRANSIENT_FAILURE: calls then fail at once with "No connection
+ * established", a connect_error, as without this), or `withinMs` has passed; never rejects.
+ */
+export function connectOrchestrator(client: Client, clock: Clock, withinMs: number): Promise<void> {
+  const channel = client.getChannel();
+  const deadline = clock.epochMs(clock.now()) + withinMs;
+  return new Promise<void>((resolve) => {
+    const follow = (): void => {
+      const state = channel.getConnectivityState(true);
+      if (state === connectivityState.READY || state === connectivityState.TRANSIENT_FAILURE || state === connectivityState.SHUTDOWN) return resolve();
+      channel.watchConnectivityState(state, deadline, (error) => (error === undefined ? follow() : resolve()));
+    };
+    follow();
+  });
+}
+
+function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind {
+  if (sawMetadata) return 'disconnected';
+  const http = HTTP_ANSWER.exec(error.details);
+  if (http !== null) return `http_${Number(http[1])}`;
+  const serverHeaders = error.metadata !== undefined && Object.keys(error.metadata.getMap()).length > 0;
+  if (serverHeaders) return 'http_503';
+  return error.details === 'Connection dropped' ? 'disconnected' : 'connect_error';
+}
+
+/** A non-OK status as a failure: its kind and a message naming the gRPC code. */
+export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKind; message: string } {
   const name = GrpcStatus[error.code] ?? String(error.code);
   const message = `gRPC ${name}: ${error.details}`;
   if (error.code === GrpcStatus.DEADLINE_EXCEEDED) return { kind: 'timeout', message };
-  if (error.code === GrpcStatus.UNAVAILABLE) return { kind: sawMetadata ? 'disconnected' : 'connect_error', message };
+  if (error.code === GrpcStatus.UNAVAILABLE) return { kind: unavailableKind(error, sawMetadata), message };
   if (error.code === GrpcStatus.CANCELLED && sawMetadata) return { kind: 'disconnected', message };
-  return { kind: `http_${HTTP_OF_GRPC[error.code] ?? 500}`, message };
+  if (error.code === GrpcStatus.RESOURCE_EXHAUSTED && LOCAL_SIZE_LIMIT.test(error.details)) {
+    // The server sent a message; this client's receive limit (grpc-js's 4 MiB default) refused it.
+    return { kind: 'malformed', message: `${message} (the client's receive limit, not the server's)` };
+  }
+  return { kind: `http_${httpStatusOfGrpc(error.code)}`, message };
 }
 
 const encoder = new TextEncoder();

@@ -28,17 +28,14 @@ function asked(body: unknown): { model: string; stream: boolean } {
   };
 }
 
+/** What a refusal's record says of its request; the rest of the shape is every refusal's. */
+export type RefusalFacts = Pick<TruthRecord, 'id' | 'dialect' | 'endpoint' | 'model' | 'stream' | 'arrivalEpochMs' | 'status' | 'body'>;
+
 /** A record of `body` sent as one error event in one write, due at once; not yet begun. */
-function errorRecord(ctx: ServerContext, request: FastifyRequest, start: GenerationStart, status: number, body: Buffer): TruthRecord {
-  const { model, stream } = asked(request.body);
+export function refusalRecord(facts: RefusalFacts): TruthRecord {
+  const { body } = facts;
   return {
-    id: start.identity.id,
-    dialect: 'vllm',
-    endpoint: request.routeOptions.url ?? request.url,
-    model,
-    stream,
-    arrivalEpochMs: ctx.clock.epochMs(start.arrivalMono),
-    status,
+    ...facts,
     headersMs: null,
     promptTokens: 0,
     finishReason: null,
@@ -49,6 +46,12 @@ function errorRecord(ctx: ServerContext, request: FastifyRequest, start: Generat
     body,
     end: null,
   };
+}
+
+function errorRecord(ctx: ServerContext, request: FastifyRequest, start: GenerationStart, status: number, body: Buffer): TruthRecord {
+  const { model, stream } = asked(request.body);
+  const endpoint = request.routeOptions.url ?? request.url;
+  return refusalRecord({ id: start.identity.id, dialect: 'vllm', endpoint, model, stream, arrivalEpochMs: ctx.clock.epochMs(start.arrivalMono), status, body });
 }
 
 /** Sends `error` as vLLM does and records the refusal's truth under the request's id. */

@@ -147,9 +147,10 @@ describe('the gRPC Orchestrator', () => {
       expect(served.outputTokens).toBe(4);
       expect(served.tokensPerEventSource).toBe('dialect');
       expect(small.context.truth.get('q-1')?.promptTokens).toBe(3);
+      // No content oneof: JetStream's getattr(request, None) raises TypeError, grpc aio's UNKNOWN.
       const invalid = await send('q-3', { maxTokens: 2 });
-      expect(invalid.failure?.kind).toBe('http_400');
-      expect(invalid.failure?.message).toMatch(/^gRPC INVALID_ARGUMENT: /);
+      expect(invalid.failure?.kind).toBe('http_500');
+      expect(invalid.failure?.message).toMatch(/^gRPC UNKNOWN: Unexpected <class 'TypeError'>/);
     } finally {
       client.close();
       await small.close();

@@ -1,0 +1,82 @@
+/**
+ * What the JetStream client sends and counts (audit 6-E findings 2 and 4): a LoRA job names its
+ * adapter in the DecodeRequest (`lora_adapter_id`), the HTTP APIs that cannot name one refuse
+ * `--lora`, and a step's tokens are its first sample's, as JetStream's own benchmark counts them.
+ */
+import { Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_ADAPTERS } from '../../../client/apis/index.ts';
+import { interpretDecodePayload } from '../../../client/apis/jetstream-payload.ts';
+import { grpcRequestSender } from '../../../client/apis/jetstream-transports.ts';
+import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../../../client/run/bench-options.ts';
+import { BenchError } from '../../../client/run/bench-error.ts';
+import { httpRequestSender } from '../../../client/run/http-request-sender.ts';
+import { senderFactoryFor } from '../../../client/run/request-sender.ts';
+import { realClock } from '../../../contracts/clock.ts';
+import { jetstreamPackage } from '../../../server/grpc/jetstream-proto.ts';
+import { runCli } from '../../helpers/cli.ts';
+
+describe('a step with several samples', () => {
+  it('counts and reads only the first sample, as benchmark_serving.py does', () => {
+    const payload = interpretDecodePayload('{"streamContent":{"samples":[{"text":" a","tokenIds":[1]},{"text":" b","tokenIds":[2,3]}]}}');
+    expect(payload).toMatchObject({ tokenBearing: true, text: ' a', dialectTokens: 1, done: false });
+  });
+
+  it('a step whose first sample is empty is the EOS step, whatever the others hold', () => {
+    expect(interpretDecodePayload('{"streamContent":{"samples":[{},{}]}}')).toMatchObject({ done: true });
+  });
+});
+
+describe('--lora with --api jetstream-grpc', () => {
+  let server: Server;
+  let url: string;
+  const seen: Array<{ loraAdapterId: string; maxTokens: number }> = [];
+
+  beforeAll(async () => {
+    server = new Server();
+    server.addService(jetstreamPackage().Orchestrator.service, {
+      Decode: (call: ServerWritableStream<{ loraAdapterId: string; maxTokens: number }, object>) => {
+        seen.push(call.request);
+        call.write({ streamContent: { samples: [{ text: ' x', tokenIds: [7] }] } });
+        call.write({ streamContent: { samples: [{}] } });
+        call.end();
+      },
+      HealthCheck: (_call: unknown, callback: (error: null, response: object) => void) => callback(null, { isLive: true }),
+    });
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
+    url = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(() => {
+    server.forceShutdown();
+  });
+
+  const job = (model: string) => ({ index: 0, requestId: `lora-${model}`, stage: 0, warmup: false, scheduledMs: realClock.now(), model, item: { prompt: 'one two', promptTokens: 2, maxTokens: 1 } });
+
+  it('sends the adapter as lora_adapter_id, and none for the base model', async () => {
+    const options: BenchOptions = { ...DEFAULT_BENCH_OPTIONS, url, api: 'jetstream-grpc', lora: [{ name: 'adapter-a', weight: 1 }] };
+    const sender = grpcRequestSender({ base: new URL(url), api: API_ADAPTERS['jetstream-grpc'], clock: realClock, options });
+    try {
+      expect((await sender.send(job('adapter-a'), () => {})).failure).toBeNull();
+      expect((await sender.send(job('jetstream'), () => {})).failure).toBeNull();
+    } finally {
+      await sender.close();
+    }
+    expect(seen.map((r) => r.loraAdapterId)).toEqual(['adapter-a', '']);
+  });
+});
+
+describe('--lora with the JetStream HTTP APIs', () => {
+  it.each(['jetstream-http', 'jetstream-proxy'] as const)('%s refuses it: neither door can name an adapter', (api) => {
+    const options: BenchOptions = { ...DEFAULT_BENCH_OPTIONS, url: 'http://127.0.0.1:1', api, lora: [{ name: 'a', weight: 1 }] };
+    const make = () => senderFactoryFor(api, httpRequestSender)({ base: new URL(options.url), api: API_ADAPTERS[api], clock: realClock, options });
+    expect(make).toThrow(BenchError);
+    expect(make).toThrow(/^--lora: --api .* cannot name a LoRA adapter/);
+  });
+
+  it('through the CLI: one line, exit 2', async () => {
+    const result = await runCli(['bench', '--url', 'http://127.0.0.1:1', '--api', 'jetstream-http', '--lora', 'a:1', '--count', '1', '--progress', 'off'], 20_000);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^benchtruth: --lora: --api jetstream-http cannot name a LoRA adapter/)]);
+  });
+});
