@@ -108,7 +108,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   truthFeedRoutes(app, context);
   const jetstream = attachJetstream(app, context);
   // One scrape sees everything: jetstream_* joins /metrics, vllm:* joins JetStream's port.
-  metrics.addText(() => jetstream.runtime.metrics.text());
+  metrics.join(jetstream.runtime.metrics.registry);
   jetstream.alsoServe(() => metrics.registry.metrics());
 
   return {

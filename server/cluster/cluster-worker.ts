@@ -4,19 +4,21 @@
  * whichever worker a client reaches, every worker also listens on a private 127.0.0.1 peer
  * port (its own, not shared) and:
  *  - `GET /_truth/requests/:id` not found locally → asked of every peer, first answer wins;
- *  - `GET /metrics` → this worker's registry merged with every peer's (prom-client's cluster
- *    aggregation: counters and histograms summed, ratio gauges averaged).
+ *  - `GET /metrics` → this worker's registries (vllm:* and jetstream_*) merged with every
+ *    peer's (merge-worker-metrics.ts: counters and histograms summed, gauges by their
+ *    aggregator, one LoRA info series for the whole server).
  * Request ids made without x-request-id are seeded per worker, so they never collide.
  */
 import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { truthToJson } from '../../contracts/truth.ts';
 import type { BenchtruthServer } from '../app.ts';
+import type { MetricsHub } from '../metrics/metrics-hub.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
 import { findTruth } from '../routes/truth-routes.ts';
 import { isClusterMessage, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
 import { WORKER_INDEX_ENV } from './cluster-primary.ts';
+import { mergeWorkerMetrics, type MetricsJson } from './merge-worker-metrics.ts';
 
 const TRUTH_PATH = '/_truth/requests/';
 const PEER_TIMEOUT_MS = 2000;
@@ -39,6 +41,11 @@ function decodedSegment(segment: string): string | null {
   }
 }
 
+/** Every registry this worker's /metrics shows (the vLLM hub's and the joined JetStream one). */
+async function localMetricsJson(hub: MetricsHub): Promise<MetricsJson> {
+  return (await Promise.all(hub.registries().map((r) => r.getMetricsAsJSON()))).flat();
+}
+
 function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: ServerResponse) => void {
   const { truth, metrics } = server.context;
   return (req, res) => {
@@ -51,7 +58,7 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
       return;
     }
     if (url === '/_peer/metrics') {
-      metrics.registry.getMetricsAsJSON().then(
+      localMetricsJson(metrics).then(
         (json) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(json)),
         () => res.writeHead(500).end(),
       );
@@ -96,9 +103,9 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
   const hub = context.metrics;
   hub.text = async () => {
     const answers = await Promise.all(peers.map((p) => askPeer(p, '/_peer/metrics')));
-    const all: Array<Array<MetricObjectWithValues<MetricValue<string>>>> = [await hub.registry.getMetricsAsJSON()];
-    for (const a of answers) if (a?.status === 200) all.push(JSON.parse(a.body) as Array<MetricObjectWithValues<MetricValue<string>>>);
-    return (await AggregatorRegistry.aggregate(all).metrics()) + (await hub.extraText());
+    const all: MetricsJson[] = [await localMetricsJson(hub)];
+    for (const a of answers) if (a?.status === 200) all.push(JSON.parse(a.body) as MetricsJson);
+    return mergeWorkerMetrics(all).metrics();
   };
   return true;
 }

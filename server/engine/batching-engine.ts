@@ -13,7 +13,7 @@ import type { TruthStore } from '../truth/truth-store.ts';
 import { BatchingCore, type CoreListener, type Sequence } from './batching-core.ts';
 import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
-import { finishedReason } from './isolated-engine.ts';
+import { answeredBeforeEngine, finishedReason } from './isolated-engine.ts';
 import { timingFor } from './model-timing.ts';
 import { samplePrefillMs, usesPrefillCost } from './timing.ts';
 import { deliveredTokenTimes } from './token-times.ts';
@@ -96,7 +96,7 @@ export class BatchingEngine implements Engine {
       run: (record, play) => {
         const timing = deferTiming(record);
         const player = play();
-        if (record.end !== null || record.tokens.length === 0) return;
+        if (record.end !== null || record.tokens.length === 0 || answeredBeforeEngine(record)) return;
         const tracked: Tracked = { request, record, player, timing, seq: null };
         this.#byRecord.set(record, tracked);
         this.#events.queued(request, request.arrivalMono);

@@ -17,6 +17,14 @@ export function finishedReason(record: TruthRecord): FinishedReason {
   return record.finishReason === 'stop' ? 'stop' : 'length';
 }
 
+/**
+ * An HTTP-error fault is answered before any stream: like a refusal, the engine never runs it
+ * (vLLM counts nothing for it), so no engine event and no place in the queue or batch.
+ */
+export function answeredBeforeEngine(record: TruthRecord): boolean {
+  return record.fault?.kind === 'http';
+}
+
 export class IsolatedEngine implements Engine {
   readonly kind = 'isolated';
   readonly #options: ServerOptions;
@@ -40,6 +48,10 @@ export class IsolatedEngine implements Engine {
       // Its timing was fixed at admission; nothing else waits on the plan.
       plansLater: true,
       run: (record, play) => {
+        if (answeredBeforeEngine(record)) {
+          play();
+          return;
+        }
         // Counted before it plays: a response can end inside play() (its client already gone).
         this.#inFlight.set(record, request);
         this.#blocks += this.#blocksOf(record);

@@ -40,3 +40,37 @@ export function latencyTokenTimes(record: TruthRecord, delivered: readonly numbe
   }
   return times;
 }
+
+/**
+ * How a request's tokens split into its choices (n > 1, prompt lists): vLLM V1 runs each choice
+ * as its own engine request, so its per-request metrics are per choice. Kept beside the truth
+ * record, not in it: the record's public shape lists the merged tokens only. Absent = one choice.
+ */
+export interface ChoiceLayout {
+  /** Per entry of `record.tokens`: the index of the choice it belongs to. */
+  choiceOfToken: Uint32Array;
+  /** Per choice: its prompt's tokens and its finish reason as planned. */
+  promptTokens: readonly number[];
+  finishReasons: ReadonlyArray<string | null>;
+}
+
+const layouts = new WeakMap<TruthRecord, ChoiceLayout>();
+
+export function noteChoiceLayout(record: TruthRecord, layout: ChoiceLayout): void {
+  layouts.set(record, layout);
+}
+
+export function choiceLayout(record: TruthRecord): ChoiceLayout | undefined {
+  return layouts.get(record);
+}
+
+/**
+ * Token times (in `record.tokens` order, as the functions above give them) split per choice.
+ * `times[i]` is token i's time; a list shorter than the tokens covers a prefix of them.
+ */
+export function timesByChoice(times: readonly number[], layout: ChoiceLayout | undefined): number[][] {
+  if (layout === undefined) return [[...times]];
+  const out: number[][] = layout.promptTokens.map(() => []);
+  for (let i = 0; i < times.length; i++) out[layout.choiceOfToken[i] ?? 0]?.push(times[i] as number);
+  return out;
+}

@@ -12,8 +12,8 @@
  *
  * Gauges that mirror engine state should read `engine.state()` in their `collect()` so a
  * scrape sees the present, not the last event. With --workers, each worker's registry is
- * merged on scrape (cluster/peer-metrics.ts); gauges that are ratios must declare
- * `aggregator: 'average'`.
+ * merged on scrape (cluster/cluster-worker.ts), joined registries too: counters and histograms
+ * are summed, and so are gauges unless they declare another `aggregator` (ratios 'average').
  */
 import { Registry } from 'prom-client';
 import type { Engine } from '../engine/engine.ts';
@@ -37,24 +37,27 @@ export class MetricsHub {
     this.#context = { registry: this.registry, engine, options };
   }
 
-  readonly #extraTexts: Array<() => Promise<string>> = [];
+  readonly #joined: Registry[] = [];
 
-  /** This process's exposition text: the registry plus any separately kept metric texts. */
-  async localText(): Promise<string> {
-    return (await this.registry.metrics()) + (await this.extraText());
+  /** Every registry /metrics shows, this hub's first; a cluster worker merges each across workers. */
+  registries(): readonly Registry[] {
+    return [this.registry, ...this.#joined];
   }
 
-  /** The separately kept metric texts alone (not merged across cluster workers). */
-  async extraText(): Promise<string> {
-    return (await Promise.all(this.#extraTexts.map((t) => t()))).join('');
+  /** This process's exposition text: every registry, one after the other. */
+  async localText(): Promise<string> {
+    return (await Promise.all(this.registries().map((r) => r.metrics()))).join('');
   }
 
   /** What /metrics serves; a cluster worker replaces it to merge its peers' metrics. */
   text: () => Promise<string> = () => this.localText();
 
-  /** Joins a metric text kept in another registry (prefer `add` on this registry). */
-  addText(source: () => Promise<string>): void {
-    this.#extraTexts.push(source);
+  /**
+   * Joins a registry kept elsewhere (a dialect's own metrics port serves it alone); prefer `add`
+   * on this registry. Its families must not share names with this one's.
+   */
+  join(registry: Registry): void {
+    this.#joined.push(registry);
   }
 
   add(set: MetricSet): void {

@@ -6,9 +6,9 @@
  * step times — never from sampled intents.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { RequestOutcome } from '../engine/engine-events.ts';
+import type { FinishedReason, RequestOutcome } from '../engine/engine-events.ts';
 import { FastHistogram } from './fast-histogram.ts';
-import { latencyTokenTimes } from '../engine/token-times.ts';
+import { choiceLayout, latencyTokenTimes, timesByChoice } from '../engine/token-times.ts';
 import type { MetricSetContext } from './metrics-hub.ts';
 
 export const TTFT_BUCKETS_S = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
@@ -130,15 +130,18 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const requestPrompt = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets);
   const requestGeneration = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets);
 
-  const finished = (outcome: RequestOutcome): void => {
+  /** One finished engine request as vLLM V1 sees it: n > 1 and prompt lists give one per choice. */
+  const finishedSequence = (outcome: RequestOutcome, times: readonly number[], promptTokenCount: number, reason: FinishedReason): void => {
     const { record } = outcome;
-    // Engine-timed, as vLLM's own: a one-body answer's tokens are not all timed at its write.
-    const times = latencyTokenTimes(record, outcome.deliveredMs);
     const n = times.length;
-    promptTokens.inc(record.promptTokens);
-    prefixQueries.inc(record.promptTokens);
+    // vLLM counts prompt tokens when the prefill produced the first token (IterationStats,
+    // `is_prefilling`): a request aborted while still waiting was never prefilled.
+    if (outcome.prefillMs !== null) {
+      promptTokens.inc(promptTokenCount);
+      prefixQueries.inc(promptTokenCount);
+    }
     generationTokens.inc(n);
-    successBy[outcome.reason].inc();
+    successBy[reason].inc();
     const first = times[0];
     if (first !== undefined) ttft.observe(first / 1000);
     for (let i = 1; i < n; i++) {
@@ -146,14 +149,36 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
       itl.observe(gap);
       tpotDeprecated.observe(gap);
     }
-    if (n > 1 && first !== undefined) requestTpot.observe(((times[n - 1] as number) - first) / 1000 / (n - 1));
+    // vLLM's logger observes every per-request figure for every finished request, a phase the
+    // request never reached as 0 and the mean time per output token as 0 when N ≤ 1, so all of
+    // these counts equal the e2e count. The phases are the request's (its choices share steps).
+    requestTpot.observe(n > 1 && first !== undefined ? ((times[n - 1] as number) - first) / 1000 / (n - 1) : 0);
     if (record.end !== null) e2e.observe(record.end.atMs / 1000);
+    const prefillMs = outcome.prefillMs ?? 0;
+    const decodeMs = outcome.decodeMs ?? 0;
     queue.observe(outcome.queuedMs / 1000);
-    if (outcome.prefillMs !== null) prefill.observe(outcome.prefillMs / 1000);
-    if (outcome.decodeMs !== null) decode.observe(outcome.decodeMs / 1000);
-    if (outcome.prefillMs !== null) inference.observe((outcome.prefillMs + (outcome.decodeMs ?? 0)) / 1000);
-    requestPrompt.observe(record.promptTokens);
+    prefill.observe(prefillMs / 1000);
+    decode.observe(decodeMs / 1000);
+    inference.observe((prefillMs + decodeMs) / 1000);
+    requestPrompt.observe(promptTokenCount);
     requestGeneration.observe(n);
+  };
+
+  const finished = (outcome: RequestOutcome): void => {
+    const { record } = outcome;
+    // Engine-timed, as vLLM's own: a one-body answer's tokens are not all timed at its write.
+    const times = latencyTokenTimes(record, outcome.deliveredMs);
+    const layout = choiceLayout(record);
+    if (layout === undefined) {
+      finishedSequence(outcome, times, record.promptTokens, outcome.reason);
+      return;
+    }
+    // Each choice its own request: its own TTFT, gaps only between its own tokens, its reason.
+    timesByChoice(times, layout).forEach((choiceTimes, c) => {
+      const planned = layout.finishReasons[c];
+      const reason: FinishedReason = outcome.reason === 'abort' ? 'abort' : planned === 'stop' ? 'stop' : 'length';
+      finishedSequence(outcome, choiceTimes, layout.promptTokens[c] ?? record.promptTokens, reason);
+    });
   };
   return engine.subscribe({ finished });
 }

@@ -1,6 +1,7 @@
 /**
  * `serve --workers 2`: two processes behind one port; whichever worker a client reaches, the
- * truth of every request is found and /metrics counts every request once.
+ * truth of every request is found and /metrics counts every request once, in the vllm:* and
+ * the jetstream_* families alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -59,9 +60,26 @@ describe('serve --workers 2', () => {
       expect(truth.status).toBe(200);
       expect(((await truth.json()) as { id: string }).id).toBe(id);
     }
-    const metrics = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
-    expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="length"} 12');
-    expect(metrics).toContain('vllm:generation_tokens_total{model_name="benchtruth/fake-model",engine="0"} 36');
+    // JetStream's /generate: its jetstream_* families are merged across workers too.
+    for (let i = 0; i < 6; i++) {
+      const response = await fetch(`${url}/generate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ prompt: 'hello there', max_tokens: 3 }),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+    }
+    // Whichever worker answers the scrape, it shows the whole server.
+    for (let scrape = 0; scrape < 2; scrape++) {
+      const metrics = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+      expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="length"} 18');
+      expect(metrics).toContain('vllm:generation_tokens_total{model_name="benchtruth/fake-model",engine="0"} 54');
+      expect(metrics).toMatch(/^jetstream_request_success_count_total\{id="[^"]*"\} 6$/m);
+      expect(metrics).toMatch(/^jetstream_time_per_request_count\{id="[^"]*"\} 6$/m);
+      expect(metrics.match(/^vllm:lora_requests_info\{/gm)).toHaveLength(1);
+      expect(metrics.match(/^# TYPE jetstream_request_success_count_total /gm)).toHaveLength(1);
+    }
   }, 60_000);
 
   it('a port that is taken is fatal: one error line, exit code 2, no restarting workers', async () => {

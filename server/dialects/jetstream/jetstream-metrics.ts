@@ -55,8 +55,10 @@ export class JetstreamMetrics {
     this.#prefillBacklog = new Gauge({ name: 'jetstream_prefill_backlog_size', help: 'Size of prefill queue', labelNames: ['id'], registers });
     const transfer = new Gauge({ name: 'jetstream_transfer_backlog_size', help: 'Size of transfer queue', labelNames: ['id', 'idx'], registers });
     const generate = new Gauge({ name: 'jetstream_generate_backlog_size', help: 'Size of generate queue', labelNames: ['id', 'idx'], registers });
-    this.#slotsUsed = new Gauge({ name: 'jetstream_slots_used_percentage', help: 'The percentage of decode slots currently being used', labelNames: ['id', 'idx'], registers });
-    const startup = new Gauge({ name: 'jetstream_server_startup_latency', help: 'Total time taken to start the Jetstream server', labelNames: ['id'], registers });
+    // Under --workers the registry is merged across workers: backlogs add up (prom-client's
+    // default 'sum'), the slot share is the workers' mean, startup took as long as the slowest.
+    this.#slotsUsed = new Gauge({ name: 'jetstream_slots_used_percentage', help: 'The percentage of decode slots currently being used', labelNames: ['id', 'idx'], registers, aggregator: 'average' });
+    const startup = new Gauge({ name: 'jetstream_server_startup_latency', help: 'Total time taken to start the Jetstream server', labelNames: ['id'], registers, aggregator: 'max' });
     this.#success = new Counter({ name: 'jetstream_request_success_count_total', help: 'Number of requests successfully completed', labelNames: ['id'], registers });
     const b = JETSTREAM_BUCKETS;
     this.#queueDuration = histogram('jetstream_queue_duration', 'The total time each request spends enqueued in seconds', b.queueDuration);

@@ -81,6 +81,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     wire: input.wire,
     body: () => completionBody(completion, choices),
     chunks: (steps, completionTokens) => completionChunkEvents(completion, steps, completionTokens),
+    ...(completion.promptTokensOfChoice === undefined ? {} : { promptTokensOfChoice: completion.promptTokensOfChoice }),
     facts: {
       requestId: input.requestId,
       endpoint: COMPLETIONS_PATH,

@@ -5,6 +5,7 @@
  */
 import type { Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken, TruthRecord } from '../../../contracts/truth.ts';
+import { noteChoiceLayout, type ChoiceLayout } from '../../engine/token-times.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
 import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
@@ -70,6 +71,8 @@ export interface VllmResponseInput {
   /** The endpoint's chunks for the merged steps, the usage chunk and `[DONE]`. */
   chunks(steps: readonly StreamStep[], completionTokens: number): PayloadEvent[];
   facts: Omit<ResponseFacts, 'tokens' | 'stream'>;
+  /** Per choice, its prompt's tokens (a prompt list); default: `facts.promptTokens` each. */
+  promptTokensOfChoice?: readonly number[];
 }
 
 export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
@@ -95,6 +98,20 @@ export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
     shapes: VLLM_FAULT_SHAPES,
   });
   // An HTTP-error fault renders nothing; its truth still lists the planned tokens.
-  const tokens = (merged ?? mergeSteps(choices)).tokens;
-  return plannedResponse(framed, { ...input.facts, stream, tokens });
+  const { steps, tokens } = merged ?? mergeSteps(choices);
+  const planned = plannedResponse(framed, { ...input.facts, stream, tokens });
+  if (choices.length > 1) noteChoiceLayout(planned.record, choiceLayoutOf(steps, tokens.length, choices, input));
+  return planned;
+}
+
+/** Which choice each merged token belongs to, for the per-choice metrics (engine/token-times.ts). */
+function choiceLayoutOf(steps: readonly StreamStep[], tokenCount: number, choices: readonly PlannedChoice[], input: VllmResponseInput): ChoiceLayout {
+  const choiceOfToken = new Uint32Array(tokenCount);
+  const position = new Map(choices.map((c, i) => [c, i]));
+  for (const step of steps) choiceOfToken.fill(position.get(step.choice) ?? 0, step.tokenStart, step.tokenStart + step.tokenCount);
+  return {
+    choiceOfToken,
+    promptTokens: choices.map((_, i) => input.promptTokensOfChoice?.[i] ?? input.facts.promptTokens),
+    finishReasons: choices.map((c) => c.finishReason),
+  };
 }
