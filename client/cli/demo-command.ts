@@ -62,22 +62,27 @@ export function registerDemoCommand(program: Command): void {
             seed: 7,
             outputDir: flags.output ?? null,
           });
-        const compare = async (records: RequestRecord[]) => {
+        const truthsOf = async (records: RequestRecord[]): Promise<Map<string, TruthRecord>> => {
           const truths = new Map<string, TruthRecord>();
           for (const record of records) {
             const truth = await server.truth(record.requestId);
             if (truth !== undefined) truths.set(record.requestId, truth);
           }
-          return compareRunWithTruth(records, (id) => truths.get(id));
+          return truths;
         };
         // A run during which this process was observably stalled (a scheduler time slice, a GC
-        // pause) measures the machine, not the code: it is repeated, at most four times, and said so.
+        // pause) measures the machine, not the code: it is repeated, at most four times, and said
+        // so. When the last run stalled too, it is judged with its tolerances widened by exactly
+        // the stall seen during it (as the test suite does), and the report says so.
         for (let attempt = 1; ; attempt++) {
           const watch = watchStalls();
           const result = await bench();
           const stalledMs = watch.stop();
-          const comparison = await compare(result.records);
-          if (!comparison.pass && stalledMs >= STALL_EVIDENCE_MS && attempt < MAX_ATTEMPTS) {
+          const truths = await truthsOf(result.records);
+          let comparison = compareRunWithTruth(result.records, (id) => truths.get(id));
+          const stalled = !comparison.pass && stalledMs >= STALL_EVIDENCE_MS;
+          if (stalled && attempt >= MAX_ATTEMPTS) comparison = compareRunWithTruth(result.records, (id) => truths.get(id), stalledMs);
+          if (stalled && attempt < MAX_ATTEMPTS) {
             process.stdout.write(
               `run ${attempt}: a deviation outside the tolerance while this process stalled ${stalledMs.toFixed(1)} ms (scheduler or GC); repeating\n`,
             );

@@ -20,4 +20,17 @@ describe('client against truth', () => {
     expect(deviation(metrics({ ttftMs: null }), metrics({ ttftMs: null }), 'ttft')).toBeUndefined();
     expect(deviation(metrics({ tpotMs: null }), metrics({ tpotMs: null }), 'tpot')).toBeUndefined();
   });
+
+  it('a stall observed during the run widens the timing tolerances by exactly that much, never the counts or the one-sided floor', () => {
+    const late = metrics({ ttftMs: 57, latencyMs: 107, itlMs: [17], tpotMs: 17 });
+    const within = (slackMs: number) => compareWithTruth(late, metrics({}), slackMs).filter((d) => !d.withinTolerance).map((d) => d.metric);
+    expect(within(0)).toEqual(['ttft', 'itl', 'tpot', 'latency']);
+    expect(within(1.9)).toEqual(['ttft', 'itl', 'tpot', 'latency']);
+    expect(within(2)).toEqual([]);
+    // Earlier than the truth is impossible over loopback, stall or not; a missing gap or token is never forgiven.
+    expect(deviation(metrics({ ttftMs: 49 }), metrics({}), 'ttft')?.withinTolerance).toBe(false);
+    expect(compareWithTruth(metrics({ ttftMs: 49 }), metrics({}), 50).find((d) => d.metric === 'ttft')?.withinTolerance).toBe(false);
+    expect(compareWithTruth(metrics({ itlMs: [] }), metrics({}), 50).find((d) => d.metric === 'itl')?.withinTolerance).toBe(false);
+    expect(compareWithTruth(metrics({ outputTokens: 3 }), metrics({}), 50).find((d) => d.metric === 'output_tokens')?.withinTolerance).toBe(false);
+  });
 });

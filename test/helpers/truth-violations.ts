@@ -1,6 +1,6 @@
 /** Every tolerance miss of a set of client measurements against their truth records, as text. */
 import { requestMetrics, truthTiming, type RequestMetrics } from '../../contracts/metrics.ts';
-import { compareWithTruth, TOLERANCE_MS } from '../../contracts/tolerance.ts';
+import { compareWithTruth } from '../../contracts/tolerance.ts';
 import type { TruthRecord } from '../../contracts/truth.ts';
 
 export interface MeasuredRequest {
@@ -17,10 +17,9 @@ export function truthViolations(measured: readonly MeasuredRequest[], truthOf: (
   for (const { requestId, metrics } of measured) {
     const truth = truthOf(requestId);
     if (metrics === null || truth === undefined || truth.end === null) continue;
-    for (const d of compareWithTruth(metrics, requestMetrics(truthTiming(truth)))) {
+    for (const d of compareWithTruth(metrics, requestMetrics(truthTiming(truth)), slackMs)) {
       if (only !== undefined && !only.includes(d.metric)) continue;
-      const forgiven = slackMs > 0 && d.metric !== 'output_tokens' && d.worst >= (d.metric === 'itl' || d.metric === 'tpot' ? -TOLERANCE_MS.twoSided - slackMs : 0) && d.worst <= TOLERANCE_MS.oneSided + slackMs;
-      if (!d.withinTolerance && !forgiven) out.push(`${requestId}: ${d.metric} off by ${d.worst.toFixed(3)}`);
+      if (!d.withinTolerance) out.push(`${requestId}: ${d.metric} off by ${d.worst.toFixed(3)}`);
     }
   }
   return out;

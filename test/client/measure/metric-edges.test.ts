@@ -14,7 +14,7 @@ import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { StageSamples } from '../../../client/record/stage-samples.ts';
 import { lifecycleReport } from '../../../client/report/lifecycle-report.ts';
 import { recordFromLine, requestLine } from '../../../client/report/request-line.ts';
-import { compareRunWithTruth } from '../../../client/measure/truth-comparison.ts';
+import { compareRunWithTruth, formatTruthComparison } from '../../../client/measure/truth-comparison.ts';
 import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 
@@ -331,5 +331,10 @@ describe('the truth comparison at the edges', () => {
     expect(itl).toMatchObject({ clientMean: 20, truthMean: 20, samples: 1 });
     const ttft = comparison.metrics.find((m) => m.metric === 'ttft');
     expect(ttft).toMatchObject({ clientMean: 11, truthMean: 10 });
+    // Judged with an observed stall (the demo's last run): the same verdicts, and it says so.
+    const widened = compareRunWithTruth([record('one', [10], 12)], (id) => truths.get(id), 12.5);
+    expect(widened).toMatchObject({ pass: true, slackMs: 12.5 });
+    expect(widened.metrics.find((m) => m.metric === 'ttft')?.tolerance).toBe('0 ≤ Δ ≤ 5 ms + 12.5 ms');
+    expect(formatTruthComparison(widened)).toContain('widened by the 12.5 ms this process was observed stalled');
   });
 });
