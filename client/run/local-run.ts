@@ -14,7 +14,7 @@ import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import type { BenchOptions } from './bench-options.ts';
 import { enforceDeadline, graceExpired } from './request-deadline.ts';
 import type { RequestSender } from './request-sender.ts';
-import { hasWarmup, runStage, type StagePhase, type StageShare } from './stage-runner.ts';
+import { hasWarmup, runStage, type SendBudget, type StagePhase, type StageShare } from './stage-runner.ts';
 
 const TIMEOUT_SWEEP_MS = 50;
 /** Longest a stage waits for the server-metrics scrape that brackets it (a slow endpoint must not hold the run). */
@@ -68,6 +68,11 @@ export interface LocalRunInput {
    * worker anchors on; default: each part starts when the one before it has drained.
    */
   stageOrigin?: (stage: number, phase: StagePhase) => Promise<number | null>;
+  /**
+   * The budget plan `plans[position]`'s closed-loop lanes claim their measured sends from
+   * (worker threads: the one every worker of the run shares); default this share's own count.
+   */
+  measuredBudget?: (position: number) => SendBudget | undefined;
 }
 
 export interface LocalRunOutput {
@@ -154,14 +159,15 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   if (input.cutOff?.aborted) onCutOff();
   else input.cutOff?.addEventListener('abort', onCutOff, { once: true });
   try {
-    for (const plan of input.plans) {
+    for (const [position, plan] of input.plans.entries()) {
       if (signal.aborted) break;
       const warm = hasWarmup(plan);
       const origin = input.stageOrigin === undefined ? undefined : await input.stageOrigin(plan.stage, warm ? 'warmup' : 'measured');
       if (origin === null || signal.aborted) break;
       // Without warm-up the measured part starts now; with it, once the warm-up has drained.
       if (!warm) await settledWithin(input.onStage?.(plan.stage, 'start'), STAGE_MARK_WAIT_MS);
-      await runStage(plan, { clock, signal, issue, measuredStart }, share, origin);
+      const measuredBudget = input.measuredBudget?.(position);
+      await runStage(plan, { clock, signal, issue, measuredStart, ...(measuredBudget === undefined ? {} : { measuredBudget }) }, share, origin);
       samples.get(plan.stage)?.trim();
       await settledWithin(input.onStage?.(plan.stage, 'end'), STAGE_MARK_WAIT_MS);
     }

@@ -148,7 +148,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     try {
       if (workers > 1) {
         const shares: StageShare[] = Array.from({ length: workers }, (_, w) => ({ worker: shard.index * workers + w, workers: shard.count * workers }));
-        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, plans, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
         lostWorkers = result.lostWorkers;

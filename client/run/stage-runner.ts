@@ -3,7 +3,9 @@
  * send never delays later ones, and `schedule_delay` shows the lateness); a closed loop keeps
  * exactly N requests in flight, sending the next the moment one finishes. Either way the stage
  * resolves only when every request it started has finished. A worker takes every
- * `workers`-th send (open) or its share of N and of the count (closed).
+ * `workers`-th send (open) or its share of the N lanes (closed); a closed loop's lanes claim
+ * their measured sends one at a time from one budget shared by every worker of the process,
+ * so N stay in flight until the count is exhausted, whichever worker's lanes free up first.
  *
  * A stage with warm-up runs it as a phase of its own: the warm-up requests are sent and all
  * finish, then `measuredStart` is awaited (the server-metrics scrape that opens the measured
@@ -33,6 +35,32 @@ export interface StageIo {
    * reading; default now), or null to send no measured request (the run was stopped).
    */
   measuredStart?(stage: number): Promise<number | null | undefined>;
+  /**
+   * Where a closed stage's lanes claim their measured sends: shared by every worker of this
+   * process (worker threads hand one shared counter to each). Default: this share's own count.
+   */
+  measuredBudget?: SendBudget;
+}
+
+/** The measured sends a closed stage has left; every lane drawing on it claims one send at a time. */
+export interface SendBudget {
+  /** Takes one send; false once none is left. */
+  claim(): boolean;
+}
+
+/** A budget of `count` sends held in this thread. */
+export function localBudget(count: number): SendBudget {
+  let left = count;
+  return { claim: () => left-- > 0 };
+}
+
+/**
+ * A budget held in cell `cell` of a counter shared between worker threads (a SharedArrayBuffer
+ * view, set to the count before the workers start): Atomics make each claim exactly one send.
+ */
+export function sharedBudget(counter: Int32Array, cell: number): SendBudget {
+  // Atomics.sub answers the value before: a claim that found none left only drives it below zero.
+  return { claim: () => Atomics.sub(counter, cell, 1) > 0 };
 }
 
 /** The longest delay Node's setTimeout honours (2^31-1 ms, 24.8 days); a longer one fires after 1 ms. */
@@ -41,6 +69,27 @@ const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 /** This worker's part of `total` split as evenly as possible over `workers`. */
 export function shareOf(total: number, { worker, workers }: StageShare): number {
   return Math.floor(total / workers) + (worker < total % workers ? 1 : 0);
+}
+
+/** The lanes workers 0..share.worker-1 hold of `total` (the shares before this one). */
+function lanesBefore(total: number, { worker, workers }: StageShare): number {
+  return worker * Math.floor(total / workers) + Math.min(worker, total % workers);
+}
+
+/**
+ * The measured sends a closed stage's `shares` (one process's workers, or one shard's) make
+ * between them: the count split over every share in proportion to its lanes (cumulative
+ * rounding, so the parts add up to the count exactly), so a share with no lane carries no send
+ * and no request of the count is lost whatever the split of N.
+ */
+export function closedCountOf(plan: { concurrency: number; count: number }, shares: readonly StageShare[]): number {
+  if (plan.concurrency <= 0) return 0;
+  // In BigInt: count × lanes may pass 2^53 (a huge --concurrency), where doubles round.
+  const upTo = (lanes: number): number => Number((BigInt(plan.count) * BigInt(lanes)) / BigInt(plan.concurrency));
+  return shares.reduce((sum, share) => {
+    const before = lanesBefore(plan.concurrency, share);
+    return sum + upTo(before + shareOf(plan.concurrency, share)) - upTo(before);
+  }, 0);
 }
 
 /**
@@ -136,7 +185,8 @@ async function sendOnSchedule(stage: number, sends: readonly PlannedSend[], io: 
 
 async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
   const concurrency = shareOf(plan.concurrency, share);
-  const count = shareOf(plan.count, share);
+  // Taken before any lane runs: every lane of this worker draws on the same budget.
+  const budget = io.measuredBudget ?? localBudget(closedCountOf(plan, [share]));
   const lanes = (lane: () => Promise<void>, count = concurrency): Promise<unknown> => Promise.all(Array.from({ length: count }, lane));
   if (hasWarmup(plan)) {
     // Warm-up: each lane sends until the warm-up window is over, then waits for its last one.
@@ -148,13 +198,9 @@ async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: Stage
     if (origin === null) return;
     await waitUntil(io, origin);
   }
-  if (concurrency === 0 || count === 0) return;
-  let measuredIssued = 0;
-  // No more lanes than measured requests: a lane beyond them would never send.
+  // A worker with no lane claims nothing: the others' lanes send the whole count. No more
+  // lanes than the stage's count: a lane beyond it could never claim a send.
   await lanes(async () => {
-    while (!io.signal.aborted && measuredIssued < count) {
-      measuredIssued++;
-      await io.issue(plan.stage, false, io.clock.now());
-    }
-  }, Math.min(concurrency, count));
+    while (!io.signal.aborted && budget.claim()) await io.issue(plan.stage, false, io.clock.now());
+  }, Math.min(concurrency, plan.count));
 }

@@ -12,14 +12,15 @@ import { requestLine } from '../report/request-line.ts';
 import { httpRequestSender } from '../run/http-request-sender.ts';
 import { runLocal } from '../run/local-run.ts';
 import { senderFactoryFor } from '../run/request-sender.ts';
-import type { StagePhase } from '../run/stage-runner.ts';
+import { sharedBudget, type StagePhase } from '../run/stage-runner.ts';
 import type { StageSamples, StageSamplesJson } from '../record/stage-samples.ts';
 import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
 import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('bench-worker must run in a worker thread');
-const { options, share } = workerData as WorkerInput;
+const { options, share, closedBudgets } = workerData as WorkerInput;
+const budgetCells = new Int32Array(closedBudgets);
 const post = (message: WorkerMessage): void => port.postMessage(message);
 /** How often finished requests' samples go to the main thread (what a crash could cost). */
 const SAMPLES_EVERY_MS = 1000;
@@ -87,6 +88,7 @@ try {
       plans,
       dataset,
       stageOrigin: anchoredOrigin,
+      measuredBudget: (position) => (plans[position]?.kind === 'closed' ? sharedBudget(budgetCells, position) : undefined),
       model: options.model as string,
       sender,
       clock,

@@ -6,6 +6,11 @@ import type { StagePhase, StageShare } from '../run/stage-runner.ts';
 export interface WorkerInput {
   options: BenchOptions;
   share: StageShare;
+  /**
+   * Int32 cells over a SharedArrayBuffer, one per stage plan (in plan order): a closed stage's
+   * measured sends still unclaimed by any worker of the run (see `sharedBudget`).
+   */
+  closedBudgets: SharedArrayBuffer;
 }
 
 /** A request handed to the worker's sender; times as epoch milliseconds. */

@@ -13,7 +13,8 @@ import type { LiveCounters } from '../report/progress.ts';
 import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
-import type { StagePhase, StageShare } from '../run/stage-runner.ts';
+import type { StagePlan } from '../load/load-plan.ts';
+import { closedCountOf, type StagePhase, type StageShare } from '../run/stage-runner.ts';
 import { StageBarrier } from './stage-barrier.ts';
 import type { IssuedInWorker, MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 
@@ -24,6 +25,8 @@ const START_LEAD_MS = 25;
 export interface WorkerRunInput {
   options: BenchOptions;
   shares: readonly StageShare[];
+  /** The stage plans every worker rebuilds from the options (sizes the shared closed-loop budgets). */
+  plans: readonly StagePlan[];
   signal: AbortSignal;
   /** Aborted after `signal`: no more grace, in-flight requests are cut off at once. */
   cutOff?: AbortSignal;
@@ -86,6 +89,10 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     if (stage === undefined) samples.set(record.stage, (stage = new StageSamples()));
     stage.add(record, asEpoch);
   };
+  // One budget per closed stage for all the workers: what these shares send of its count.
+  const closedBudgets = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * input.plans.length);
+  const budgetCells = new Int32Array(closedBudgets);
+  for (const [position, plan] of input.plans.entries()) if (plan.kind === 'closed') budgetCells[position] = closedCountOf(plan, input.shares);
   let interrupted = false;
   let lostWorkers = 0;
   const workers: Worker[] = [];
@@ -117,7 +124,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
       input.shares.map(
         (share, i) =>
           new Promise<void>((resolve, reject) => {
-            const worker = new Worker(ENTRY, { workerData: { options: input.options, share } satisfies WorkerInput });
+            const worker = new Worker(ENTRY, { workerData: { options: input.options, share, closedBudgets } satisfies WorkerInput });
             workers.push(worker);
             if (input.signal.aborted) worker.postMessage({ type: 'stop' });
             let done = false;
@@ -176,7 +183,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
                 input.counters.finish(false, null);
                 input.onLine(requestLine(record, 0, 0));
               }
-              warn(`${message}: its ${inFlight.size} in-flight requests are reported as worker_crashed failures, ${uncovered.length} finished ones were read back from their lines, and the rest of its share was not sent`);
+              warn(`${message}: its ${inFlight.size} in-flight requests are reported as worker_crashed failures, ${uncovered.length} finished ones were read back from their lines, and the rest of its share was not sent (of a closed loop's count, the other workers' lanes send what it left)`);
               resolve();
             });
           }),

@@ -60,7 +60,8 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
   claimTruth(request);
   const record = errorRecord(ctx, request, start, error.status, body);
   ctx.truth.begin(record);
-  followRefusal(ctx, request, reply, start, record);
+  const handedOver = followRefusal(ctx, request, reply, start, record);
+  handedOver();
   return sendVllmError(reply, error, body);
 }
 
@@ -70,31 +71,43 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
  * (a pipelined response queued behind another never emits a response event when the socket
  * closes, so the request's socket is watched too).
  */
-function followRefusal(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, record: TruthRecord): void {
+function followRefusal(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, record: TruthRecord): () => void {
   const res = reply.raw;
   const socket = request.raw.socket as FastifyRequest['raw']['socket'] | null;
   let ended = false;
+  /**
+   * Taken just before the reply is sent when it owns its socket (the bytes go out in that call),
+   * so a reader never sees them before their truth time; a pipelined reply queued behind another
+   * is stamped when Node hands it over.
+   */
+  let sendingMs: number | null = null;
   const end = (how: 'completed' | 'client_aborted'): void => {
     if (ended) return;
     ended = true;
     socket?.removeListener('close', aborted);
-    const atMs = ctx.clock.now() - start.arrivalMono;
+    let atMs = ctx.clock.now() - start.arrivalMono;
     if (how === 'completed') {
+      // One write that is the whole response: it ends as it is handed over.
+      atMs = sendingMs ?? atMs;
       record.headersMs = atMs;
       (record.writes[0] as TruthWrite).actualMs = atMs;
     }
     record.end = { atMs, how };
     ctx.truth.finish(record);
   };
+  const sending = (): void => {
+    const owner = (socket as { _httpMessage?: unknown } | null)?._httpMessage;
+    if (owner === undefined || owner === null || owner === res) sendingMs = ctx.clock.now() - start.arrivalMono;
+  };
   const aborted = (): void => end('client_aborted');
   if (request.raw.destroyed && !request.raw.complete) {
     // The body never arrived whole (the client aborted mid-body): nothing can be delivered.
     end('client_aborted');
-    return;
+    return sending;
   }
   if (socket === null || socket.destroyed) {
     end('client_aborted');
-    return;
+    return sending;
   }
   // Node emits 'prefinish' when end() hands the bytes to the socket (later when a pipelined
   // response queues); 'finish' covers responses that emit only it (injected requests).
@@ -102,6 +115,7 @@ function followRefusal(ctx: ServerContext, request: FastifyRequest, reply: Fasti
   res.once('finish', () => end('completed'));
   res.once('close', aborted);
   socket.once('close', aborted);
+  return sending;
 }
 
 const sseHeaders = (id: string): Record<string, string> => ({ 'x-request-id': id, 'content-type': 'text/event-stream; charset=utf-8', server: 'uvicorn' });

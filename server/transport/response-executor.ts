@@ -232,6 +232,9 @@ class ResponsePlayer implements ScheduledTask {
     const record = this.#plan.record;
     if (record.headersMs !== null) return;
     const res = this.#res;
+    // Stamped before the bytes are handed over, as every write is: a reader can never see them
+    // before their truth time, however long this thread is held between the two.
+    record.headersMs = this.#deps.clock.now() - this.#plan.arrivalMono;
     res.writeHead(record.status, this.#plan.headers);
     // Not flushHeaders(): it writes the header block as UTF-8, turning a Latin-1 x-request-id
     // (the bytes a client sent) into different bytes. An empty Latin-1 write carries the
@@ -239,7 +242,6 @@ class ResponsePlayer implements ScheduledTask {
     res.write('', 'latin1');
     const socket = res.socket;
     if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
-    record.headersMs = this.#deps.clock.now() - this.#plan.arrivalMono;
   }
 
   #end(atMono: number, how: EndReason): void {

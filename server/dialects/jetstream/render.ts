@@ -66,10 +66,21 @@ export function uuid4Hex(rng: Rng): string {
   return `${hex.slice(0, 12)}4${hex.slice(13, 16)}${variant}${hex.slice(17)}`;
 }
 
+/**
+ * An epoch time in whole microseconds whose last digit is never 0, so Python's shortest float
+ * form always prints six decimals: every chunk then has the same width whatever the wall clock
+ * says, and the wire's random cuts (drawn over event lengths) stay a function of the seed and
+ * the request alone (DESIGN §2). The nudge is one microsecond, below anything a reader measures.
+ */
+export function fixedWidthEpochSec(epochSec: number): number {
+  const micros = Math.round(epochSec * 1e6);
+  return (micros % 10 === 0 ? micros + 1 : micros) / 1e6;
+}
+
 export function proxyStreamEvents(ctx: ProxyStreamContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
   const ids = ctx.rng.derive('proxy-chunk-ids');
   const chunk = (text: string, dueMs: number): string => {
-    const created = Math.round((ctx.arrivalEpochSec + (ctx.dueTimesKnown ? dueMs / 1000 : 0)) * 1e6) / 1e6;
+    const created = fixedWidthEpochSec(ctx.arrivalEpochSec + (ctx.dueTimesKnown ? dueMs / 1000 : 0));
     return `{\n    "id": "generate-${uuid4Hex(ids)}",\n    "time_created": ${pythonFloat(created)},\n    "text": ${pythonJsonString(text)}\n}`;
   };
   const events: PayloadEvent[] = decodeSteps(tokens.length, groups).map(([start, end]) => {

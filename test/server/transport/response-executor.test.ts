@@ -73,6 +73,26 @@ function player(record: TruthRecord, clock: VirtualClock, res: ServerResponse): 
   return scheduled;
 }
 
+describe('ResponsePlayer stamps', () => {
+  it('stamps the headers before they are handed over, as every write: a reader never sees bytes before their truth time', () => {
+    const record = plannedRecord('');
+    const clock = new VirtualClock();
+    const { res } = fakeResponse(clock, 0);
+    let headersWrittenAt = Number.NaN;
+    const raw = res as unknown as { writeHead: () => unknown; write: (chunk: Buffer) => boolean };
+    const writeHead = raw.writeHead;
+    raw.writeHead = () => {
+      headersWrittenAt = clock.now();
+      clock.advance(3); // the thread is held between stamping and sending
+      return writeHead();
+    };
+    clock.set(1);
+    player(record, clock, res);
+    expect(record.headersMs).not.toBeNull();
+    expect(record.headersMs as number).toBeLessThanOrEqual(headersWrittenAt);
+  });
+});
+
 describe('ResponsePlayer after a stall', () => {
   it('merges overdue whole events into one send but sends every later piece of a cut event on its own', () => {
     const record = plannedRecord('cut=utf8;gap=2ms');
