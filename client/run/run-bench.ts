@@ -147,7 +147,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     let lostWorkers = 0;
     try {
       if (workers > 1) {
-        const shares: StageShare[] = Array.from({ length: workers }, (_, w) => ({ worker: shard.index * workers + w, workers: shard.count * workers }));
+        const shares = shardWorkerShares(shard, workers);
         const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, plans, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
@@ -198,11 +198,21 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
 }
 
 /**
+ * The shares of this shard's workers among every shard's: worker w of shard s is share
+ * w × shards + s, so shares go round the shards first and a closed loop's lanes spread over
+ * the machines (with 2 lanes, 3 shards and 2 workers each: one lane on each of two shards,
+ * not both on the first), and shard s sends every shards-th request of an open schedule.
+ */
+function shardWorkerShares(shard: { index: number; count: number }, workers: number): StageShare[] {
+  return Array.from({ length: workers }, (_, w) => ({ worker: w * shard.count + shard.index, workers: shard.count * workers }));
+}
+
+/**
  * What shard `index` of `count` sends of a stage: every count-th request of the schedule (its
  * rate / count) and, of a closed loop, its workers' shares of the concurrency.
  */
 function shardContext(context: StageContext, shard: { index: number; count: number }, workers: number): StageContext {
-  const ownConcurrency = (total: number): number => Array.from({ length: workers }, (_, w) => shareOf(total, { worker: shard.index * workers + w, workers: shard.count * workers })).reduce((a, b) => a + b, 0);
+  const ownConcurrency = (total: number): number => shardWorkerShares(shard, workers).reduce((sum, share) => sum + shareOf(total, share), 0);
   return {
     ...context,
     intendedRate: context.intendedRate === null ? null : context.intendedRate / shard.count,
