@@ -5,6 +5,7 @@
  * truth records, never timings.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { sampleValue } from '../../helpers/prometheus-samples.ts';
 import { parsePrometheusText, type MetricFamily } from '../../../client/scrape/prometheus-text.ts';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
@@ -19,12 +20,7 @@ afterAll(async () => {
 const finishedRecords = new Map<string, TruthRecord>();
 const MODEL = { model_name: 'benchtruth/fake-model', engine: '0' };
 
-function value(families: Map<string, MetricFamily>, sample: string, labels: Record<string, string> = MODEL): number {
-  const family = families.get(sample.replace(/_(bucket|sum|count)$/, '')) ?? families.get(sample);
-  const found = family?.samples.find((s) => s.name === sample && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  if (found === undefined) throw new Error(`no sample ${sample}`);
-  return found.value;
-}
+const value = (families: Map<string, MetricFamily>, sample: string, labels: Record<string, string> = MODEL): number => sampleValue(families, sample, labels);
 
 /** The live record the engine reported finished (the store keeps a packed copy). */
 async function ended(server: BenchtruthServer, id: string): Promise<TruthRecord> {

@@ -5,6 +5,7 @@
  * of their counts equal the e2e count. No timing is asserted: the test waits on engine state.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { sampleValue } from '../../helpers/prometheus-samples.ts';
 import { parsePrometheusText, type MetricFamily } from '../../../client/scrape/prometheus-text.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
 import type { EngineState } from '../../../server/engine/engine.ts';
@@ -17,12 +18,7 @@ afterAll(async () => {
 
 const MODEL = { model_name: 'benchtruth/fake-model', engine: '0' };
 
-function value(families: Map<string, MetricFamily>, sample: string, labels: Record<string, string> = MODEL): number {
-  const family = families.get(sample.replace(/_(bucket|sum|count)$/, '')) ?? families.get(sample);
-  const found = family?.samples.find((s) => s.name === sample && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  if (found === undefined) throw new Error(`no sample ${sample}`);
-  return found.value;
-}
+const value = (families: Map<string, MetricFamily>, sample: string, labels: Record<string, string> = MODEL): number => sampleValue(families, sample, labels);
 
 async function until(what: string, ok: () => boolean): Promise<void> {
   for (let i = 0; i < 500; i++) {

@@ -12,7 +12,7 @@ import { MAX_PLANNED_WRITES, planTooLarge } from '../../../server/dialects/vllm/
 import { requestWirePolicy } from '../../../server/wire/request-wire.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from '../../../server/wire/wire-policy.ts';
 import type { Engine } from '../../../server/engine/engine.ts';
-import { injectServer, postTo } from './vllm-inject.ts';
+import { injectServer, postTo, truthOf } from './vllm-inject.ts';
 
 let server: BenchtruthServer | null = null;
 afterEach(async () => {
@@ -20,12 +20,6 @@ afterEach(async () => {
   await server?.close();
   server = null;
 });
-
-async function truthOf(s: BenchtruthServer, id: string): Promise<TruthRecordJson> {
-  const response = await s.app.inject({ method: 'GET', url: `/_truth/requests/${encodeURIComponent(id)}` });
-  expect(response.statusCode).toBe(200);
-  return response.json<TruthRecordJson>();
-}
 
 /** Polls until the record has ended (a real socket's events arrive on later turns); bounded. */
 async function endedTruth(s: BenchtruthServer, id: string): Promise<TruthRecordJson> {

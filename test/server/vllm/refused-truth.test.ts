@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BenchtruthServer } from '../../../server/app.ts';
 import type { TruthRecordJson } from '../../../contracts/truth.ts';
-import { injectServer, postTo } from './vllm-inject.ts';
+import { injectServer, postTo, truthOf } from './vllm-inject.ts';
 
 let server: BenchtruthServer | null = null;
 afterEach(async () => {
@@ -17,12 +17,6 @@ afterEach(async () => {
   await server?.close();
   server = null;
 });
-
-async function truthOf(s: BenchtruthServer, id: string): Promise<TruthRecordJson> {
-  const response = await s.app.inject({ method: 'GET', url: `/_truth/requests/${id}` });
-  expect(response.statusCode).toBe(200);
-  return response.json<TruthRecordJson>();
-}
 
 function expectRefusalTruth(record: TruthRecordJson, status: number, body: string, asked: { endpoint: string; model: string; stream: boolean }): void {
   expect(record).toMatchObject({ dialect: 'vllm', ...asked, status, promptTokens: 0, finishReason: null, tokens: [], fault: null });
