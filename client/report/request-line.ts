@@ -29,6 +29,7 @@ export function requestLine(record: RequestRecord, originMs: number, originEpoch
     prompt_tokens_source: record.promptTokensSource,
     output_tokens: record.outputTokens,
     output_tokens_source: record.outputTokensSource,
+    token_count_mismatch: record.tokenCountMismatch,
     usage: record.usage === null ? null : { prompt_tokens: record.usage.promptTokens, completion_tokens: record.usage.completionTokens, total_tokens: record.usage.totalTokens },
     finish_reason: record.finishReason,
     ttft_ms: m?.ttftMs ?? null,
@@ -57,6 +58,8 @@ interface RequestLineJson {
   prompt_tokens_source: RequestRecord['promptTokensSource'];
   output_tokens: number;
   output_tokens_source: RequestRecord['outputTokensSource'];
+  /** Absent in lines written before it was added: then derived as the measurer decides it. */
+  token_count_mismatch?: boolean;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
   finish_reason: string | null;
 }
@@ -90,8 +93,8 @@ export function recordFromLine(line: string): RequestRecord {
     tokensPerEventSource: json.tokens_per_event_source,
     outputTokens: json.output_tokens,
     outputTokensSource: json.output_tokens_source,
-    // As the measurer decides it: the events' sum (even 0) against usage.
-    tokenCountMismatch: usage !== null && usage.completionTokens !== eventSum,
+    // As the measurer decided it; older lines: the events' sum (even 0) against usage.
+    tokenCountMismatch: json.token_count_mismatch ?? (usage !== null && usage.completionTokens !== eventSum),
     promptTokens: json.prompt_tokens,
     promptTokensSource: json.prompt_tokens_source,
     usage,

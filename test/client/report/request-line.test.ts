@@ -58,6 +58,14 @@ describe('recordFromLine', () => {
     expect(m?.tpotMs).toBeCloseTo(record.metrics?.tpotMs as number, 6);
   });
 
+  it('says per request whether client and server counted the tokens differently, and reads it back', () => {
+    const mismatched: RequestRecord = { ...success(), outputTokens: 5, usage: { promptTokens: 9, completionTokens: 5, totalTokens: 14 }, tokenCountMismatch: true };
+    const line = requestLine(mismatched, ORIGIN_MS, ORIGIN_EPOCH_MS);
+    expect(JSON.parse(line)).toMatchObject({ token_count_mismatch: true });
+    expect(recordFromLine(line).tokenCountMismatch).toBe(true);
+    expect(JSON.parse(requestLine(success(), ORIGIN_MS, ORIGIN_EPOCH_MS))).toMatchObject({ token_count_mismatch: false });
+  });
+
   it('gives back a failure without metrics', () => {
     const failed: RequestRecord = { ...success(), status: 503, failure: { kind: 'http_503', message: 'busy' }, events: [], usage: null, outputTokens: 0, metrics: null };
     const back = recordFromLine(requestLine(failed, ORIGIN_MS, ORIGIN_EPOCH_MS));
