@@ -11,12 +11,12 @@ import type { StagePlan } from '../load/load-plan.ts';
 import type { RequestRecord } from '../record/request-record.ts';
 import { StageSamples } from '../record/stage-samples.ts';
 import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
+import { DeadlineSweep } from './deadline-sweep.ts';
 import type { BenchOptions } from './bench-options.ts';
 import { enforceDeadline, graceExpired } from './request-deadline.ts';
 import type { RequestSender } from './request-sender.ts';
 import { hasWarmup, runStage, type SendBudget, type StagePhase, type StageShare } from './stage-runner.ts';
 
-const TIMEOUT_SWEEP_MS = 50;
 /** Longest a stage waits for the server-metrics scrape that brackets it (a slow endpoint must not hold the run). */
 const STAGE_MARK_WAIT_MS = 1000;
 
@@ -100,7 +100,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   const { options, clock, sender, dataset, share, signal } = input;
   const samples = input.samples ?? new Map<number, StageSamples>();
   const records: RequestRecord[] = [];
-  const inFlight = new Set<InFlight>();
+  const inFlight = new DeadlineSweep(clock, options.timeoutMs);
   let local = input.firstLocal ?? 0;
   const epochOf = (reading: number): number => clock.epochMs(reading);
 
@@ -137,16 +137,10 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     return origin;
   };
 
-  const sweep = setInterval(() => {
-    const now = clock.now();
-    for (const handle of inFlight) if (now >= handle.deadlineMs) handle.abort(new RequestTimeout(options.timeoutMs));
-  }, TIMEOUT_SWEEP_MS);
   // After an interrupt, in-flight requests get the grace period, then are cut off as timeouts
   // (a late record is still restamped at its own deadline when that came first).
   let grace: NodeJS.Timeout | null = null;
-  const cutOffAll = (reason: RequestTimeout): void => {
-    for (const handle of inFlight) handle.abort(reason);
-  };
+  const cutOffAll = (reason: RequestTimeout): void => inFlight.abortAll(reason);
   const onAbort = (): void => {
     grace = setTimeout(() => cutOffAll(graceExpired(options.graceMs)), options.graceMs);
   };
@@ -172,7 +166,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
       await settledWithin(input.onStage?.(plan.stage, 'end'), STAGE_MARK_WAIT_MS);
     }
   } finally {
-    clearInterval(sweep);
+    inFlight.stop();
     if (grace !== null) clearTimeout(grace);
     signal.removeEventListener('abort', onAbort);
     input.cutOff?.removeEventListener('abort', onCutOff);

@@ -1,7 +1,7 @@
 /**
- * The per-request timeout, made exact without a timer per request: the run's one sweep aborts
- * overdue requests a little late, and a response may even complete after its deadline between
- * sweeps, so every finished record is checked here. A request that ran past start + timeout is
+ * The per-request timeout, made exact without a timer per request: the run's one deadline timer
+ * (deadline-sweep.ts) aborts a request at its deadline to the millisecond, and a response may
+ * still complete just past it, so every finished record is checked here. A request that ran past start + timeout is
  * a `timeout` failure stamped at that deadline, keeping only what arrived before it. Pure.
  */
 import type { RequestRecord } from '../record/request-record.ts';
