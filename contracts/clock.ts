@@ -3,6 +3,12 @@
  * monotonic timeline; `epochMs` maps a reading onto wall-clock milliseconds from one
  * process-wide origin so that records written by different processes on one machine line up.
  */
+/**
+ * The longest delay Node's setTimeout honours (2^31−1 ms, about 24.8 days): a longer one fires
+ * after 1 ms, so every timer armed for a far time is clamped to this and re-armed.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface Clock {
   /** Monotonic milliseconds (fractional). Never goes backwards. */
   now(): number;

@@ -25,8 +25,8 @@ export const MAX_LENGTH_TOKENS = MAX_SAMPLED_TOKENS;
 /** A bare number of seconds as people write it: `5`, `1.5`, `.5`, `1e3` (no hex, no sign). */
 const BARE_SECONDS = /^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
 
-/** `text` in ms (a bare number is seconds); throws with a message for the user. */
-function durationMs(value: string | number): number {
+/** `text` in ms (a bare number is seconds), at most a day; throws with a message for the user. */
+export function durationMs(value: string | number): number {
   const text = typeof value === 'number' ? String(value) : value.trim();
   if (Number.isNaN(value)) throw new Error('not a number');
   if (typeof value === 'number' && value < 0) throw new RangeError('must not be negative');

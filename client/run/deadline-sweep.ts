@@ -5,11 +5,9 @@
  * closed loop's slot frees then, not at the next tick of a periodic sweep. A request that
  * finishes first costs nothing: the timer, when it fires for it, just moves on.
  */
-import type { Clock } from '../../contracts/clock.ts';
+import { MAX_TIMER_MS, type Clock } from '../../contracts/clock.ts';
 import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 
-/** Node fires a longer timer after 1 ms; a far deadline is reached through several. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class DeadlineSweep {
   readonly #clock: Clock;

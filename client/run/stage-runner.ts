@@ -13,7 +13,7 @@
  * measured requests, like every later stage's, start on a drained server, and a scrape taken
  * there sees no warm-up request that is still running.
  */
-import type { Clock } from '../../contracts/clock.ts';
+import { MAX_TIMER_MS, type Clock } from '../../contracts/clock.ts';
 import type { PlannedSend, StagePlan } from '../load/load-plan.ts';
 
 export interface StageShare {
@@ -63,8 +63,6 @@ export function sharedBudget(counter: Int32Array, cell: number): SendBudget {
   return { claim: () => Atomics.sub(counter, cell, 1) > 0 };
 }
 
-/** The longest delay Node's setTimeout honours (2^31-1 ms, 24.8 days); a longer one fires after 1 ms. */
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** This worker's part of `total` split as evenly as possible over `workers`. */
 export function shareOf(total: number, { worker, workers }: StageShare): number {
@@ -131,7 +129,7 @@ function waitUntil(io: StageIo, ms: number): Promise<void> {
     const arm = (): void => {
       const left = ms - io.clock.now();
       if (left <= 0) return done();
-      timer = setTimeout(arm, Math.min(left, MAX_TIMER_DELAY_MS));
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
     };
     io.signal.addEventListener('abort', done, { once: true });
     arm();
@@ -176,7 +174,7 @@ async function sendOnSchedule(stage: number, sends: readonly PlannedSend[], io: 
         io.signal.removeEventListener('abort', stop);
         return resolve();
       }
-      timer = setTimeout(tick, Math.min(MAX_TIMER_DELAY_MS, Math.max(0, startMs + sends[next]!.offsetMs - io.clock.now())));
+      timer = setTimeout(tick, Math.min(MAX_TIMER_MS, Math.max(0, startMs + sends[next]!.offsetMs - io.clock.now())));
     };
     tick();
   });

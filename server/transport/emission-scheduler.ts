@@ -19,7 +19,7 @@
  * burst of arrivals read in one I/O phase would otherwise plan back to back (a few hundred
  * microseconds each) while writes fall due.
  */
-import type { Clock } from '../../contracts/clock.ts';
+import { MAX_TIMER_MS, type Clock } from '../../contracts/clock.ts';
 import { LatenessTally } from '../metrics/lateness-tally.ts';
 
 export interface ScheduledTask {
@@ -51,8 +51,6 @@ const JOB_GAP_MS = 0.3;
  * overloaded server must still plan the requests it accepted, or they starve behind the writes.
  */
 const JOB_MAX_WAIT_MS = 5;
-/** Longest delay Node's setTimeout honours (a signed 32-bit millisecond count). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A task whose run threw: let it clean up, and say so; never rethrow into the event loop. */
 function failed(task: ScheduledTask, error: unknown): void {

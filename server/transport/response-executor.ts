@@ -12,7 +12,6 @@ import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.t
 import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
-import { idHeaderValue } from './id-header.ts';
 
 export interface PlannedResponse {
   record: TruthRecord;
@@ -254,23 +253,12 @@ class ResponsePlayer implements ScheduledTask {
 }
 
 /**
- * The planners put the request id in `x-request-id` as is; an id from a JSON body may not be a
- * valid header value, and Node would throw mid-response (transport/id-header.ts).
- */
-function withSafeIdHeader(plan: PlannedResponse): PlannedResponse {
-  const id = plan.headers['x-request-id'];
-  if (typeof id !== 'string') return plan;
-  const header = idHeaderValue(id);
-  return header === id ? plan : { ...plan, headers: { ...plan.headers, 'x-request-id': header } };
-}
-
-/**
  * Returns the player so the batching engine can `scheduler.wake()` it when tokens it waits for
  * become available (a write due at Infinity parks the player until then).
  */
 export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask {
   deps.truth.begin(plan.record);
-  const player = new ResponsePlayer(res, withSafeIdHeader(plan), deps);
+  const player = new ResponsePlayer(res, plan, deps);
   player.start();
   return player;
 }

@@ -15,6 +15,7 @@ import { formatWireSpec } from '../../wire/wire-spec.ts';
 import { oneWritePerEvent } from '../../wire/writes.ts';
 import { JETSTREAM_FAULT_SHAPES } from './fault-shapes.ts';
 import { decodeEvents, decodeMessages, proxyResponseBody, proxyStreamEvents, type DecodeResponseMessage } from './render.ts';
+import { idHeaderValue } from '../../transport/id-header.ts';
 
 export type JetstreamSurface = 'proxy' | 'native' | 'grpc';
 
@@ -118,5 +119,5 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   // Starlette adds a charset to text/* media types only: the proxy streams as application/json.
   else if (streamed) headers = { 'content-type': input.surface === 'proxy' ? 'application/json' : 'text/event-stream; charset=utf-8' };
   else headers = { 'content-type': 'application/json', 'content-length': response.body.byteLength };
-  return { record, headers: { ...headers, 'x-request-id': input.requestId, server: 'uvicorn' }, messages };
+  return { record, headers: { ...headers, 'x-request-id': idHeaderValue(input.requestId), server: 'uvicorn' }, messages };
 }

@@ -12,6 +12,7 @@ import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
 import type { PlannedChoice } from './choices.ts';
 import { mergeSteps, type MergedSteps, type StreamStep } from './stream-steps.ts';
+import { idHeaderValue } from '../../transport/id-header.ts';
 
 export interface PlannedCompletion {
   record: TruthRecord;
@@ -50,7 +51,8 @@ export function plannedResponse(framed: WireResponse, facts: ResponseFacts): Pla
     body: framed.body,
     end: null,
   };
-  const common = { 'x-request-id': facts.requestId, server: 'uvicorn' };
+  // The id as a header can carry it (a body's request_id may not be a valid header value).
+  const common = { 'x-request-id': idHeaderValue(facts.requestId), server: 'uvicorn' };
   const headers: Record<string, string | number> =
     framed.errorHeaders !== null
       ? { ...framed.errorHeaders, 'content-length': framed.body.byteLength, ...common }
