@@ -12,7 +12,7 @@ import { MetricsHub } from './metrics/metrics-hub.ts';
 import { metricsRoutes } from './metrics/metrics-route.ts';
 import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
-import { installCorsPreflight } from './routes/cors-preflight.ts';
+import { installVllmCors } from './routes/vllm-cors.ts';
 import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
 import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
 import { RequestIdentities } from './routes/request-identity.ts';
@@ -100,8 +100,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     return payload;
   });
   installVllmErrorHandlers(app, (request, reply, error) => refuseBeforeRoute(context, request, reply, error));
-  installCorsPreflight(app, JETSTREAM_HTTP_PATHS);
   vllmRoutes(app, context);
+  // After the --api-key check that vllmRoutes installs: vLLM's key middleware wraps its CORS one.
+  installVllmCors(app, JETSTREAM_HTTP_PATHS);
   truthRoutes(app, context);
   metricsRoutes(app, metrics);
   engineRoutes(app, context);

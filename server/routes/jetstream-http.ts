@@ -17,7 +17,7 @@ import { admitJetstream } from './jetstream-admission.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
 import { methodNotAllowed } from './vllm-method-not-allowed.ts';
 
-/** The paths JetStream's FastAPI apps serve (they install no CORS middleware: cors-preflight.ts). */
+/** The paths JetStream's FastAPI apps serve (they install no CORS middleware: vllm-cors.ts). */
 export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '/healthcheck', '/v1/generate', '/v1/health', '/']);
 
 /**

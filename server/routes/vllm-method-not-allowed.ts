@@ -2,7 +2,7 @@
  * FastAPI answers a known path asked with the wrong method with 405 `{"detail":"Method Not
  * Allowed"}` and an `allow` header, not 404; vLLM clients see that, so benchtruth does too. The
  * same holds for JetStream's FastAPI apps. OPTIONS is one of the wrong methods: only a CORS
- * preflight is answered before routing (cors-preflight.ts), and TRACE reaches the router as any
+ * preflight is answered before routing (vllm-cors.ts), and TRACE reaches the router as any
  * other method does.
  */
 import type { FastifyInstance, HTTPMethods } from 'fastify';

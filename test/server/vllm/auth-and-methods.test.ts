@@ -1,7 +1,8 @@
 /**
  * The API-key guard on the path the router routes (percent-decoded, absolute-form targets
  * stripped), wrong methods — OPTIONS and TRACE included — answered 405 as FastAPI does, and a
- * CORS preflight answered 200 as vLLM's default CORSMiddleware does.
+ * CORS preflight answered 200 as vLLM's default CORSMiddleware does, which also marks every
+ * other cross-origin answer (streams included) readable by a browser.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodedPath } from '../../../server/routes/vllm-auth.ts';
@@ -81,5 +82,43 @@ describe('wrong methods and CORS preflights', () => {
     const unknownMethod = await rawRequest(port, 'OPTIONS /v1/completions HTTP/1.1\r\nHost: x\r\nOrigin: http://a\r\nAccess-Control-Request-Method: FETCH');
     expect(unknownMethod.status).toBe(400);
     expect(unknownMethod.body).toBe('Disallowed CORS method');
+  });
+});
+
+describe('simple cross-origin requests (vLLM’s CORSMiddleware)', () => {
+  const auth = '\r\nAuthorization: Bearer sk-test';
+
+  it('a streamed answer, a plain answer and a 404 carry access-control-allow-origin: * when Origin is sent', async () => {
+    const streamed = await rawRequest(
+      port,
+      `POST /v1/completions HTTP/1.1\r\nHost: x\r\nOrigin: http://dash.example\r\nContent-Type: application/json${auth}`,
+      '{"prompt":"hi","max_tokens":2,"stream":true}',
+    );
+    expect(streamed.status).toBe(200);
+    expect(streamed.header('content-type')?.toString()).toBe('text/event-stream; charset=utf-8');
+    expect(streamed.header('access-control-allow-origin')?.toString()).toBe('*');
+    expect(streamed.body).toContain('data: [DONE]');
+    for (const head of [`GET /v1/models HTTP/1.1\r\nHost: x\r\nOrigin: http://dash.example${auth}`, `GET /nowhere HTTP/1.1\r\nHost: x\r\nOrigin: http://dash.example`]) {
+      expect((await rawRequest(port, head)).header('access-control-allow-origin')?.toString(), head).toBe('*');
+    }
+  });
+
+  it('no Origin, no CORS header; a cookie gets the origin echoed with vary: Origin', async () => {
+    expect((await rawRequest(port, `GET /v1/models HTTP/1.1\r\nHost: x${auth}`)).header('access-control-allow-origin')).toBeUndefined();
+    const withCookie = await rawRequest(port, `GET /health HTTP/1.1\r\nHost: x\r\nOrigin: http://dash.example\r\nCookie: s=1`);
+    expect(withCookie.header('access-control-allow-origin')?.toString()).toBe('http://dash.example');
+    expect(withCookie.header('vary')?.toString()).toBe('Origin');
+  });
+
+  it('the key check sits outside CORS: its 401 carries no CORS header', async () => {
+    const refused = await rawRequest(port, 'GET /v1/models HTTP/1.1\r\nHost: x\r\nOrigin: http://dash.example');
+    expect(refused.status).toBe(401);
+    expect(refused.header('access-control-allow-origin')).toBeUndefined();
+  });
+
+  it('JetStream’s paths install no CORS middleware', async () => {
+    const response = await rawRequest(port, 'GET /healthcheck HTTP/1.1\r\nHost: x\r\nOrigin: http://dash.example');
+    expect(response.status).toBe(200);
+    expect(response.header('access-control-allow-origin')).toBeUndefined();
   });
 });

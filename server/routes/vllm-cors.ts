@@ -6,8 +6,14 @@
  * for a method Starlette does not know. Any other OPTIONS reaches the router, which answers a
  * known path 405 like any wrong method (vllm-method-not-allowed.ts).
  *
- * JetStream's FastAPI apps install no CORS middleware, so their paths get no preflight answer.
- * Simple (non-preflight) cross-origin requests are not decorated with CORS headers.
+ * Any other request that carries `Origin` is a simple cross-origin request: the middleware adds
+ * `access-control-allow-origin: *` to whatever the app answers, streams included, so a browser
+ * dashboard can read them. Starlette echoes the origin instead (and adds `vary: Origin`) when
+ * the request carries a cookie, since a browser refuses `*` on a credentialed request.
+ * vLLM's --api-key middleware sits outside CORS, so its 401 carries no CORS header: install
+ * this after the key check.
+ *
+ * JetStream's FastAPI apps install no CORS middleware, so their paths get neither.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -34,10 +40,23 @@ function answerPreflight(request: FastifyRequest, reply: FastifyReply): FastifyR
     .send(Buffer.from(allowed ? 'OK' : 'Disallowed CORS method'));
 }
 
+function allowSimpleRequest(request: FastifyRequest, reply: FastifyReply, origin: string): void {
+  // On the raw response, so that streamed answers (written by the executor) carry it too.
+  const raw = reply.raw;
+  if (request.headers.cookie === undefined) {
+    raw.setHeader('access-control-allow-origin', '*');
+  } else {
+    raw.setHeader('access-control-allow-origin', origin);
+    raw.setHeader('vary', 'Origin');
+  }
+}
+
 /** `exceptPaths`: route paths served by an app without the middleware (JetStream's). */
-export function installCorsPreflight(app: FastifyInstance, exceptPaths: ReadonlySet<string>): void {
+export function installVllmCors(app: FastifyInstance, exceptPaths: ReadonlySet<string>): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (!isPreflight(request) || exceptPaths.has(request.routeOptions.url ?? '')) return;
-    return answerPreflight(request, reply);
+    const origin = request.headers.origin;
+    if (origin === undefined || exceptPaths.has(request.routeOptions.url ?? '')) return;
+    if (isPreflight(request)) return answerPreflight(request, reply);
+    allowSimpleRequest(request, reply, origin);
   });
 }
