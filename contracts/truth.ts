@@ -83,8 +83,14 @@ export interface TruthRecord {
   end: { atMs: number; how: EndReason } | null;
 }
 
-/** The JSON form served at /_truth/requests/:id and written to the truth log. */
-export interface TruthRecordJson extends Omit<TruthRecord, 'body' | 'events' | 'writes'> {
+/**
+ * The JSON form served at /_truth/requests/:id and written to the truth log. Every actual time
+ * also has its absolute stamp (`…EpochMs`, DESIGN §3), so a client record can be lined up with
+ * it without adding `arrivalEpochMs` by hand.
+ */
+export interface TruthRecordJson extends Omit<TruthRecord, 'body' | 'events' | 'writes' | 'end'> {
+  headersEpochMs: number | null;
+  end: { atMs: number; atEpochMs: number; how: EndReason } | null;
   bodyBase64: string;
   events: Array<TruthEvent & { bytes: string }>;
   writes: Array<TruthWrite & { actualEpochMs: number | null; lateMs: number | null; base64: string }>;
@@ -92,9 +98,11 @@ export interface TruthRecordJson extends Omit<TruthRecord, 'body' | 'events' | '
 
 export function truthToJson(record: TruthRecord): TruthRecordJson {
   const body = Buffer.from(record.body.buffer, record.body.byteOffset, record.body.byteLength);
-  const { body: _body, events, writes, ...rest } = record;
+  const { body: _body, events, writes, end, ...rest } = record;
   return {
     ...rest,
+    headersEpochMs: record.headersMs === null ? null : record.arrivalEpochMs + record.headersMs,
+    end: end === null ? null : { atMs: end.atMs, atEpochMs: record.arrivalEpochMs + end.atMs, how: end.how },
     bodyBase64: body.toString('base64'),
     events: events.map((e) => ({ ...e, bytes: body.toString('utf8', e.offset, e.offset + e.length) })),
     writes: writes.map((w) => ({
@@ -107,9 +115,10 @@ export function truthToJson(record: TruthRecord): TruthRecordJson {
 }
 
 export function truthFromJson(json: TruthRecordJson): TruthRecord {
-  const { bodyBase64, events, writes, ...rest } = json;
+  const { bodyBase64, events, writes, headersEpochMs: _h, end, ...rest } = json;
   return {
     ...rest,
+    end: end === null ? null : { atMs: end.atMs, how: end.how },
     body: new Uint8Array(Buffer.from(bodyBase64, 'base64')),
     events: events.map(({ bytes: _bytes, ...e }) => e),
     writes: writes.map(({ actualEpochMs: _a, lateMs: _l, base64: _b, ...w }) => w),

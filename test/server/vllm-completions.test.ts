@@ -142,6 +142,12 @@ describe('truth records', () => {
     expect(record.writes.every((w) => w.actualMs !== null)).toBe(true);
     expect(json.writes.map((w) => Buffer.from(w.base64, 'base64').toString()).join('')).toBe(response.body);
     expect(record.end?.how).toBe('completed');
+    // DESIGN §3: every actual time also as an absolute stamp from the one process-wide origin.
+    const end = json.end as NonNullable<TruthRecordJson['end']>;
+    expect(json.headersEpochMs).toBe(json.arrivalEpochMs + (json.headersMs as number));
+    expect(end.atEpochMs).toBe(json.arrivalEpochMs + end.atMs);
+    for (const write of json.writes) expect(write.actualEpochMs).toBe(json.arrivalEpochMs + (write.actualMs as number));
+    expect(record.end).toEqual({ atMs: end.atMs, how: 'completed' });
   });
 
   it('answers 404 for an unknown id', async () => {
