@@ -110,7 +110,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   const jetstream = attachJetstream(app, context);
   // One scrape sees everything: jetstream_* joins /metrics, vllm:* joins JetStream's port.
   metrics.join(jetstream.runtime.metrics.registry);
-  jetstream.alsoServe(() => metrics.registry.metrics());
+  jetstream.metricsText = () => metrics.text();
 
   return {
     app,

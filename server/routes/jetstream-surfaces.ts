@@ -16,29 +16,24 @@ export interface JetstreamSurfaces {
   grpcPort: number | null;
   metricsPort: number | null;
   /**
-   * The Prometheus text the metrics port and `/metrics` serve. Another dialect's metrics can
-   * join through `alsoServe` (e.g. the engine's registry), so one scrape sees everything.
+   * The Prometheus text the metrics port serves (read when it starts listening): JetStream's own
+   * registry unless the app hands it a wider one (app.ts: the metrics hub, so that one scrape
+   * sees every dialect and a `--workers` scrape sees every worker).
    */
   metricsText: MetricsText;
-  alsoServe(text: MetricsText): void;
   listen(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function attachJetstream(app: FastifyInstance, ctx: ServerContext): JetstreamSurfaces {
   const runtime = createJetstreamRuntime(ctx);
-  const others: MetricsText[] = [];
   let grpc: GrpcHandle | null = null;
   let metricsPort: MetricsPortHandle | null = null;
   const surfaces: JetstreamSurfaces = {
     runtime,
     grpcPort: null,
     metricsPort: null,
-    metricsText: async () => {
-      const parts = await Promise.all([runtime.metrics.text(), ...others.map((text) => text())]);
-      return parts.join('');
-    },
-    alsoServe: (text) => void others.push(text),
+    metricsText: () => runtime.metrics.text(),
     async listen() {
       const { grpcPort, metricsPort: wantedMetricsPort, host } = ctx.options;
       if (grpcPort !== null && grpc === null) {

@@ -1,7 +1,7 @@
 /**
  * `serve --workers 2`: two processes behind one port; whichever worker a client reaches, the
- * truth of every request is found and /metrics counts every request once, in the vllm:* and
- * the jetstream_* families alike.
+ * truth of every request is found and /metrics (and JetStream's --metrics-port) counts every
+ * request once, in the vllm:* and the jetstream_* families alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -19,8 +19,23 @@ afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
 });
 
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+let metricsPort = 0;
+
 async function startCluster(): Promise<string> {
-  child = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0', '--time-to-first-token', '5ms', '--inter-token-latency', '2ms'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  metricsPort = await freePort();
+  child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--workers', '2', '--port', '0', '--metrics-port', String(metricsPort), '--time-to-first-token', '5ms', '--inter-token-latency', '2ms'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   return new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`no banner within 30 s: ${out}`)), 30_000);
@@ -70,9 +85,9 @@ describe('serve --workers 2', () => {
       expect(response.status).toBe(200);
       await response.text();
     }
-    // Whichever worker answers the scrape, it shows the whole server.
-    for (let scrape = 0; scrape < 2; scrape++) {
-      const metrics = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    // Whichever worker answers the scrape, on /metrics or on JetStream's metrics port, it shows the whole server.
+    for (const scrapeUrl of [`${url}/metrics`, `${url}/metrics`, `http://127.0.0.1:${metricsPort}/`, `http://127.0.0.1:${metricsPort}/`]) {
+      const metrics = await (await fetch(scrapeUrl, { headers: { connection: 'close' } })).text();
       expect(metrics).toContain('vllm:request_success_total{model_name="benchtruth/fake-model",engine="0",finished_reason="length"} 18');
       expect(metrics).toContain('vllm:generation_tokens_total{model_name="benchtruth/fake-model",engine="0"} 54');
       expect(metrics).toMatch(/^jetstream_request_success_count_total\{id="[^"]*"\} 6$/m);
