@@ -56,16 +56,32 @@ const MAX_SENDS_PER_RUN = 64;
 const CR = 0x0d;
 const LF = 0x0a;
 
-/** `<hex length>\r\n<bytes>\r\n`: one HTTP/1.1 chunk in one buffer (pooled for small chunks). */
-function framedChunk(body: Buffer, offset: number, length: number): Buffer {
-  const hex = length.toString(16);
-  const framed = Buffer.allocUnsafe(hex.length + length + 4);
-  let at = framed.write(hex, 0, 'latin1');
-  framed[at++] = CR;
-  framed[at++] = LF;
-  at += body.copy(framed, at, offset, offset + length);
-  framed[at++] = CR;
-  framed[at] = LF;
+/** Bytes of `<hex length>\r\n<bytes>\r\n`, the HTTP/1.1 chunk of one non-empty write. */
+function chunkSize(length: number): number {
+  return length === 0 ? 0 : length.toString(16).length + length + 4;
+}
+
+/**
+ * Writes `from`..`to` (inclusive, contiguous in the body) framed in one buffer (pooled when
+ * small), each write its own HTTP/1.1 chunk: a reader that takes one chunk as one message (the
+ * LPG does, for JetStream's proxy and vLLM alike) must see the planned writes even when a late
+ * stream sends several at once. An empty write frames nothing: an empty chunk ends the body.
+ */
+function framedChunks(body: Buffer, writes: readonly TruthWrite[], from: number, to: number): Buffer {
+  let size = 0;
+  for (let i = from; i <= to; i++) size += chunkSize((writes[i] as TruthWrite).length);
+  const framed = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = from; i <= to; i++) {
+    const { offset, length } = writes[i] as TruthWrite;
+    if (length === 0) continue;
+    at += framed.write(length.toString(16), at, 'latin1');
+    framed[at++] = CR;
+    framed[at++] = LF;
+    at += body.copy(framed, at, offset, offset + length);
+    framed[at++] = CR;
+    framed[at++] = LF;
+  }
   return framed;
 }
 
@@ -144,41 +160,48 @@ class ResponsePlayer implements ScheduledTask {
       this.#sendHeaders();
       // Writes planned for different times that are all due by now (a late stream) leave in
       // one send: one syscall instead of several, each stamped with the moment the bytes are
-      // handed over. Writes planned for the same instant (an event and [DONE]) keep their own
-      // sends, as planned, and so does every later piece of a cut event (afterMs > 0): a
-      // planned cut must reach the reader as its own read however late the stream runs.
-      const offset = first.offset;
-      let end = offset + first.length;
+      // handed over, each still its own HTTP chunk. Writes planned for the same instant (an
+      // event and [DONE]) keep their own sends, as planned, and so does every later piece of a
+      // cut event (afterMs > 0): a planned cut must reach the reader as its own read however
+      // late the stream runs.
       let last = this.#next;
       let lastDueMs = first.dueMs;
       for (
         let following = writes[last + 1];
-        following !== undefined && following.dueMs > lastDueMs && arrivalMono + following.dueMs <= now && following.offset === end && !((following.afterMs ?? 0) > 0);
+        following !== undefined && following.dueMs > lastDueMs && arrivalMono + following.dueMs <= now && !((following.afterMs ?? 0) > 0);
         following = writes[last + 1]
       ) {
-        end += following.length;
         lastDueMs = following.dueMs;
         last++;
       }
       const actualMs = this.#deps.clock.now() - arrivalMono;
       for (let i = this.#next; i <= last; i++) (writes[i] as TruthWrite).actualMs = actualMs;
+      const from = this.#next;
       this.#next = last + 1;
-      if (this.#next === writes.length && !this.#disconnects) {
-        res.end(this.#body.subarray(offset, end));
-        this.#end(actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
-        return null;
-      }
+      const ends = this.#next === writes.length && !this.#disconnects;
       const socket = res.socket;
       if (ownsChunkedSocket(res, socket)) {
-        // One buffer, one send: the chunk's framing and bytes go to the socket together,
-        // instead of res.write's separate pieces gathered into a writev. An empty chunk
-        // would read as the end of the body, so it sends nothing (as res.write does).
-        if (end > offset) socket.write(framedChunk(this.#body, offset, end - offset));
+        // One buffer, one send: the chunks' framing and bytes go to the socket together,
+        // instead of res.write's separate pieces gathered into a writev.
+        const lastChunked = ends ? last - 1 : last;
+        if (lastChunked >= from) {
+          if (ends) socket.cork();
+          socket.write(framedChunks(this.#body, writes, from, lastChunked));
+        }
       } else {
-        res.write(this.#body.subarray(offset, end));
+        for (let i = from; i <= (ends ? last - 1 : last); i++) {
+          const write = writes[i] as TruthWrite;
+          res.write(this.#body.subarray(write.offset, write.offset + write.length));
+        }
+      }
+      if (ends) {
+        const final = writes[last] as TruthWrite;
+        res.end(this.#body.subarray(final.offset, final.offset + final.length));
+        this.#end(actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
       }
       // http corks the socket until the next tick; flush now so the write leaves when stamped.
-      if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
+      if (isRealSocket(socket)) while (socket.writableCorked > 0) socket.uncork();
+      if (ends) return null;
     }
     const next = this.#nextDueMs();
     if (next === null) {
