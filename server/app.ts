@@ -32,6 +32,8 @@ declare module 'fastify' {
   }
 }
 
+/** uvicorn's idle keep-alive (its `--timeout-keep-alive` default). */
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
 const NON_ASCII = /[^\x00-\x7f]/;
 
 export interface BenchtruthServer {
@@ -64,6 +66,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     logger: options.logger,
     bodyLimit: options.maxBodySizeBytes,
     forceCloseConnections: 'idle',
+    // uvicorn's default, which vLLM (VLLM_HTTP_TIMEOUT_KEEP_ALIVE) and JetStream's apps keep: a
+    // pooled client that reuses a connection idle longer meets the same reset it would there.
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
     routerOptions: { maxParamLength: maxHeaderSize },
   });
