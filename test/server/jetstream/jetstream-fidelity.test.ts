@@ -194,7 +194,7 @@ describe('the proxy reads its body as pydantic does', () => {
     ['stream []', { stream: [] }, { type: 'bool_type', loc: ['body', 'stream'], msg: 'Input should be a valid boolean', input: [] }],
     ['prompt 7', { prompt: 7 }, { type: 'string_type', loc: ['body', 'prompt'], msg: 'Input should be a valid string', input: 7 }],
     ['max_tokens 2.5', { max_tokens: 2.5 }, { type: 'int_from_float', loc: ['body', 'max_tokens'], msg: 'Input should be a valid integer, got a number with a fractional part', input: 2.5 }],
-    ['max_tokens null (proto 0)', { max_tokens: null }, { type: 'greater_than_equal', loc: ['body', 'max_tokens'], msg: 'Input should be greater than or equal to 1', input: null, ctx: { ge: 1 } }],
+    ['max_tokens null (proto 0)', { max_tokens: null }, { type: 'value_error', loc: ['body', 'max_tokens'], msg: 'Value error, max_tokens must be at least 1 (null is 0 to JetStream)', input: null }],
   ])('answers %s with 422 in FastAPI’s shape', async (_name, body, issue) => {
     const response = await post('/generate', body);
     expect(response.statusCode).toBe(422);
@@ -230,6 +230,14 @@ describe('gRPC under the wire policies', () => {
     expect(Math.max(...grouped(burst))).toBeGreaterThan(1);
     expect(grouped(burst).reduce((a, b) => a + b, 0)).toBe(24);
     expect(server.context.truth.get('g-2')?.wire).toContain('tokens=burst:3');
+  });
+
+  it('records only the grouping it applied: framing, cuts and faults in the spec are not the policy in effect', async () => {
+    const outcome = await decode({ maxTokens: 4, textContent: { text: 'hi' } }, { 'x-request-id': 'g-3', 'x-benchtruth-wire': 'tokens=2;fault=nodone;cut=utf8;eol=crlf' });
+    expect(outcome.error).toBeNull();
+    const truth = server.context.truth.get('g-3');
+    expect(truth?.wire).toBe('tokens=2');
+    expect(truth?.fault).toBeNull();
   });
 
   it('takes the server-wide policy (serve --wire)', async () => {
