@@ -329,6 +329,9 @@ export function registerBenchCommand(program: Command): void {
       try {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
+        // The client's own pauses bound how late its stamps can be: say so, so a run measured
+        // through a stall (a busy machine, a long GC) does not look clean.
+        process.stdout.write(`client: longest stall ${result.clientMaxStallMs.toFixed(1)} ms (event loop or GC; arrival stamps taken inside one are late by up to its length)\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         const unreachable = serverNeverReached(result.report);
         if (result.interrupted) process.exitCode = 130;

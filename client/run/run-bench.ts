@@ -25,6 +25,7 @@ import type { BenchOptions } from './bench-options.ts';
 import { httpRequestSender } from './http-request-sender.ts';
 import { runLocal } from './local-run.ts';
 import { senderFactoryFor } from './request-sender.ts';
+import { watchStalls } from '../measure/stall-watch.ts';
 import { shareOf, type StageShare } from './stage-runner.ts';
 
 export { BenchError } from './bench-error.ts';
@@ -42,6 +43,11 @@ export interface BenchResult {
   interrupted: boolean;
   /** `--workers` threads that died mid-run (their requests are still in the reports). */
   lostWorkers: number;
+  /**
+   * The longest stall (event-loop delay or GC pause) of a measuring thread during the run, in ms:
+   * every arrival stamp taken inside a stall is late by up to its length.
+   */
+  clientMaxStallMs: number;
 }
 
 export interface BenchDeps {
@@ -145,6 +151,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     let records: RequestRecord[] = [];
     let interrupted: boolean;
     let lostWorkers = 0;
+    let clientMaxStallMs = 0;
+    const stalls = watchStalls();
     try {
       if (workers > 1) {
         const shares = shardWorkerShares(shard, workers);
@@ -152,6 +160,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         samples = result.samples;
         interrupted = result.interrupted;
         lostWorkers = result.lostWorkers;
+        clientMaxStallMs = result.maxStallMs;
       } else {
         const share = { worker: shard.index, workers: shard.count };
         const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
@@ -176,6 +185,9 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         }
       }
     } finally {
+      // With --workers the workers measure, and each watched its own thread.
+      const ownStallMs = stalls.stop();
+      if (workers === 1) clientMaxStallMs = ownStallMs;
       progress.stop();
     }
     const serverMetrics = scraper !== null ? await scraper.stop() : null;
@@ -189,7 +201,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
     }
-    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers };
+    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs };
   } finally {
     deps.signal?.removeEventListener('abort', relayAbort);
     if (scraper !== null) await scraper.stop();

@@ -16,6 +16,7 @@ import { sharedBudget, type StagePhase } from '../run/stage-runner.ts';
 import type { StageSamples, StageSamplesJson } from '../record/stage-samples.ts';
 import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
 import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
+import { watchStalls } from '../measure/stall-watch.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('bench-worker must run in a worker thread');
@@ -83,6 +84,7 @@ try {
   }, SAMPLES_EVERY_MS);
   let finished = 0;
   try {
+    const stalls = watchStalls();
     const result = await runLocal({
       options,
       plans,
@@ -110,7 +112,7 @@ try {
         return undefined;
       },
     });
-    post({ type: 'done', samples: handOver(), interrupted: result.interrupted });
+    post({ type: 'done', samples: handOver(), interrupted: result.interrupted, maxStallMs: stalls.stop() });
   } finally {
     clearInterval(flusher);
     await sender.close();

@@ -37,7 +37,7 @@ export type WorkerMessage =
   | { type: 'record'; index: number; line: string; ok: boolean; ttftMs: number | null }
   | { type: 'stage'; stage: number; phase: 'start' | 'end' }
   | { type: 'samples'; samples: Array<[number, StageSamplesJson]> }
-  | { type: 'done'; samples: Array<[number, StageSamplesJson]>; interrupted: boolean }
+  | { type: 'done'; samples: Array<[number, StageSamplesJson]>; interrupted: boolean; maxStallMs: number }
   | { type: 'failed'; message: string };
 
 /**

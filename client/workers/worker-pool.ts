@@ -42,6 +42,8 @@ export interface WorkerRunResult {
   interrupted: boolean;
   /** Workers that died before finishing their share. */
   lostWorkers: number;
+  /** The longest stall of any worker's event loop while it measured (ms). */
+  maxStallMs: number;
 }
 
 /** Times of records rebuilt in the main thread are epoch milliseconds already. */
@@ -95,6 +97,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
   for (const [position, plan] of input.plans.entries()) if (plan.kind === 'closed') budgetCells[position] = closedCountOf(plan, input.shares);
   let interrupted = false;
   let lostWorkers = 0;
+  let maxStallMs = 0;
   const workers: Worker[] = [];
   const stopAll = (): void => {
     for (const worker of workers) worker.postMessage({ type: 'stop' });
@@ -156,6 +159,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
                 case 'done':
                   done = true;
                   interrupted ||= message.interrupted;
+                  maxStallMs = Math.max(maxStallMs, message.maxStallMs);
                   absorb(message.samples);
                   uncovered = [];
                   break;
@@ -193,6 +197,6 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     input.signal.removeEventListener('abort', stopAll);
     input.cutOff?.removeEventListener('abort', cutOffAll);
   }
-  return { samples, interrupted, lostWorkers };
+  return { samples, interrupted, lostWorkers, maxStallMs };
 }
 

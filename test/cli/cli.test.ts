@@ -43,6 +43,7 @@ describe('serve + bench as separate processes, as the README shows them', () => 
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/time to first token/);
+      expect(result.stdout).toMatch(/^client: longest stall \d+\.\d ms /m);
       const summary = JSON.parse(readFileSync(join(out, 'summary_lifecycle_metrics.json'), 'utf8')) as {
         successes: { count: number; latency: Record<string, Record<string, number>>; throughput: Record<string, number>; prompt_len: Record<string, number>; output_len: Record<string, number> };
         failures: { count: number };
