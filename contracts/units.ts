@@ -1,6 +1,15 @@
-/** Durations as people write them in flags and YAML: `250ms`, `1.5s`, `2m`, `1h`, or a bare number. */
+/**
+ * Durations as people write them in flags and YAML: `250ms`, `1.5s`, `2m`, `1h`, a bare number,
+ * or Go's compound form (`1m30s`, `1h0m0s`, `1s500ms`, `100ns`): llm-d-inference-sim reads every
+ * latency with Go's time.ParseDuration and prints durations that way, so its configs carry them.
+ */
 
-const UNIT_MS: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `value` `unit`s in ms: ms stays exact (a formatted `…ms` reads back to the same number), ns divides (100 × 1e-6 is not 0.0001). */
+function toMs(value: string, unit: string): number {
+  return unit === 'ns' ? Number(value) / 1e6 : Number(value) * (UNIT_MS[unit] as number);
+}
 
 export class UnitError extends Error {
   constructor(message: string) {
@@ -9,17 +18,25 @@ export class UnitError extends Error {
   }
 }
 
+/** One number and unit; the number as Go writes it (`5`, `5.`, `.5`, `5.25`). `ms`/`ns` before `m`/`s`. */
+const SINGLE = /^(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|μs|ms|s|m|h)?$/;
+/** Go's compound form: number-unit pairs written together, every pair with its unit. */
+const COMPOUND = /^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
+const COMPONENT = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
+
 /**
  * Milliseconds in `text`. A bare number is read in `bareUnit` (llm-d-inference-sim's latency
- * flags are bare milliseconds; a benchmark's duration is bare seconds).
+ * flags are bare milliseconds; a benchmark's duration is bare seconds). No sign: a duration
+ * here is a latency or a length, never negative.
  */
 export function parseDurationMs(text: string | number, bareUnit: 'ms' | 's' = 'ms'): number {
   const raw = String(text).trim();
-  const match = /^(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|ms|s|m|h)?$/.exec(raw);
-  if (match === null) throw new UnitError(`not a duration: ${JSON.stringify(String(text))} (write e.g. 250ms, 1.5s, 2m)`);
-  const value = Number(match[1]);
-  const unit = match[2] ?? bareUnit;
-  return value * (UNIT_MS[unit] as number);
+  const single = SINGLE.exec(raw);
+  if (single !== null) return toMs(single[1] as string, single[2] ?? bareUnit);
+  if (!COMPOUND.test(raw)) throw new UnitError(`not a duration: ${JSON.stringify(String(text))} (write e.g. 250ms, 1.5s, 2m)`);
+  let ms = 0;
+  for (const [, value, unit] of raw.matchAll(COMPONENT)) ms += toMs(value as string, unit as string);
+  return ms;
 }
 
 /**

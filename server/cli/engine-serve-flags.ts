@@ -8,17 +8,20 @@ import type { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
-import { DISTRIBUTION_KINDS, type DistributionKind } from '../engine/timing.ts';
+import { DISTRIBUTION_KINDS, type DistributionKind, type LatencyCalculator } from '../engine/timing.ts';
 import { latencyMs as ms, loadFactor, workerCount } from './serve-flag-values.ts';
 
 export interface EngineServeFlags {
   config?: string;
+  /** Parsed with the server flags; here only whether it was given (llm-d's TTFT-over-prefill rule). */
+  timeToFirstToken?: string;
   timeToFirstTokenStdDev?: string;
   interTokenLatencyStdDev?: string;
   latencyDistribution?: string;
   prefillOverhead?: string;
   prefillTimePerToken?: string;
   prefillTimeStdDev?: string;
+  latencyCalculator?: string;
   timeFactorUnderLoad?: string;
   decodeTimePerSeq?: string;
   scheduler?: string;
@@ -45,8 +48,15 @@ function oneOf<T extends string>(allowed: readonly T[]): (raw: string) => T {
   };
 }
 
+/** llm-d's --latency-calculator values: "" (its default rule), constant, per-token. */
+function latencyCalculator(raw: string): LatencyCalculator {
+  if (raw === '') return 'default';
+  if (raw === 'constant' || raw === 'per-token') return raw;
+  throw new Error(`expected constant or per-token (or "" for the default: prefill-* unless a non-zero time-to-first-token is given), got ${JSON.stringify(raw)}`);
+}
+
 /** Per-model timing keys (flag names) → how each is parsed. */
-const MODEL_TIMING_KEYS: Readonly<Record<string, [keyof ModelTimingOptions, (raw: string) => number | DistributionKind]>> = {
+const MODEL_TIMING_KEYS: Readonly<Record<string, [keyof ModelTimingOptions, (raw: string) => number | DistributionKind | LatencyCalculator]>> = {
   'time-to-first-token': ['ttftMs', ms],
   'time-to-first-token-std-dev': ['ttftSpreadMs', ms],
   'inter-token-latency': ['itlMs', ms],
@@ -57,7 +67,16 @@ const MODEL_TIMING_KEYS: Readonly<Record<string, [keyof ModelTimingOptions, (raw
   'prefill-time-std-dev': ['prefillSpreadMs', ms],
   'time-factor-under-load': ['timeFactorUnderLoad', loadFactor],
   'decode-time-per-seq': ['decodePerSeqMs', ms],
+  'latency-calculator': ['latencyCalculator', latencyCalculator],
 };
+
+/**
+ * llm-d's rule for which of TTFT and prefill-* sets the prefill time looks at TTFT as given:
+ * a given TTFT, or a given non-zero spread of it (llm-d's own TTFT default is 0, ours is not).
+ */
+function ttftGiven(ttft: unknown, spreadMs: number | undefined): boolean {
+  return ttft !== undefined || (spreadMs ?? 0) > 0;
+}
 
 function modelTimingEntry(where: string, settings: Record<string, unknown>): Partial<ModelTimingOptions> {
   const out: Partial<Record<keyof ModelTimingOptions, unknown>> = {};
@@ -67,6 +86,10 @@ function modelTimingEntry(where: string, settings: Record<string, unknown>): Par
     if (typeof raw !== 'string' && typeof raw !== 'number') throw new CliError(`${where}: ${key}: expected a single value, got ${describeYaml(raw)}`);
     out[known[0]] = flagValue(`${where}: ${key}`, String(raw), known[1]);
   }
+  // The entry is more specific than the server-wide settings: its own TTFT is as explicit as a
+  // flag, and its own prefill-* (without a TTFT) win over a server-wide TTFT. Neither: inherited.
+  if (ttftGiven(out.ttftMs, out.ttftSpreadMs as number | undefined)) out.ttftExplicit = true;
+  else if (out.prefillOverheadMs !== undefined || out.prefillPerTokenMs !== undefined) out.ttftExplicit = false;
   return out as Partial<ModelTimingOptions>;
 }
 
@@ -97,6 +120,8 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('prefillSpreadMs', '--prefill-time-std-dev', flags.prefillTimeStdDev, ms);
   set('timeFactorUnderLoad', '--time-factor-under-load', flags.timeFactorUnderLoad, loadFactor);
   set('decodePerSeqMs', '--decode-time-per-seq', flags.decodeTimePerSeq, ms);
+  set('latencyCalculator', '--latency-calculator', flags.latencyCalculator, latencyCalculator);
+  if (ttftGiven(flags.timeToFirstToken, out.ttftSpreadMs)) out.ttftExplicit = true;
   set('scheduler', '--scheduler', flags.scheduler, oneOf<SchedulerKind>(['isolated', 'batching']));
   set('maxNumSeqs', '--max-num-seqs', flags.maxNumSeqs, wholeNumber(1));
   set('maxWaitingQueueLength', '--max-waiting-queue-length', flags.maxWaitingQueueLength, wholeNumber(0));
@@ -113,6 +138,23 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   return out;
 }
 
+/**
+ * llm-d's capacity flags cap only under `--scheduler batching`: the isolated scheduler (the
+ * default, DESIGN §2) runs every request at once, so nothing waits and no adapter is held back.
+ * One note naming every such flag given, or null.
+ */
+export function isolatedCapacityNote(flags: EngineServeFlags, scheduler: SchedulerKind): string | null {
+  if (scheduler !== 'isolated') return null;
+  const caps: ReadonlyArray<[string, string | undefined]> = [
+    ['--max-num-seqs', flags.maxNumSeqs],
+    ['--max-loras', flags.maxLoras],
+    ['--max-waiting-queue-length', flags.maxWaitingQueueLength],
+  ];
+  const given = caps.filter(([, value]) => value !== undefined).map(([flag, value]) => `${flag} ${value}`);
+  if (given.length === 0) return null;
+  return `benchtruth: note: ${given.join(', ')} only cap under --scheduler batching (the default isolated scheduler runs every request at once)`;
+}
+
 export function registerEngineFlags<C extends { option(flags: string, description: string): C }>(command: C): C {
   const d = DEFAULT_ENGINE_OPTIONS;
   return command
@@ -120,9 +162,10 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
     .option('--time-to-first-token-std-dev <duration>', 'spread of the time to first token (default 0 = fixed)')
     .option('--inter-token-latency-std-dev <duration>', 'spread of the inter-token latency (default 0 = fixed)')
     .option('--latency-distribution <kind>', `shape of sampled durations: ${DISTRIBUTION_KINDS.join(' | ')} (default ${d.latencyDistribution})`)
-    .option('--prefill-overhead <duration>', 'prefill = overhead + per-token × prompt tokens; replaces --time-to-first-token when set')
+    .option('--prefill-overhead <duration>', 'prefill = overhead + per-token × prompt tokens; sets the TTFT unless a non-zero --time-to-first-token is given (llm-d-inference-sim)')
     .option('--prefill-time-per-token <duration>', 'prefill time per prompt token (e.g. 250us)')
     .option('--prefill-time-std-dev <duration>', 'spread of the prefill time')
+    .option('--latency-calculator <name>', 'constant (TTFT always) | per-token (prefill-* always); default: prefill-* unless a non-zero --time-to-first-token is given (llm-d-inference-sim)')
     .option('--time-factor-under-load <x>', 'latency × x when max-num-seqs requests run, linear from 1 (llm-d-inference-sim; default 1)')
     .option('--decode-time-per-seq <duration>', 'batching: decode step time per sequence in the batch (default 0)')
     .option('--scheduler <kind>', `isolated (default: every request alone) | batching (continuous batching)`)
@@ -180,8 +223,9 @@ function configOptionValue(where: string, option: Option, value: unknown): boole
   if (isSwitch(option)) return typeof value === 'boolean' ? (option.negate ? !value : value) : wrong();
   const scalar = (v: unknown): string => {
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
-    // vLLM's JSON form of an adapter, written as a YAML map: {name, path, base_model_name}.
-    if (option.long === '--lora-modules' && isYamlMap(v)) return JSON.stringify(v);
+    // vLLM's JSON form of an adapter, written as a YAML map: {name, path, base_model_name};
+    // llm-d's fake-metrics block, a map in its config files and JSON on its command line.
+    if ((option.long === '--lora-modules' || option.long === '--fake-metrics') && isYamlMap(v)) return JSON.stringify(v);
     return wrong(v === value ? undefined : `${describeYaml(v)} in the list`);
   };
   if (option.variadic) return Array.isArray(value) ? value.map(scalar) : [scalar(value)];

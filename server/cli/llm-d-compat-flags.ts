@@ -1,45 +1,120 @@
 /**
  * llm-d-inference-sim flags that benchtruth accepts so llm-d manifests start unchanged, but that
- * change nothing here: klog verbosity and tokenizer caches (silently), and features we do not
- * model — KV-cache events, data-parallel ranks, P/D KV transfer, its own failure injection —
- * with one stderr note when set to anything but their off value. `--max-cpu-loras` is validated
- * (llm-d: at least --max-loras) and otherwise ignored, as we keep no CPU adapter cache.
+ * change nothing here: klog verbosity, the tokenizer sidecar and caches, and vLLM's own flags
+ * that llm-d takes (and ignores) to be swappable with vLLM — silently; and features we do not
+ * model — KV-cache events, data-parallel ranks, P/D KV transfer, its own failure injection,
+ * startup delay, fake metrics, datasets, TLS, tool-call generation — with one stderr note when
+ * set to anything but their off value. `--max-cpu-loras` is validated (llm-d: at least
+ * --max-loras) and otherwise ignored, as we keep no CPU adapter cache. Value types follow
+ * llm-d's parser.go, so a value llm-d refuses is refused here too.
  */
-import { camel, CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
+import { camel, CliError, flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
+import { parseDurationMs } from '../../contracts/units.ts';
 
 /** Flag (without dashes) → what giving it means here. `silent`: no behaviour to miss. */
 interface CompatFlag {
   name: string;
-  /** The flag's commander spelling after the long name (`<value>`, `[bool]`, …). */
+  /** The flag's commander spelling after the long name (`<value>`, `[bool]`, …); '' = a switch. */
   arg: string;
   help: string;
-  /** Values that mean "off" in llm-d (no note for those). */
-  off?: readonly string[];
+  /** Whether a value means "off" in llm-d (no note for those); absent = every value is noted. */
+  off?: (raw: string) => boolean;
   silent?: boolean;
   /** Parses the value as llm-d would (throws on garbage): ignored is no reason to accept anything. */
   check?: (raw: string) => unknown;
+  /** llm-d's `--no-…` spelling of a toggle (enforce-eager, …), registered beside it. */
+  negatable?: boolean;
+  /** Show the value in the note (false for JSON blobs such as --fake-metrics). */
+  showValue?: boolean;
 }
+
+const is =
+  (...values: string[]) =>
+  (raw: string): boolean =>
+    values.includes(raw);
+
+/** Go's strconv.ParseBool, which pflag's BoolVar uses. */
+const GO_TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'];
+const GO_FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
+function goBool(raw: string): boolean {
+  if (GO_TRUE.includes(raw)) return true;
+  if (GO_FALSE.includes(raw)) return false;
+  throw new Error(`expected true or false, got ${JSON.stringify(raw)}`);
+}
+const isFalse = (raw: string): boolean => GO_FALSE.includes(raw);
+
+/** Go's IntVar (any sign); `numberOf` its Float64Var. */
+function integer(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(value)) throw new Error(`expected a whole number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+function numberOf(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) throw new Error(`expected a number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+const numberIs = (value: number) => (raw: string) => Number(raw) === value;
+const durationIsZero = (raw: string): boolean => parseDurationMs(raw) === 0;
+function json(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new Error(`expected JSON, got ${JSON.stringify(raw)}`);
+  }
+}
+
+/** llm-d's tool-call generation knobs (we generate no tool calls): name, parser, its default. */
+const TOOL_CALL_FLAGS: ReadonlyArray<[string, (raw: string) => number, number]> = [
+  ['max-tool-call-integer-param', integer, 100],
+  ['min-tool-call-integer-param', integer, 0],
+  ['max-tool-call-number-param', numberOf, 100],
+  ['min-tool-call-number-param', numberOf, 0],
+  ['max-tool-call-array-param-length', integer, 5],
+  ['min-tool-call-array-param-length', integer, 1],
+  ['tool-call-not-required-param-probability', integer, 50],
+  ['object-tool-call-not-required-field-probability', integer, 50],
+  ['tool-call-extra-call-probability', integer, 45],
+];
 
 const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'v', arg: '<level>', help: 'klog log verbosity (llm-d-inference-sim; accepted, no effect)', silent: true },
   { name: 'tokenizers-cache-dir', arg: '<dir>', help: 'llm-d-inference-sim tokenizer cache (accepted, no effect)', silent: true },
+  { name: 'render-url', arg: '<url>', help: 'llm-d-inference-sim tokenizer sidecar (accepted, no effect: benchtruth tokenizes itself)', silent: true },
   { name: 'hash-seed', arg: '<seed>', help: 'llm-d-inference-sim KV-event hash seed (accepted, no effect)', silent: true },
   { name: 'zmq-endpoint', arg: '<address>', help: 'llm-d-inference-sim KV-event publisher (accepted, ignored)', silent: true },
   { name: 'zmq-max-connect-attempts', arg: '<n>', help: 'llm-d-inference-sim KV-event publisher (accepted, ignored)', silent: true },
   { name: 'event-batch-size', arg: '<n>', help: 'llm-d-inference-sim KV-event batch size (accepted, ignored)', silent: true },
-  { name: 'enable-kvcache', arg: '[bool]', help: 'llm-d-inference-sim KV-cache events (accepted, ignored: the KV cache is always modelled under --scheduler batching)', off: ['false'] },
-  { name: 'data-parallel-size', arg: '<n>', help: 'llm-d-inference-sim data-parallel ranks (accepted, ignored; see --workers)', off: ['1'], check: wholeNumber(1) },
-  { name: 'kv-cache-transfer-latency', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer time (accepted, ignored)', off: ['0'] },
-  { name: 'kv-cache-transfer-latency-std-dev', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: ['0'] },
-  { name: 'kv-cache-transfer-time-per-token', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer per token (accepted, ignored)', off: ['0'] },
-  { name: 'kv-cache-transfer-time-std-dev', arg: '<ms>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: ['0'] },
-  { name: 'failure-injection-rate', arg: '<percent>', help: 'llm-d-inference-sim failure injection (accepted, ignored; see --wire faults)', off: ['0'] },
-  { name: 'failure-types', arg: '<types...>', help: 'llm-d-inference-sim failure types (accepted, ignored)', off: [''] },
+  // x-request-id is always echoed here, so asking for it changes nothing.
+  { name: 'enable-request-id-headers', arg: '[bool]', help: 'llm-d-inference-sim X-Request-Id echo (accepted, no effect: always on)', silent: true, check: goBool },
+  // vLLM flags llm-d accepts and ignores, so one manifest serves both.
+  { name: 'enforce-eager', arg: '', help: 'vLLM eager mode (accepted, no effect)', silent: true, negatable: true },
+  { name: 'enable-prefix-caching', arg: '', help: 'vLLM prefix caching (accepted, no effect)', silent: true, negatable: true },
+  { name: 'enable-sleep-mode', arg: '', help: 'vLLM / llm-d-inference-sim sleep mode (accepted, no effect)', silent: true, negatable: true },
+  { name: 'tensor-parallel-size', arg: '<n>', help: 'vLLM tensor parallel size (accepted, no effect)', silent: true, check: integer },
+  { name: 'data-parallel-rank', arg: '<n>', help: 'llm-d-inference-sim data-parallel rank of this process (accepted, no effect)', silent: true, check: integer },
+  { name: 'enable-kvcache', arg: '[bool]', help: 'llm-d-inference-sim KV-cache events (accepted, ignored: the KV cache is always modelled under --scheduler batching)', off: is('false') },
+  { name: 'data-parallel-size', arg: '<n>', help: 'llm-d-inference-sim data-parallel ranks (accepted, ignored; see --workers)', off: is('1'), check: wholeNumber(1) },
+  { name: 'kv-cache-transfer-latency', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer time (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
+  { name: 'kv-cache-transfer-latency-std-dev', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
+  { name: 'kv-cache-transfer-time-per-token', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer per token (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
+  { name: 'kv-cache-transfer-time-std-dev', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
+  { name: 'failure-injection-rate', arg: '<percent>', help: 'llm-d-inference-sim failure injection (accepted, ignored; see --wire faults)', off: is('0') },
+  { name: 'failure-types', arg: '<types...>', help: 'llm-d-inference-sim failure types (accepted, ignored)', off: is('') },
+  { name: 'startup-duration', arg: '<duration>', help: 'llm-d-inference-sim 503s on /health/ready while "loading" (accepted, ignored: ready at once)', off: durationIsZero, check: parseDurationMs },
+  { name: 'fake-metrics', arg: '<json>', help: 'llm-d-inference-sim fixed /metrics values (accepted, ignored: /metrics reports the real state)', off: is(''), check: (raw) => (raw === '' ? raw : json(raw)), showValue: false },
+  { name: 'dataset-path', arg: '<file>', help: 'llm-d-inference-sim response dataset (accepted, ignored; see --mode)', off: is('') },
+  { name: 'self-signed-certs', arg: '[bool]', help: 'llm-d-inference-sim HTTPS (accepted, ignored: benchtruth serves plain HTTP)', off: isFalse, check: goBool },
+  { name: 'global-cache-hit-threshold', arg: '<x>', help: 'llm-d-inference-sim cache-hit threshold (accepted, ignored)', off: numberIs(0), check: fraction },
+  ...TOOL_CALL_FLAGS.map(([name, parse, byDefault]): CompatFlag => ({ name, arg: '<n>', help: `llm-d-inference-sim tool-call generation (accepted, ignored; default ${byDefault})`, off: numberIs(byDefault), check: parse })),
 ];
 
 export function registerLlmdCompatFlags<C extends { option(flags: string, description: string): C }>(command: C): C {
   let out = command.option('--max-cpu-loras <n>', 'LoRA adapters kept in CPU memory (llm-d-inference-sim; must be >= --max-loras; no other effect)');
-  for (const flag of COMPAT_FLAGS) out = out.option(`${flag.name === 'v' ? '-v, ' : ''}--${flag.name} ${flag.arg}`, flag.help);
+  for (const flag of COMPAT_FLAGS) {
+    out = out.option(`${flag.name === 'v' ? '-v, ' : ''}--${flag.name}${flag.arg === '' ? '' : ` ${flag.arg}`}`, flag.help);
+    if (flag.negatable === true) out = out.option(`--no-${flag.name}`, `(the ${flag.name} toggle's off spelling; accepted, no effect)`);
+  }
   return out;
 }
 
@@ -59,8 +134,8 @@ export function checkLlmdCompatFlags(flags: Record<string, unknown>, maxLoras: n
     if (raw === undefined) continue;
     const value = Array.isArray(raw) ? raw.join(' ') : String(raw);
     if (flag.check !== undefined) flagValue(`--${flag.name}`, value, flag.check);
-    if (flag.silent === true) continue;
-    if (!(flag.off ?? []).includes(value)) ignored.push(`--${flag.name} ${value}`);
+    if (flag.silent === true || flag.off?.(value) === true) continue;
+    ignored.push(flag.showValue === false ? `--${flag.name}` : `--${flag.name} ${value}`);
   }
   return ignored.length === 0 ? null : `benchtruth: ignored: ${ignored.join(', ')} (llm-d-inference-sim features not modelled here)`;
 }

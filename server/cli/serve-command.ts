@@ -1,25 +1,28 @@
 /** `benchtruth serve`: flags (llm-d-inference-sim's spellings where they exist) → a listening server. */
 import type { Command } from 'commander';
-import { flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
+import { CliError, flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
 import { GrpcBindError } from '../grpc/jetstream-grpc-server.ts';
 import { buildServer } from '../app.ts';
 import { checkTruthLog } from '../truth/truth-store.ts';
+import { engineConfigProblem } from '../engine/engine-config-check.ts';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from '../options.ts';
 import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
 import { checkLoraNames, registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
-import { latencyMs, nonEmpty, portNumber } from './serve-flag-values.ts';
-import { applyServeConfig, blameConfigFile, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
+import { defaultListenHost, latencyMs, localAddress, nonEmpty, portNumber, seedValue, servingBanner } from './serve-flag-values.ts';
+import { applyServeConfig, blameConfigFile, engineOptionsFromFlags, isolatedCapacityNote, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
 import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
 import { announceListening, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
 import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
 
 interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, EngineServeFlags {
-  host: string;
+  /** Absent: defaultListenHost (127.0.0.1, or every interface in a Kubernetes pod). */
+  host?: string;
   port: string;
   model: string;
   seed: string;
-  timeToFirstToken: string;
+  /** Absent: the built-in default, which (unlike a given TTFT) never overrides --prefill-*. */
+  timeToFirstToken?: string;
   interTokenLatency: string;
   multibyteRate: string;
   created?: string;
@@ -30,16 +33,16 @@ interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, Eng
   log?: boolean;
 }
 
-export function serveOptionsFromFlags(flags: ServeFlags): Partial<ServerOptions> {
+export function serveOptionsFromFlags(flags: ServeFlags, env: Readonly<Record<string, string | undefined>> = process.env): Partial<ServerOptions> {
   return {
-    host: flagValue('--host', flags.host, nonEmpty('an address such as 127.0.0.1 or 0.0.0.0')),
+    host: flags.host === undefined ? defaultListenHost(env) : flagValue('--host', flags.host, nonEmpty('an address such as 127.0.0.1 or 0.0.0.0')),
     port: flagValue('--port', flags.port, portNumber),
     // vLLM / llm-d: the first --served-model-name is the name responses and metrics report.
     model: flags.servedModelName?.[0] ?? flags.model,
     servedModelAliases: flags.servedModelName?.slice(1) ?? [],
     modelPath: flags.servedModelName === undefined ? undefined : flags.model,
-    seed: flagValue('--seed', flags.seed, wholeNumber(0)),
-    ttftMs: flagValue('--time-to-first-token', flags.timeToFirstToken, latencyMs),
+    seed: flagValue('--seed', flags.seed, seedValue),
+    ttftMs: flags.timeToFirstToken === undefined ? undefined : flagValue('--time-to-first-token', flags.timeToFirstToken, latencyMs),
     itlMs: flagValue('--inter-token-latency', flags.interTokenLatency, latencyMs),
     multibyteRate: flagValue('--multibyte-rate', flags.multibyteRate, fraction),
     created: flags.created === undefined ? null : flagValue('--created', flags.created, wholeNumber(0)),
@@ -59,11 +62,11 @@ export function registerServeCommand(program: Command): void {
   const serve = program
     .command('serve')
     .description('run the deterministic fake vLLM (and JetStream) server')
-    .option('--host <host>', 'address to listen on', d.host)
+    .option('--host <host>', `address to listen on (default ${d.host}; 0.0.0.0 in a Kubernetes pod, i.e. when KUBERNETES_SERVICE_HOST or POD_IP is set)`)
     .option('--port <port>', 'port to listen on (0 = any free port)', String(d.port))
     .option('--model <name>', 'model name; the served name unless --served-model-name is given', d.model)
-    .option('--seed <n>', 'seed of every random choice', String(d.seed))
-    .option('--time-to-first-token <duration>', 'time to first token (bare number = ms)', `${d.ttftMs}ms`)
+    .option('--seed <n>', 'seed of every random choice (any int64, as llm-d-inference-sim)', String(d.seed))
+    .option('--time-to-first-token <duration>', `time to first token (bare number = ms; default ${d.ttftMs}ms, which --prefill-* replace)`)
     .option('--inter-token-latency <duration>', 'time between tokens (bare number = ms)', `${d.itlMs}ms`)
     .option('--multibyte-rate <p>', 'share of generated tokens that are multi-byte UTF-8', String(d.multibyteRate))
     .option('--created <epoch-seconds>', 'fixed `created` value for reproducible bytes')
@@ -85,14 +88,16 @@ export function registerServeCommand(program: Command): void {
         const serveOptions = { ...serveOptionsFromFlags(flags), ...wireOptionsFromFlags(flags, scenario) };
         const resolved = resolveServerOptions(serveOptions);
         checkLoraNames(resolved.loraModules, [resolved.model, ...resolved.servedModelAliases]);
-        const ignored = checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras);
+        const engineProblem = engineConfigProblem(resolved);
+        if (engineProblem !== null) throw new CliError(engineProblem);
+        const ignored = [checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras), isolatedCapacityNote(flags, resolved.scheduler)].filter((line) => line !== null);
         // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
         if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
         return { serveOptions, resolved, ignored };
       });
-      if (ignored !== null && !isClusterWorkerProcess()) process.stderr.write(`${ignored}\n`);
+      if (!isClusterWorkerProcess()) for (const line of ignored) process.stderr.write(`${line}\n`);
       if (isClusterPrimary(resolved)) {
-        await runClusterPrimary(resolved, (port) => `benchtruth serving ${resolved.model} on http://${resolved.host}:${port} (seed ${resolved.seed})`);
+        await runClusterPrimary(resolved, (port) => servingBanner(resolved.model, resolved.host, port, resolved.seed));
         return;
       }
       const server = buildServer(serveOptions);
@@ -122,8 +127,8 @@ export function registerServeCommand(program: Command): void {
       if (announceListening(port)) return;
       const { options } = server.context;
       const replaying = scenario === null ? '' : `, scenario ${scenario.name}`;
-      process.stdout.write(`benchtruth serving ${options.model} on http://${options.host}:${port} (seed ${options.seed}${replaying})\n`);
-      const jetstream = jetstreamBanner(options.host, server.jetstream.grpcPort, server.jetstream.metricsPort);
+      process.stdout.write(`${servingBanner(options.model, options.host, port, options.seed, replaying)}\n`);
+      const jetstream = jetstreamBanner(localAddress(options.host), server.jetstream.grpcPort, server.jetstream.metricsPort);
       if (jetstream !== null) process.stdout.write(`${jetstream}\n`);
     });
 }

@@ -48,3 +48,49 @@ export function nonEmpty(what: string): (raw: string) => string {
     return raw;
   };
 }
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * `--seed`: any int64, as llm-d-inference-sim's --seed (whose manifests may pass `-1` or a Unix
+ * time in nanoseconds); a negative seed is a seed like any other there, not "random". Every
+ * stream takes the seed modulo 2^32 (contracts/rng.ts), so a seed past 2^53, which a JS number
+ * cannot hold exactly, is reduced to that first: the same text always gives the same streams.
+ */
+export function seedValue(raw: string): number {
+  const text = raw.trim();
+  if (!/^[-+]?\d+$/.test(text)) throw new Error(`expected a whole number (an int64, as llm-d-inference-sim), got ${JSON.stringify(raw)}`);
+  const seed = BigInt(text);
+  if (seed < INT64_MIN || seed > INT64_MAX) throw new Error(`expected an int64 (from ${INT64_MIN} to ${INT64_MAX}), got ${JSON.stringify(raw)}`);
+  const value = Number(seed);
+  return Number.isSafeInteger(value) ? value : Number(BigInt.asUintN(32, seed));
+}
+
+/** Where `serve` listens when --host is not given. */
+export const LOCAL_HOST = '127.0.0.1';
+export const ALL_INTERFACES = '0.0.0.0';
+
+/**
+ * 127.0.0.1 on a workstation; every interface in a Kubernetes pod, as llm-d-inference-sim and
+ * vLLM listen there: a manifest written for them cannot pass --host (the simulator has no such
+ * flag), and probes, the Service and the gateway's /metrics scrape all come in on the pod IP.
+ */
+export function defaultListenHost(env: Readonly<Record<string, string | undefined>>): string {
+  const inPod = (env.KUBERNETES_SERVICE_HOST ?? '') !== '' || (env.POD_IP ?? '') !== '';
+  return inPod ? ALL_INTERFACES : LOCAL_HOST;
+}
+
+/** The address a client on this machine uses to reach a server listening on `host`. */
+export function localAddress(host: string): string {
+  if (host === ALL_INTERFACES) return LOCAL_HOST;
+  if (host === '::') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** `serve`'s first line: a URL a local client can use, and where it listens when that differs. */
+export function servingBanner(model: string, host: string, port: number, seed: number, extra = ''): string {
+  const address = localAddress(host);
+  const listening = address === host ? '' : `, listening on ${host}`;
+  return `benchtruth serving ${model} on http://${address}:${port} (seed ${seed}${extra}${listening})`;
+}

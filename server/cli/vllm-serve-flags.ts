@@ -11,6 +11,8 @@ export interface VllmServeFlags {
   tokenizer?: string;
   apiKey?: string;
   maxBodySize?: string;
+  /** llm-d-inference-sim's spelling of --max-body-size, in MiB (1 to 512, as llm-d). */
+  maxRequestBodySizeMb?: string;
   loraModules?: string[];
   eosAfter?: string;
   /** vLLM's --served-model-name: every name the base model answers to; the first is reported. */
@@ -29,6 +31,13 @@ export function parseByteSize(raw: string): number {
   return bytes;
 }
 
+/** llm-d's --max-request-body-size-mb: whole MiB from 1 to 512 (fasthttp's limit = MB × 1024 × 1024). */
+function mebibytes(raw: string): number {
+  const value = wholeNumber(1)(raw);
+  if (value > 512) throw new Error(`expected at most 512 (MB), got ${value}`);
+  return value * 1024 * 1024;
+}
+
 function parseMode(raw: string): VllmOptions['mode'] {
   if (raw === 'random' || raw === 'echo') return raw;
   throw new Error(`expected random or echo, got ${JSON.stringify(raw)}`);
@@ -41,6 +50,7 @@ export function vllmOptionsFromFlags(flags: VllmServeFlags): Partial<VllmOptions
   if (flags.tokenizer !== undefined) out.tokenizer = flagValue('--tokenizer', flags.tokenizer, (raw) => resolveTokenizer(raw).name);
   if (flags.apiKey !== undefined) out.apiKey = flags.apiKey;
   if (flags.maxBodySize !== undefined) out.maxBodySizeBytes = flagValue('--max-body-size', flags.maxBodySize, parseByteSize);
+  else if (flags.maxRequestBodySizeMb !== undefined) out.maxBodySizeBytes = flagValue('--max-request-body-size-mb', flags.maxRequestBodySizeMb, mebibytes);
   if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));
   if (flags.eosAfter !== undefined) out.eosAfterTokens = flagValue('--eos-after', flags.eosAfter, wholeNumber(1));
   return out;
@@ -67,6 +77,7 @@ export function registerVllmFlags<C extends { option(flags: string, description:
     .option('--tokenizer <name>', 'builtin (default) or a bundled tiktoken encoding: cl100k_base, o200k_base, p50k_base, p50k_edit, r50k_base, gpt2')
     .option('--api-key <key>', 'require Authorization: Bearer <key> on /v1/* (401 otherwise)')
     .option('--max-body-size <size>', 'largest request body, e.g. 1048576, 512kb, 16MiB (default 16MiB; larger gets 413)')
+    .option('--max-request-body-size-mb <n>', 'llm-d-inference-sim spelling of --max-body-size in MiB, 1 to 512 (--max-body-size wins)')
     .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
     .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); the first is the one responses and metrics report (default: --model)')
     .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)');

@@ -4,18 +4,27 @@
  * `advanceTo(t)`; it runs engine steps (vLLM V1's loop) and reports when each token exists.
  * The same trace of calls gives the same per-token schedule, in virtual or real time.
  *
- * One step, starting at time t:
- *  1. admit waiting requests in arrival order while a running slot (--max-num-seqs), KV blocks
- *     for the whole prefill, and a LoRA slot (--max-loras) are free; a request whose adapter
- *     cannot be loaded is skipped, one that lacks KV blocks stops admission (FCFS);
- *  2. every decoding sequence takes one token of the step's budget (--max-num-batched-tokens),
- *     growing its KV blocks, preempting the newest running sequence when blocks run out
- *     (recompute: it returns to the head of the queue and re-prefills prompt + output so far);
- *  3. prefilling sequences take chunks of the remaining budget (chunked prefill);
- *  4. the step lasts factor × (ITL sample of the slowest decoding model + per-seq × decodes +
- *     the largest fixed prefill cost among prefills starting now + Σ chunk × per-token prefill
- *     time), where factor is llm-d-inference-sim's --time-factor-under-load at the running count;
- *  5. at its end every decode produces a token, every completed prefill its next token.
+ * One step, starting at time t, in vLLM V1's order (vllm/v1/core/sched/scheduler.py):
+ *  1. running sequences first, oldest first, while the step's token budget
+ *     (--max-num-batched-tokens) lasts: each takes its pending tokens (1 to decode, else the
+ *     next chunk of its prefill, cut to the budget), growing its KV blocks to cover every token
+ *     computed by the end of the step; when blocks run out the newest running sequence is
+ *     preempted (recompute: it returns to the head of the queue, frees its blocks and later
+ *     re-prefills prompt + output so far), and if that is the sequence itself, scheduling stops;
+ *  2. only if nothing was preempted and budget is left, waiting requests are admitted in
+ *     arrival order while a running slot (--max-num-seqs) is free, each taking at most the
+ *     remaining budget as its first chunk and KV blocks for that chunk only; a request whose
+ *     LoRA adapter has no slot (--max-loras) is skipped, one that lacks blocks stops admission;
+ *  3. the step lasts: decode part = ITL sample of the slowest decoding model (its mean × the load
+ *     factor) + factor × per-seq time × decodes; prefill part = factor × (the largest fixed
+ *     prefill cost among prefills starting now + Σ chunk × per-token time) + that prefill's
+ *     sampled deviation, floored at 0. The factor is llm-d-inference-sim's
+ *     --time-factor-under-load at the running count (the largest among the step's models);
+ *     like llm-d it scales means, never spreads;
+ *  4. at its end every sequence whose computed tokens caught up produces its next token.
+ *
+ * A sequence's KV holds the tokens it has computed (vLLM's num_computed_tokens): the prompt
+ * during prefill, prompt + output − 1 once decoding (the newest token is not yet in the cache).
  */
 import type { Rng } from '../../contracts/rng.ts';
 import type { EngineOptions } from './engine-options.ts';
@@ -23,7 +32,7 @@ import { loadFactor, sampleMs, type Distribution, type TimingModel } from './tim
 
 /** The engine's capacity settings (engine-options.ts) and its step model. */
 export interface BatchingConfig extends Pick<EngineOptions, 'maxNumSeqs' | 'maxWaitingQueueLength' | 'maxNumBatchedTokens' | 'kvCacheBlocks' | 'blockSize' | 'maxLoras'> {
-  /** The step model: decode base time (ITL), per-seq time and load factor. */
+  /** The step model: decode base time (ITL), per-seq time and load factor (each a default a request may override). */
   timing: TimingModel;
   /**
    * How long after the latest arrival a prefill-only step still takes the next one (default
@@ -48,13 +57,22 @@ export interface CoreRequest {
   /** Time to prefill the whole prompt when unloaded (already sampled for this request). */
   prefillMs: number;
   /**
+   * The mean `prefillMs` was sampled around (default prefillMs: no deviation). The load factor
+   * scales the mean only, as llm-d-inference-sim does; the sampled deviation is kept as is.
+   */
+  prefillMeanMs?: number;
+  /**
    * The part of a prefill that grows with its tokens (--prefill-time-per-token; default 0).
-   * The rest of `prefillMs` is a fixed cost (TTFT or --prefill-overhead) that a step pays once,
+   * The rest of the mean is a fixed cost (TTFT or --prefill-overhead) that a step pays once,
    * however many prefills it batches.
    */
   prefillPerTokenMs?: number;
   /** This request's model's decode time (per-model timing); default the config's ITL. */
   itl?: Distribution;
+  /** This request's model's --decode-time-per-seq; default the config's. */
+  decodePerSeqMs?: number;
+  /** This request's model's --time-factor-under-load; default the config's. */
+  timeFactorUnderLoad?: number;
   /**
    * Sequences whose KV the request holds (default 1): vLLM runs each of n choices of each
    * prompt as its own sequence, and with prefix caching off (as cache_config_info says) each
@@ -76,8 +94,9 @@ export interface CoreListener {
 export class Sequence {
   readonly request: CoreRequest;
   readonly arrivedAt: number;
-  /** Tokens whose KV is computed; prefill is done when it reaches `target`. */
+  /** Tokens whose KV is computed (vLLM's num_computed_tokens; prompt first, then output). */
   computed = 0;
+  /** Where the prefill in progress ends: the prompt, or prompt + output after a preemption. */
   target: number;
   generated = 0;
   blocks = 0;
@@ -85,8 +104,9 @@ export class Sequence {
   firstTokenAt: number | null = null;
   lastTokenAt: number | null = null;
   state: 'waiting' | 'running' | 'done' = 'waiting';
-  /** This step's prefill chunk (0 = decoding or idle). */
+  /** Tokens this step computes for it (0 = not scheduled in the step in progress). */
   chunk = 0;
+  /** Whether this step's chunk is a decode (one token after a finished prefill). */
   decoding = false;
 
   constructor(request: CoreRequest, arrivedAt: number) {
@@ -95,23 +115,60 @@ export class Sequence {
     this.target = request.promptTokens;
   }
 
+  /** vLLM's num_tokens: prompt + output so far; the step schedules what is not yet computed. */
+  get tokens(): number {
+    return this.request.promptTokens + this.generated;
+  }
+
+  get pending(): number {
+    return this.tokens - this.computed;
+  }
+
   get prefillPerTokenMs(): number {
     return this.request.prefillPerTokenMs ?? 0;
   }
 
-  /** KV blocks this request's sequences hold once each has `extra` tokens beyond its prompt. */
-  blocksWith(extra: number, blockSize: number): number {
-    const width = this.request.sequences ?? 1;
-    return width * Math.ceil(((this.request.sequencePromptTokens ?? this.request.promptTokens) + extra) / blockSize);
+  /**
+   * KV blocks this request's sequences hold once `computed` tokens are computed. With a list of
+   * prompts (`sequencePromptTokens` < promptTokens) each sequence's share of the prompt grows
+   * in proportion; past the prompt every sequence holds its own output tokens.
+   */
+  blocksAt(computed: number, blockSize: number): number {
+    const prompt = this.request.promptTokens;
+    const own = this.request.sequencePromptTokens ?? prompt;
+    const held = computed <= prompt ? Math.ceil((own * computed) / prompt) : own + computed - prompt;
+    return (this.request.sequences ?? 1) * Math.ceil(held / blockSize);
   }
 
-  /** The fixed cost of starting this sequence's prefill (paid with its first chunk). */
-  get prefillFixedMs(): number {
-    return Math.max(0, this.request.prefillMs - this.prefillPerTokenMs * this.request.promptTokens);
+  /** The fixed part of this prefill's unloaded mean (TTFT or overhead), scaled by the load factor. */
+  get prefillFixedMeanMs(): number {
+    return (this.request.prefillMeanMs ?? this.request.prefillMs) - this.prefillPerTokenMs * this.request.promptTokens;
+  }
+
+  /** How far this request's sampled prefill lies from its mean (signed; not scaled by load). */
+  get prefillDeviationMs(): number {
+    return this.request.prefillMs - (this.request.prefillMeanMs ?? this.request.prefillMs);
   }
 }
 
 export type ArriveResult = { ok: true; seq: Sequence } | { ok: false; reason: 'queue_full' | 'too_large' };
+
+/** One sequence's share of a step: the tokens it computes and the blocks it holds after. */
+interface Scheduled {
+  seq: Sequence;
+  tokens: number;
+  blocks: number;
+}
+
+/** What a step starting now would do, computed without changing anything. */
+interface StepPlan {
+  /** Running sequences scheduled, in order. */
+  running: Scheduled[];
+  /** Newest first, as they were taken. */
+  preempted: Sequence[];
+  /** Waiting sequences admitted, in order. */
+  admitted: Scheduled[];
+}
 
 export class BatchingCore {
   readonly #config: BatchingConfig;
@@ -125,7 +182,8 @@ export class BatchingCore {
   #stepOpenedAt = -Infinity;
   #stepStartedAt = -Infinity;
   #stepDecodes = 0;
-  /** Prefill budget the step in progress left unused: a joiner needs some to share its pass. */
+  #stepPreempted = false;
+  /** Token budget the step in progress left unused: a joiner needs some to share its pass. */
   #stepBudgetLeft = 0;
   #now = -Infinity;
   preemptions = 0;
@@ -140,6 +198,11 @@ export class BatchingCore {
   /** The end of the step in progress; Infinity when idle. */
   get nextEventAt(): number {
     return this.#stepEnd;
+  }
+
+  /** The latest time the core was driven to (arrivals, aborts and advanceTo never go before it). */
+  get now(): number {
+    return this.#now;
   }
 
   get running(): readonly Sequence[] {
@@ -157,40 +220,68 @@ export class BatchingCore {
   /** Whether a request of this size could ever run, and whether the queue has room for it. */
   canAccept(request: Pick<CoreRequest, 'promptTokens' | 'outputTokens' | 'lora' | 'sequences' | 'sequencePromptTokens'>): 'ok' | 'queue_full' | 'too_large' {
     const newcomer = new Sequence({ ...request, prefillMs: 0 }, this.#now);
-    if (newcomer.blocksWith(request.outputTokens, this.#config.blockSize) > this.#config.kvCacheBlocks) return 'too_large';
-    // Waiting requests (the newcomer included) that the next step will admit are not queued in
-    // vLLM's sense: only the rest counts against the limit. A free slot alone does not admit:
-    // a request held back by its LoRA adapter or by KV blocks (a preempted sequence, say) is
-    // queued however many slots are free.
-    const queued = this.#waiting.length + 1 - this.#admissible(newcomer).length;
+    // The most it ever holds: prompt + every output token but the last, which is sampled and
+    // never fed back (nor recomputed after a preemption).
+    const peak = request.promptTokens + Math.max(1, request.outputTokens) - 1;
+    if (newcomer.blocksAt(peak, this.#config.blockSize) > this.#config.kvCacheBlocks) return 'too_large';
+    // Waiting requests (the newcomer included) that a step starting now would admit are not
+    // queued in vLLM's sense: only the rest counts against the limit. A free slot alone does
+    // not admit: a request held back by its LoRA adapter, by KV blocks or by the token budget
+    // the running sequences take first is queued however many slots are free.
+    const queued = this.#waiting.length + 1 - this.#plan([...this.#waiting, newcomer]).admitted.length;
     if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
 
   /**
-   * The admission rule, changing nothing: the waiting sequences (then `newcomer`, if given) a
-   * step starting now takes, in order — FCFS while slots and KV blocks last, skipping (not
-   * stopping at) one whose LoRA adapter has no slot.
+   * The scheduling rule, changing nothing: what a step starting now does with the running
+   * sequences and then `waiting`, in vLLM V1's order (see the file comment). Blocks a sequence
+   * already holds (the step in progress allocated them) are never given back by a plan.
    */
-  #admissible(newcomer: Sequence | null): Sequence[] {
-    const { maxNumSeqs, maxLoras } = this.#config;
-    const loras = this.#activeLoras();
-    let slots = maxNumSeqs - this.#running.length;
-    let blocks = this.#freeBlocks;
-    const taken: Sequence[] = [];
-    const count = this.#waiting.length + (newcomer === null ? 0 : 1);
-    for (let i = 0; i < count && slots > 0; i++) {
-      const seq = this.#waiting[i] ?? (newcomer as Sequence);
+  #plan(waiting: readonly Sequence[]): StepPlan {
+    const { maxNumSeqs, maxLoras, blockSize } = this.#config;
+    const running = [...this.#running];
+    const plan: StepPlan = { running: [], preempted: [], admitted: [] };
+    let free = this.#freeBlocks;
+    let budget = this.#config.maxNumBatchedTokens;
+    for (let i = 0; i < running.length && budget > 0; i++) {
+      const seq = running[i] as Sequence;
+      const tokens = Math.min(seq.pending, budget);
+      if (tokens <= 0) continue;
+      const blocks = Math.max(seq.blocks, seq.blocksAt(seq.computed + tokens, blockSize));
+      let fits = true;
+      // Only sequences after i can be taken (newest first): those before are scheduled.
+      while (blocks - seq.blocks > free) {
+        const victim = running.pop() as Sequence;
+        free += victim.blocks;
+        plan.preempted.push(victim);
+        if (victim === seq) {
+          fits = false;
+          break;
+        }
+      }
+      if (!fits) break;
+      free -= blocks - seq.blocks;
+      budget -= tokens;
+      plan.running.push({ seq, tokens, blocks });
+    }
+    // A step that preempted admits nobody (vLLM): the freed blocks go to the running first.
+    if (plan.preempted.length > 0) return plan;
+    const loras = new Set<string>();
+    for (const s of running) if (s.request.lora !== null) loras.add(s.request.lora);
+    for (const seq of waiting) {
+      if (budget <= 0 || running.length + plan.admitted.length >= maxNumSeqs) break;
       const lora = seq.request.lora;
       if (lora !== null && !loras.has(lora) && loras.size >= maxLoras) continue;
-      const needed = this.#admissionBlocks(seq);
-      if (needed > blocks) break;
-      blocks -= needed;
-      slots--;
-      taken.push(seq);
+      const tokens = Math.min(seq.pending, budget);
+      const blocks = seq.blocksAt(seq.computed + tokens, blockSize);
+      if (blocks > free) break;
+      free -= blocks;
+      budget -= tokens;
+      plan.admitted.push({ seq, tokens, blocks });
       if (lora !== null) loras.add(lora);
     }
-    return taken;
+    return plan;
   }
 
   /**
@@ -218,7 +309,7 @@ export class BatchingCore {
     seq.state = 'done';
     // A step left with no work (the aborted sequence was all of it) ends now rather than
     // idling to its planned end: the freed slot serves the queue at once.
-    if (this.#stepEnd !== Infinity && !this.#running.some((s) => s.decoding || s.chunk > 0)) {
+    if (this.#stepEnd !== Infinity && !this.#running.some((s) => s.chunk > 0)) {
       this.#stepEnd = Infinity;
       if (this.#running.length > 0 || this.#waiting.length > 0) this.#startStep(at);
       return;
@@ -239,11 +330,6 @@ export class BatchingCore {
     }
   }
 
-  /** Blocks to admit a sequence: its prompt, the output it already has (after preemption) and one more. */
-  #admissionBlocks(seq: Sequence): number {
-    return seq.blocksWith(seq.generated + 1, this.#config.blockSize);
-  }
-
   #release(seq: Sequence): void {
     const i = this.#running.indexOf(seq);
     if (i >= 0) this.#running.splice(i, 1);
@@ -253,48 +339,29 @@ export class BatchingCore {
     seq.decoding = false;
   }
 
-  #activeLoras(): Set<string> {
-    const loras = new Set<string>();
-    for (const s of this.#running) if (s.request.lora !== null) loras.add(s.request.lora);
-    return loras;
+  #preempt(victim: Sequence, at: number): void {
+    this.#release(victim);
+    victim.state = 'waiting';
+    victim.computed = 0;
+    victim.target = victim.tokens;
+    this.#waiting.unshift(victim);
+    this.preemptions++;
+    this.#listener.preempted(victim, at);
   }
 
-  #admit(at: number): void {
-    for (const seq of this.#admissible(null)) {
-      this.#waiting.splice(this.#waiting.indexOf(seq), 1);
-      const needed = this.#admissionBlocks(seq);
-      this.#freeBlocks -= needed;
-      seq.blocks = needed;
-      seq.computed = 0;
-      seq.state = 'running';
-      this.#running.push(seq);
-      if (seq.scheduledAt === null) {
-        seq.scheduledAt = at;
-        this.#listener.scheduled(seq, at);
-      }
-    }
-  }
-
-  #preemptFor(seq: Sequence, at: number, blocks: number): boolean {
-    while (this.#freeBlocks < blocks) {
-      const victim = this.#running[this.#running.length - 1];
-      if (victim === undefined) return false;
-      this.#release(victim);
-      victim.state = 'waiting';
-      victim.computed = 0;
-      victim.target = victim.request.promptTokens + victim.generated;
-      this.#waiting.unshift(victim);
-      this.preemptions++;
-      this.#listener.preempted(victim, at);
-      if (victim === seq) return false;
-    }
-    return true;
+  /** Gives a scheduled sequence its chunk and the blocks for it. */
+  #take({ seq, tokens, blocks }: Scheduled): void {
+    this.#freeBlocks -= blocks - seq.blocks;
+    seq.blocks = blocks;
+    seq.chunk = tokens;
+    seq.decoding = seq.computed >= seq.target;
   }
 
   #canJoinStep(at: number): boolean {
     const window = this.#config.prefillJoinWindowMs ?? PREFILL_JOIN_WINDOW_MS;
     return (
       this.#stepDecodes === 0 &&
+      !this.#stepPreempted &&
       this.#stepBudgetLeft > 0 &&
       // Only a step that starts every prefill in it may wait for company: a sequence is held
       // by joiners once (its first chunk), never again at each later chunk of a long prompt.
@@ -305,86 +372,96 @@ export class BatchingCore {
     );
   }
 
-  /** Re-plans the prefill-only step in progress from `at`, with the newly admitted requests. */
+  /** Re-plans the prefill-only step in progress from `at`, with the newly admissible requests. */
   #rejoinStep(at: number): void {
+    // Nothing to add (no slot, blocks, budget or LoRA slot for it): the step goes on as planned.
+    if (this.#plan(this.#waiting).admitted.length === 0) return;
     const openedAt = this.#stepOpenedAt;
-    const before = this.#running.length;
-    this.#admit(at);
-    // Nothing admitted (no KV blocks or LoRA slot for it): the step goes on as planned.
-    if (this.#running.length === before) return;
-    // No chunk of this step has been computed yet (it never ended): plan them all again.
-    for (const seq of this.#running) seq.chunk = 0;
+    // No chunk of this step has been computed yet (it never ended): hand back the blocks taken
+    // for them and plan the step again with the joiners.
+    for (const seq of this.#running) {
+      const kept = seq.blocksAt(seq.computed, this.#config.blockSize);
+      this.#freeBlocks += seq.blocks - kept;
+      seq.blocks = kept;
+      seq.chunk = 0;
+    }
     this.#startStep(at);
     this.#stepOpenedAt = openedAt;
   }
 
-  #startStep(at: number, retried = false): void {
+  #startStep(at: number): void {
     this.#stepOpenedAt = at;
     this.#stepStartedAt = at;
-    this.#admit(at);
-    let budget = this.#config.maxNumBatchedTokens;
-    let decodes = 0;
-    // A step batches its prefills into one forward pass: the fixed cost once (the largest
-    // among prefills starting now), plus the per-token cost of every chunk.
-    let prefillFixedMs = 0;
-    let prefillTokensMs = 0;
-    // Snapshot: preemption below shrinks the running list while we walk it.
-    for (const seq of [...this.#running]) {
-      if (seq.state !== 'running' || seq.computed < seq.target || budget <= 0) continue;
-      const held = seq.blocksWith(seq.generated + 1, this.#config.blockSize);
-      if (held > seq.blocks) {
-        if (!this.#preemptFor(seq, at, held - seq.blocks)) continue;
-        this.#freeBlocks -= held - seq.blocks;
-        seq.blocks = held;
+    const plan = this.#plan(this.#waiting);
+    for (const victim of plan.preempted) this.#preempt(victim, at);
+    for (const entry of plan.running) this.#take(entry);
+    for (const entry of plan.admitted) {
+      const { seq } = entry;
+      this.#waiting.splice(this.#waiting.indexOf(seq), 1);
+      seq.state = 'running';
+      this.#running.push(seq);
+      this.#take(entry);
+      if (seq.scheduledAt === null) {
+        seq.scheduledAt = at;
+        this.#listener.scheduled(seq, at);
       }
-      seq.decoding = true;
-      budget -= 1;
     }
-    // Counted afterwards: a sequence marked above may have been preempted by a later one.
-    for (const seq of this.#running) if (seq.decoding) decodes++;
-    for (const seq of this.#running) {
-      if (seq.computed >= seq.target || budget <= 0) continue;
-      if (seq.computed === 0) prefillFixedMs = Math.max(prefillFixedMs, seq.prefillFixedMs);
-      seq.chunk = Math.min(seq.target - seq.computed, budget);
-      budget -= seq.chunk;
-      prefillTokensMs += seq.chunk * seq.prefillPerTokenMs;
-    }
-    if (decodes === 0 && this.#running.every((s) => s.chunk === 0)) {
-      // Nothing runnable (everything waits for a LoRA slot or blocks): idle until an arrival,
-      // abort or finish changes that. An empty engine admits any request that fits alone, so
-      // one more admission round settles the case where preemption just emptied it.
+    const scheduled = [...plan.running, ...plan.admitted];
+    if (scheduled.length === 0) {
+      // Nothing runnable: the running sequence that needed blocks preempted itself (and all
+      // newer ones), and a preempting step admits nobody. vLLM's next step, straight after,
+      // admits from the queue; an empty engine admits any request that fits alone. Otherwise
+      // (everything waits for a LoRA slot) idle until an arrival, abort or finish changes that.
       this.#stepEnd = Infinity;
-      if (!retried && this.#running.length === 0 && this.#waiting.length > 0) this.#startStep(at, true);
+      if (plan.preempted.length > 0 && this.#waiting.length > 0) this.#startStep(at);
       return;
     }
-    const timing = this.#config.timing;
-    this.#stepDecodes = decodes;
-    this.#stepBudgetLeft = budget;
-    const decodeMs = decodes > 0 ? sampleMs(this.#rng, this.#decodeItl()) + timing.decodePerSeqMs * decodes : 0;
-    this.#stepEnd = at + loadFactor(timing, this.#running.length) * (decodeMs + prefillFixedMs + prefillTokensMs);
+    this.#stepPreempted = plan.preempted.length > 0;
+    this.#stepBudgetLeft = this.#config.maxNumBatchedTokens - scheduled.reduce((sum, e) => sum + e.tokens, 0);
+    this.#stepEnd = at + this.#stepMs(scheduled.map((e) => e.seq));
   }
 
-  /** A batch decodes in lockstep: its step takes as long as its slowest model's (largest mean ITL). */
-  #decodeItl(): Distribution {
-    let itl: Distribution | null = null;
-    for (const seq of this.#running) {
-      if (!seq.decoding) continue;
-      const own = seq.request.itl ?? this.#config.timing.itl;
-      if (itl === null || own.meanMs > itl.meanMs) itl = own;
+  /** How long a step computing these sequences' chunks takes (see the file comment, 3). */
+  #stepMs(seqs: readonly Sequence[]): number {
+    const defaults = this.#config.timing;
+    const factor = loadFactor(
+      { timeFactorUnderLoad: Math.max(...seqs.map((s) => s.request.timeFactorUnderLoad ?? defaults.timeFactorUnderLoad)), maxNumSeqs: this.#config.maxNumSeqs },
+      this.#running.length,
+    );
+    const decoders = seqs.filter((s) => s.decoding);
+    this.#stepDecodes = decoders.length;
+    let decodeMs = 0;
+    if (decoders.length > 0) {
+      // A batch decodes in lockstep: its step takes as long as its slowest model's.
+      const itl = slowest(decoders.map((s) => s.request.itl ?? defaults.itl));
+      const perSeq = Math.max(...decoders.map((s) => s.request.decodePerSeqMs ?? defaults.decodePerSeqMs));
+      decodeMs = sampleMs(this.#rng, { ...itl, meanMs: itl.meanMs * factor }) + factor * perSeq * decoders.length;
     }
-    return itl ?? this.#config.timing.itl;
+    // A step batches its prefills into one forward pass: the fixed cost once (the largest
+    // among prefills starting now, with its own sampled deviation), plus every chunk's tokens.
+    let tokensMs = 0;
+    let starting: Sequence | null = null;
+    let any = false;
+    for (const seq of seqs) {
+      if (seq.decoding) continue;
+      any = true;
+      tokensMs += seq.chunk * seq.prefillPerTokenMs;
+      if (seq.computed > 0) continue;
+      const cost = (s: Sequence): number => factor * s.prefillFixedMeanMs + s.prefillDeviationMs;
+      if (starting === null || cost(seq) > cost(starting)) starting = seq;
+    }
+    const fixedMs = starting === null ? 0 : factor * starting.prefillFixedMeanMs + starting.prefillDeviationMs;
+    const prefillMs = any ? Math.max(0, fixedMs + factor * tokensMs) : 0;
+    return decodeMs + prefillMs;
   }
 
   #finishStep(at: number): void {
     for (const seq of [...this.#running]) {
-      if (seq.decoding) {
-        seq.decoding = false;
-        this.#emit(seq, at);
-      } else if (seq.chunk > 0) {
-        seq.computed += seq.chunk;
-        seq.chunk = 0;
-        if (seq.computed >= seq.target) this.#emit(seq, at);
-      }
+      if (seq.chunk === 0) continue;
+      seq.computed += seq.chunk;
+      seq.chunk = 0;
+      seq.decoding = false;
+      if (seq.computed >= seq.target) this.#emit(seq, at);
     }
   }
 
@@ -392,9 +469,6 @@ export class BatchingCore {
     const index = seq.generated++;
     if (seq.firstTokenAt === null) seq.firstTokenAt = at;
     seq.lastTokenAt = at;
-    // Prefill of prompt + output so far is done: the KV now holds one more token.
-    seq.computed = seq.request.promptTokens + seq.generated;
-    seq.target = seq.computed;
     this.#listener.token(seq, index, at);
     if (seq.generated >= seq.request.outputTokens) {
       this.#release(seq);
@@ -402,4 +476,9 @@ export class BatchingCore {
       this.#listener.finished(seq, at);
     }
   }
+}
+
+/** The distribution with the largest mean (ties: the first). */
+function slowest(itls: readonly Distribution[]): Distribution {
+  return itls.reduce((a, b) => (b.meanMs > a.meanMs ? b : a));
 }

@@ -10,12 +10,12 @@ import type { TruthRecord } from '../../contracts/truth.ts';
 import type { ServerOptions } from '../options.ts';
 import type { EmissionScheduler, ScheduledTask } from '../transport/emission-scheduler.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
-import { BatchingCore, type CoreListener, type Sequence } from './batching-core.ts';
+import { BatchingCore, type CoreListener, type CoreRequest, type Sequence } from './batching-core.ts';
 import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
 import { answeredBeforeEngine, finishedReason } from './isolated-engine.ts';
 import { timingFor } from './model-timing.ts';
-import { samplePrefillMs, usesPrefillCost } from './timing.ts';
+import { prefillMeanMs, samplePrefillMs, usesPrefillCost } from './timing.ts';
 import { deliveredTokenTimes } from './token-times.ts';
 import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availability.ts';
 
@@ -46,6 +46,8 @@ export class BatchingEngine implements Engine {
   readonly #unsubscribe: () => void;
   #armed: ScheduledTask | null = null;
   #armedAt = Infinity;
+  /** The request inside core.arrive(): an idle core schedules it before arrive returns its Sequence. */
+  #arriving: { request: CoreRequest; tracked: Tracked } | null = null;
 
   constructor(options: ServerOptions, clock: Clock, truth: TruthStore, scheduler: EmissionScheduler) {
     this.#options = options;
@@ -74,8 +76,8 @@ export class BatchingEngine implements Engine {
   }
 
   admit(request: EngineRequest): Admitted | Refused {
-    // The queue as it stands now: steps that ended since the last event have run.
-    this.#core.advanceTo(this.#clock.now());
+    // The queue as it stood when the request arrived: steps that ended by then have run.
+    this.#core.advanceTo(this.#arrivalTime(request));
     const kv = { sequences: request.sequences ?? 1, sequencePromptTokens: request.sequencePromptTokens ?? request.promptTokens };
     const verdict = this.#core.canAccept({ promptTokens: request.promptTokens, outputTokens: Math.max(1, request.maxTokens), lora: request.lora, ...kv });
     if (verdict === 'queue_full') {
@@ -83,8 +85,10 @@ export class BatchingEngine implements Engine {
     }
     if (verdict === 'too_large') {
       const blocks = this.#options.kvCacheBlocks * this.#options.blockSize;
-      const needed = kv.sequences * (kv.sequencePromptTokens + request.maxTokens);
-      const what = kv.sequences === 1 ? '' : ` (${kv.sequences} sequences of ${kv.sequencePromptTokens + request.maxTokens})`;
+      // The last output token is sampled, never fed back: it takes no KV slot (vLLM).
+      const perSequence = kv.sequencePromptTokens + Math.max(1, request.maxTokens) - 1;
+      const needed = kv.sequences * perSequence;
+      const what = kv.sequences === 1 ? '' : ` (${kv.sequences} sequences of ${perSequence})`;
       return { ok: false, status: 400, message: `This request needs ${needed} tokens of KV cache${what}, more than the ${blocks} the engine has.` };
     }
     const model = timingFor(this.#options, request.model);
@@ -102,12 +106,24 @@ export class BatchingEngine implements Engine {
         this.#events.queued(request, request.arrivalMono);
         const prefillMs = samplePrefillMs(requestRng(this.#options.seed, request.key).derive('timing'), model, request.promptTokens);
         const prefillPerTokenMs = usesPrefillCost(model) ? model.prefillPerTokenMs : 0;
+        // Every timing knob of this request's model (per-model overrides included) prices its steps.
+        const priced = {
+          prefillMs,
+          prefillMeanMs: prefillMeanMs(model, request.promptTokens),
+          prefillPerTokenMs,
+          itl: model.itl,
+          decodePerSeqMs: model.decodePerSeqMs,
+          timeFactorUnderLoad: model.timeFactorUnderLoad,
+        };
         // One engine step gives every choice (n > 1, several prompts) its next token.
-        const arrived = this.#core.arrive(
-          { promptTokens: request.promptTokens, outputTokens: timing.steps, lora: request.lora, prefillMs, prefillPerTokenMs, itl: model.itl, ...kv },
-          this.#clock.now(),
-          true,
-        );
+        const coreRequest: CoreRequest = { promptTokens: request.promptTokens, outputTokens: timing.steps, lora: request.lora, ...priced, ...kv };
+        this.#arriving = { request: coreRequest, tracked };
+        let arrived: ReturnType<BatchingCore['arrive']>;
+        try {
+          arrived = this.#core.arrive(coreRequest, this.#arrivalTime(request), true);
+        } finally {
+          this.#arriving = null;
+        }
         // admit() checked the same capacity a moment ago, in the same turn.
         if (!arrived.ok) throw new Error(`batching engine refused an admitted request: ${arrived.reason}`);
         tracked.seq = arrived.seq;
@@ -117,8 +133,20 @@ export class BatchingEngine implements Engine {
     };
   }
 
+  /**
+   * When the core sees a request: its arrival as the truth record stamps it, as the isolated
+   * engine times from, so TTFT excludes the server's own parsing and tokenising and the
+   * schedule follows the arrival trace, not the server's speed. A request whose body took
+   * longer than a step the core has already run joins at the core's time (the core never goes
+   * back).
+   */
+  #arrivalTime(request: EngineRequest): number {
+    return Math.max(this.#core.now, request.arrivalMono);
+  }
+
   #withRequest(seq: Sequence, act: (tracked: Tracked) => void): void {
-    const tracked = this.#bySeq.get(seq);
+    const arriving = this.#arriving;
+    const tracked = this.#bySeq.get(seq) ?? (arriving !== null && arriving.request === seq.request ? arriving.tracked : undefined);
     if (tracked !== undefined) act(tracked);
   }
 

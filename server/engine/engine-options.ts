@@ -2,7 +2,7 @@
  * The engine's settings (timing models and the batching scheduler's capacity), merged into
  * ServerOptions. Names follow vLLM and llm-d-inference-sim; durations are milliseconds.
  */
-import type { DistributionKind } from './timing.ts';
+import type { DistributionKind, LatencyCalculator } from './timing.ts';
 
 export type SchedulerKind = 'isolated' | 'batching';
 
@@ -20,6 +20,13 @@ export interface ModelTimingOptions {
   timeFactorUnderLoad: number;
   /** Batching: decode step time = sampled ITL + this × sequences in the batch. */
   decodePerSeqMs: number;
+  /** llm-d's --latency-calculator: whether TTFT or prefill-* set the prefill time (timing.ts). */
+  latencyCalculator: LatencyCalculator;
+  /**
+   * TTFT was given (flag, config file or this model's entry), or a non-zero TTFT spread was:
+   * then, as in llm-d, a non-zero TTFT wins over prefill-*; the built-in default TTFT does not.
+   */
+  ttftExplicit: boolean;
 }
 
 export interface EngineOptions extends Omit<ModelTimingOptions, 'ttftMs' | 'itlMs'> {
@@ -53,6 +60,8 @@ export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   prefillSpreadMs: 0,
   timeFactorUnderLoad: 1,
   decodePerSeqMs: 0,
+  latencyCalculator: 'default',
+  ttftExplicit: false,
   scheduler: 'isolated',
   maxNumSeqs: 256,
   maxWaitingQueueLength: 1000,

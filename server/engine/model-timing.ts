@@ -16,5 +16,7 @@ export function timingFor(options: TimingOptionSource, model: string): TimingMod
     timeFactorUnderLoad: o.timeFactorUnderLoad,
     maxNumSeqs: options.maxNumSeqs,
     decodePerSeqMs: o.decodePerSeqMs,
+    latencyCalculator: o.latencyCalculator,
+    ttftExplicit: o.ttftExplicit,
   };
 }

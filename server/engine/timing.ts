@@ -56,7 +56,7 @@ export interface TimingModel {
   ttft: Distribution;
   /** Between consecutive tokens (isolated) or the decode step's base time (batching). */
   itl: Distribution;
-  /** Prefill = overhead + perToken × prompt tokens (both 0 = use `ttft` instead). */
+  /** Prefill = overhead + perToken × prompt tokens, when usesPrefillCost says so (else `ttft`). */
   prefillOverheadMs: number;
   prefillPerTokenMs: number;
   /** Spread of the prefill time, in the `ttft` distribution's kind. */
@@ -66,27 +66,51 @@ export interface TimingModel {
   maxNumSeqs: number;
   /** Batching: extra decode-step time per sequence in the batch. */
   decodePerSeqMs: number;
-}
-
-export function usesPrefillCost(model: TimingModel): boolean {
-  return model.prefillOverheadMs > 0 || model.prefillPerTokenMs > 0;
-}
-
-/** Time to prefill `promptTokens` tokens (one request's whole prompt, unloaded). */
-export function samplePrefillMs(rng: Rng, model: TimingModel, promptTokens: number): number {
-  if (!usesPrefillCost(model)) return sampleMs(rng, model.ttft);
-  const mean = model.prefillOverheadMs + model.prefillPerTokenMs * promptTokens;
-  return sampleMs(rng, { kind: model.ttft.kind, meanMs: mean, spreadMs: model.prefillSpreadMs });
+  /** Which of `ttft` and prefill-* set the prefill time (llm-d's --latency-calculator); absent = `default`. */
+  latencyCalculator?: LatencyCalculator;
+  /** `ttft` was given (not the built-in default), or a non-zero spread of it was; absent = false. */
+  ttftExplicit?: boolean;
 }
 
 /**
- * llm-d-inference-sim's load factor: 1 with one running request, `factor` with max-num-seqs
- * running, linear in between (and capped there).
+ * llm-d-inference-sim's calculators: `default` takes prefill-* only when no non-zero TTFT (or
+ * TTFT spread) was given, `constant` always takes TTFT, `per-token` always prefill-*.
+ */
+export const LATENCY_CALCULATORS = ['default', 'constant', 'per-token'] as const;
+export type LatencyCalculator = (typeof LATENCY_CALCULATORS)[number];
+
+/** Whether prefill-* (not `ttft`) set the prefill time. */
+export function usesPrefillCost(model: TimingModel): boolean {
+  if (model.latencyCalculator === 'per-token') return true;
+  if (model.latencyCalculator === 'constant') return false;
+  // Our built-in TTFT is no choice of the user's, so it never overrides prefill-* they set.
+  const ttftChosen = model.ttftExplicit === true && (model.ttft.meanMs > 0 || model.ttft.spreadMs > 0);
+  return !ttftChosen && (model.prefillOverheadMs > 0 || model.prefillPerTokenMs > 0);
+}
+
+/** The mean time to prefill `promptTokens` tokens, unloaded: TTFT, or overhead + per-token × prompt. */
+export function prefillMeanMs(model: TimingModel, promptTokens: number): number {
+  return usesPrefillCost(model) ? model.prefillOverheadMs + model.prefillPerTokenMs * promptTokens : model.ttft.meanMs;
+}
+
+/**
+ * Time to prefill `promptTokens` tokens (one request's whole prompt). `factor` (the load factor)
+ * scales the mean only, never the spread, as llm-d-inference-sim's randomNorm(mean × factor, sd).
+ */
+export function samplePrefillMs(rng: Rng, model: TimingModel, promptTokens: number, factor = 1): number {
+  const meanMs = prefillMeanMs(model, promptTokens) * factor;
+  if (!usesPrefillCost(model)) return sampleMs(rng, { ...model.ttft, meanMs });
+  return sampleMs(rng, { kind: model.ttft.kind, meanMs, spreadMs: model.prefillSpreadMs });
+}
+
+/**
+ * llm-d-inference-sim's load factor (latencies.go getCurrLoadFactor): 1 with one running
+ * request, `factor` with max-num-seqs running, linear in between (and capped there); always 1
+ * with --max-num-seqs 1, where llm-d never runs two requests at once.
  */
 export function loadFactor(model: Pick<TimingModel, 'timeFactorUnderLoad' | 'maxNumSeqs'>, running: number): number {
   const factor = model.timeFactorUnderLoad;
-  if (factor <= 1 || running <= 1) return 1;
-  if (model.maxNumSeqs <= 1) return factor;
+  if (factor <= 1 || running <= 1 || model.maxNumSeqs <= 1) return 1;
   const share = Math.min(1, (running - 1) / (model.maxNumSeqs - 1));
   return 1 + (factor - 1) * share;
 }
@@ -99,16 +123,18 @@ export interface TimingContext {
 
 /**
  * Due time of every token relative to arrival (isolated scheduler): the first after the
- * prefill time, each next one a sampled ITL later, all scaled by the load factor.
+ * prefill time, each next one a sampled ITL later, every mean (not spread) scaled by the load
+ * factor, as llm-d-inference-sim does.
  */
 export function tokenDueTimes(rng: Rng, count: number, model: TimingModel, context: TimingContext): Float64Array {
   const due = new Float64Array(count);
   if (count === 0) return due;
   const factor = loadFactor(model, context.running);
-  let at = samplePrefillMs(rng, model, context.promptTokens) * factor;
+  let at = samplePrefillMs(rng, model, context.promptTokens, factor);
   due[0] = at;
+  const itl = { ...model.itl, meanMs: model.itl.meanMs * factor };
   for (let i = 1; i < count; i++) {
-    at += sampleMs(rng, model.itl) * factor;
+    at += sampleMs(rng, itl);
     due[i] = at;
   }
   return due;

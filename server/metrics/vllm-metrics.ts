@@ -67,11 +67,12 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const cacheInfo = new Gauge({
     name: 'vllm:cache_config_info',
     help: 'Information of the LLMEngine CacheConfig',
-    labelNames: ['block_size', 'num_gpu_blocks', 'num_cpu_blocks', 'enable_prefix_caching', 'cache_dtype'],
+    // vLLM V1's log_metrics_info adds the engine index to the config's own labels, last.
+    labelNames: ['block_size', 'num_gpu_blocks', 'num_cpu_blocks', 'enable_prefix_caching', 'cache_dtype', 'engine'],
     registers,
     aggregator: 'max',
   });
-  cacheInfo.set({ block_size: String(options.blockSize), num_gpu_blocks: String(options.kvCacheBlocks), num_cpu_blocks: '0', enable_prefix_caching: 'False', cache_dtype: 'auto' }, 1);
+  cacheInfo.set({ block_size: String(options.blockSize), num_gpu_blocks: String(options.kvCacheBlocks), num_cpu_blocks: '0', enable_prefix_caching: 'False', cache_dtype: 'auto', engine: ENGINE_INDEX }, 1);
 
   let preemptionsSeen = 0;
   new Counter({

@@ -5,8 +5,8 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { countTokens } from '../../contracts/tokenizer.ts';
-import { JetstreamError, jsonDecodeError, missingBody, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
-import { pythonJsonError } from '../dialects/jetstream/python-json-error.ts';
+import { decodeFastapiBody, fastapiBodyValue, fastapiReadsJson } from '../dialects/jetstream/fastapi-body.ts';
+import { JetstreamError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
 import { pythonJsonDumps } from '../dialects/jetstream/python-json.ts';
 import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialects/jetstream/generate-request.ts';
 import type { GeneratePlanInput } from '../dialects/jetstream/plan-generate.ts';
@@ -32,21 +32,8 @@ function sendJetstreamError(reply: FastifyReply, error: JetstreamError): Fastify
   return sendJson(reply, error.status, error.body());
 }
 
-/**
- * A body JSON.parse refused, as FastAPI answers it: an empty body is no body ("Field required"),
- * anything else gets Python's own message and position (app.ts hands the text along).
- */
-function undecodableBody(error: FastifyError): JetstreamError {
-  const text = (error as FastifyError & { jsonText?: unknown }).jsonText;
-  if (text === '') return missingBody();
-  const python = typeof text === 'string' ? pythonJsonError(text) : null;
-  // Only a text Python would accept (NaN, say) has no Python error: JavaScript's reason then.
-  return python !== null ? jsonDecodeError(python.pos, python.msg) : jsonDecodeError(0, error.message.replace(/^JSON decode error: /, ''));
-}
-
 function fastapiErrorHandler(error: FastifyError, reply: FastifyReply): FastifyReply {
   if (error instanceof JetstreamError) return sendJetstreamError(reply, error);
-  if (error.statusCode === 400 && error.message.startsWith('JSON decode error')) return sendJetstreamError(reply, undecodableBody(error));
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) reply.log.error(error);
   return sendJetstreamError(reply, new JetstreamError(status, status === 500 ? 'Internal Server Error' : error.message));
@@ -64,6 +51,20 @@ type PlanRequest = Pick<GeneratePlanInput, 'surface' | 'stream' | 'withText' | '
 export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntime) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.setErrorHandler((error: FastifyError, _request, reply) => fastapiErrorHandler(error, reply));
+    // FastAPI's reading of the body (fastapi-body.ts), not the server-wide one that reads any
+    // media type as JSON for vLLM's deliberately lenient routes: these routes only, by
+    // encapsulation. The header alone decides, once, at arrival; normalising it there also keeps
+    // Fastify from refusing a media type it cannot parse (FastAPI has no 415).
+    app.addHook('onRequest', async (request) => {
+      const type = request.headers['content-type'];
+      if (type !== undefined) request.headers['content-type'] = fastapiReadsJson(type) ? 'application/json' : 'text/plain';
+    });
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'string' }, (request, text, done) => {
+      const decoded = decodeFastapiBody(text as string, request.headers['content-type']);
+      if (decoded instanceof JetstreamError) done(decoded, undefined);
+      else done(null, decoded);
+    });
 
     const play = (request: { arrivalMono: number; headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, plan: PlanRequest): FastifyReply | undefined => {
       const identity = ctx.identities.next(request.headers['x-request-id']);
@@ -86,17 +87,18 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     };
 
     app.post('/generate', async (request, reply) => {
-      // No body and no content type: Fastify parses nothing, FastAPI finds no body.
-      if (request.body === undefined) return sendJetstreamError(reply, missingBody());
-      const parsed = parseProxyGenerateRequest(request.body);
+      const body = fastapiBodyValue(request.body);
+      if (!body.ok) return sendJetstreamError(reply, body.error);
+      const parsed = parseProxyGenerateRequest(body.value);
       if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
       const req = parsed.value;
       return play(request, reply, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: countTokens(req.prompt) });
     });
 
     app.post('/v1/generate', async (request, reply) => {
-      if (request.body === undefined) return sendJetstreamError(reply, missingBody());
-      const parsed = parseNativeGenerateRequest(request.body);
+      const body = fastapiBodyValue(request.body);
+      if (!body.ok) return sendJetstreamError(reply, body.error);
+      const parsed = parseNativeGenerateRequest(body.value);
       if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
       const { maxTokens, content } = parsed.value;
       const promptTokens = content.kind === 'text' ? countTokens(content.text) : content.tokenIds.length;

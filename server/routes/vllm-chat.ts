@@ -3,10 +3,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
-import { autoToolChoiceRefused, checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
+import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
-import { refuseGeneration } from './vllm-refusal-truth.ts';
+import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
 
@@ -37,6 +37,13 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (sampling !== null) return refuse(sampling);
     const logprobs = checkLogprobs(req.logprobs ?? null);
     if (logprobs !== null) return refuse(logprobs);
+    // The engine's checks: a streamed request already has its 200 when they fail.
+    const engineError = engineRefusal(req, tokenizer.maxTokenId);
+    if (engineError !== null) {
+      if (!req.stream) return refuse(engineError);
+      failInStream(ctx, request, reply, start, engineError);
+      return reply;
+    }
     const wire = wirePolicyFor(ctx, model.name, request);
     if (wire instanceof VllmError) return refuse(wire);
 
@@ -56,7 +63,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
       requestId: identity.id,
       requestKey: identity.key,
       promptTokens,
-      servedModel: model.name,
+      servedModel: model.servedAs,
       ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)) } : {}),
       ...(options.mode === 'echo' ? { echo: echoTokens(tokenizer, lastMessageText(req.messages)) } : {}),
       created,

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion } from '../dialects/vllm/plan-completion.ts';
-import { checkLogprobs, checkSampling, planTooLarge } from '../dialects/vllm/sampling-request.ts';
+import { checkLogprobs, checkSampling, engineRefusal, planTooLarge } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
@@ -46,11 +46,12 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     }
     const logprobs = checkLogprobs(req.logprobs ?? null);
     if (logprobs !== null) return refuse(logprobs);
-    // The engine's input check: a streamed request already has its 200 when it fails.
-    const unknownToken = outOfVocabulary(tokenizer, prompts);
-    if (unknownToken !== null) {
-      if (!req.stream) return refuse(unknownToken);
-      failInStream(ctx, request, reply, start, unknownToken);
+    // The engine's checks (sampling params, then the prompt's ids): a streamed request already
+    // has its 200 when they fail.
+    const engineError = engineRefusal(req, tokenizer.maxTokenId) ?? outOfVocabulary(tokenizer, prompts);
+    if (engineError !== null) {
+      if (!req.stream) return refuse(engineError);
+      failInStream(ctx, request, reply, start, engineError);
       return reply;
     }
     const wire = wirePolicyFor(ctx, model.name, request);
@@ -81,7 +82,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       promptTokens: counts.reduce((a, b) => a + b, 0),
       promptTokensOfPrompt: counts,
       ...(req.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
-      servedModel: model.name,
+      servedModel: model.servedAs,
       ...(req.echo === true ? { echoPrompts: prompts.map((p, i) => texts[i] ?? tokenizer.decode(p as number[]) ?? '') } : {}),
       naturalStop: output.naturalStop,
       ...(echoes === undefined ? {} : { echoes }),

@@ -48,8 +48,10 @@ export function claimTruth(request: FastifyRequest): GenerationStart | undefined
 }
 
 export function resolveModel(state: VllmState, name: string): ResolvedModel | VllmError {
-  // Another --served-model-name of the base model: answered as the base (its first name).
-  return state.models.resolve(state.servedAliases.includes(name) ? '' : name) ?? modelNotFound(name);
+  // Another --served-model-name of the base model: the base model, answered under the name the
+  // request used (vLLM's _get_model_name returns the requested name; metrics keep the first).
+  if (state.servedAliases.includes(name)) return { ...(state.models.resolve('') as ResolvedModel), servedAs: name };
+  return state.models.resolve(name) ?? modelNotFound(name);
 }
 
 export function wirePolicyFor(ctx: ServerContext, model: string, request: FastifyRequest): Readonly<WirePolicy> | VllmError {

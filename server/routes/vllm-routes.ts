@@ -14,12 +14,14 @@ export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState 
   const state = createVllmState(ctx.options);
   installVllmApiKey(app, ctx.options.apiKey);
   // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.
-  app.get('/health', { exposeHeadRoute: false }, async (_request, reply) => reply.code(200).header('server', 'uvicorn').send());
+  // `/health/ready` is llm-d-inference-sim's readiness route (its helm chart probes it); we are
+  // ready once listening, so it answers as `/health` does.
+  for (const url of ['/health', '/health/ready']) app.get(url, { exposeHeadRoute: false }, async (_request, reply) => reply.code(200).header('server', 'uvicorn').send());
   vllmModelsRoutes(app, ctx, state);
   vllmCompletionsRoutes(app, ctx, state);
   vllmChatRoutes(app, ctx, state);
   vllmTokenizeRoutes(app, ctx, state);
   for (const url of [...GENERATION_PATHS, '/v1/load_lora_adapter', '/v1/unload_lora_adapter', '/tokenize', '/detokenize']) methodNotAllowed(app, url, 'POST');
-  for (const url of ['/v1/models', '/version', '/health']) methodNotAllowed(app, url, 'GET');
+  for (const url of ['/v1/models', '/version', '/health', '/health/ready']) methodNotAllowed(app, url, 'GET');
   return state;
 }

@@ -12,6 +12,11 @@ import type { FaultKind, FaultSpec } from './wire-policy.ts';
 export interface FaultShapes {
   /** The payload of an in-stream error event (vLLM: `{"error": {...}}` with Python spacing). */
   streamErrorData(status: number): string;
+  /**
+   * True when nothing follows the in-stream error: the dialect's `done` event is stream content
+   * (JetStream's EOS step), not a terminator like vLLM's `[DONE]`, which still follows.
+   */
+  readonly errorEndsStream?: boolean;
 }
 
 /** Faults a non-streamed response can show; the others only exist inside a stream. */
@@ -81,7 +86,7 @@ export function applyStreamFault(events: readonly PayloadEvent[], fault: FaultSp
       out.events = events.slice(0, cut + 1);
       out.events.push({ kind: 'error', tokenStart: 0, tokenCount: 0, data: shapes.streamErrorData(fault.status), dueMs });
       const done = events.find((e) => e.kind === 'done');
-      if (done !== undefined) out.events.push({ ...done, dueMs });
+      if (done !== undefined && shapes.errorEndsStream !== true) out.events.push({ ...done, dueMs });
       return out;
     }
     case 'disconnect': {

@@ -2,9 +2,10 @@
  * JetStream's spelling of the wire faults (server/wire/plan-wire-response.ts). Before the
  * stream: FastAPI's `{"detail": "..."}` with the status. After the 200 JetStream has no error
  * object — Starlette just stops the stream — so an in-stream error is a `{"detail": ...}`
- * object a client can recognise, followed by nothing else of the stream's content.
+ * object a client can recognise, followed by nothing at all (no EOS step): the stream just ends.
  */
 import type { DialectShapes } from '../../wire/plan-wire-response.ts';
+import { pythonJsonDumps } from './python-json.ts';
 
 const MESSAGES: Record<number, string> = {
   400: 'Bad Request (benchtruth wire fault)',
@@ -15,7 +16,15 @@ const MESSAGES: Record<number, string> = {
 
 const messageOf = (status: number): string => MESSAGES[status] ?? `HTTP ${status} (benchtruth wire fault)`;
 
-export const JETSTREAM_FAULT_SHAPES: DialectShapes = Object.freeze({
-  httpErrorBody: (status: number) => JSON.stringify({ detail: messageOf(status) }),
-  streamErrorData: (status: number) => JSON.stringify({ detail: messageOf(status) }, null, 2),
-});
+/**
+ * The shapes for one HTTP surface: the invented error object is indented as that surface's
+ * objects are (native protobuf-JSON: 2, the proxy's json.dumps: 4), and nothing follows it.
+ */
+export function jetstreamFaultShapes(surface: 'native' | 'proxy'): DialectShapes {
+  const indent = surface === 'proxy' ? 4 : 2;
+  return Object.freeze({
+    httpErrorBody: (status: number) => JSON.stringify({ detail: messageOf(status) }),
+    streamErrorData: (status: number) => pythonJsonDumps({ detail: messageOf(status) }, indent),
+    errorEndsStream: true,
+  });
+}

@@ -56,7 +56,8 @@ function int32(value: number, loc: Array<string | number>, input: unknown, issue
 /** A lax reading's value, or null with its failure collected at `loc`. */
 function collected<T extends number | boolean>(result: T | IssueHead, loc: Array<string | number>, input: unknown, issues: ValidationIssue[]): T | null {
   if (typeof result !== 'object') return result;
-  issues.push({ ...result, loc, input });
+  // pydantic's key order (type, loc, msg, input): FastAPI writes the dict as it comes.
+  issues.push({ type: result.type, loc, msg: result.msg, input });
   return null;
 }
 
@@ -89,6 +90,17 @@ function modelType(value: unknown, loc: Array<string | number>, issues: Validati
   if (isJsonObject(value)) return true;
   issues.push({ type: 'model_attributes_type', loc, msg: 'Input should be a valid dictionary or object to extract fields from', input: value });
   return false;
+}
+
+/**
+ * benchtruth's refusal of a step budget below 1 (neither real model bounds it: JetStream would
+ * enqueue the request). An integer gets the `ge` issue a `Field(ge=1)` would give; the proxy's
+ * null (which reaches the DecodeRequest as 0) a value_error, since pydantic never checks a bound
+ * on None.
+ */
+function maxTokensBelowOne(input: unknown): JetstreamError {
+  if (input === null) return validationError([{ type: 'value_error', loc: ['body', 'max_tokens'], msg: 'Value error, max_tokens must be at least 1 (null is 0 to JetStream)', input }]);
+  return validationError([{ type: 'greater_than_equal', loc: ['body', 'max_tokens'], msg: 'Input should be greater than or equal to 1', input, ctx: { ge: 1 } }]);
 }
 
 export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerateRequest> {
@@ -132,9 +144,7 @@ export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerate
   if (text !== undefined && text !== null && tokens !== undefined && tokens !== null) {
     return { ok: false, error: validationError([{ type: 'value_error', loc: ['body'], msg: 'Value error, text_content and token_content are mutually exclusive (a proto oneof)', input: body }]) };
   }
-  if (maxTokens === null || maxTokens < 1) {
-    return { ok: false, error: validationError([{ type: 'greater_than_equal', loc: ['body', 'max_tokens'], msg: 'Input should be greater than or equal to 1', input: body.max_tokens, ctx: { ge: 1 } }]) };
-  }
+  if (maxTokens === null || maxTokens < 1) return { ok: false, error: maxTokensBelowOne(body.max_tokens) };
   return { ok: true, value: { maxTokens, content } };
 }
 
@@ -151,8 +161,6 @@ export function parseProxyGenerateRequest(body: unknown): Parsed<ProxyGenerateRe
   for (const key of ['server', 'port', 'session_cache']) optionalString(body, key, issues);
   if (body.priority !== undefined && body.priority !== null) laxInt(body.priority, ['body', 'priority'], issues);
   if (issues.length > 0 || maxTokens === null || stream === null) return { ok: false, error: validationError(issues) };
-  if (maxTokens < 1) {
-    return { ok: false, error: validationError([{ type: 'greater_than_equal', loc: ['body', 'max_tokens'], msg: 'Input should be greater than or equal to 1', input: body.max_tokens, ctx: { ge: 1 } }]) };
-  }
+  if (maxTokens < 1) return { ok: false, error: maxTokensBelowOne(body.max_tokens) };
   return { ok: true, value: { prompt, maxTokens, stream } };
 }

@@ -13,7 +13,7 @@ import { planTokenGroups } from '../../wire/token-groups.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
 import { formatWireSpec } from '../../wire/wire-spec.ts';
 import { oneWritePerEvent } from '../../wire/writes.ts';
-import { JETSTREAM_FAULT_SHAPES } from './fault-shapes.ts';
+import { jetstreamFaultShapes } from './fault-shapes.ts';
 import { decodeEvents, decodeMessages, proxyResponseBody, proxyStreamEvents, type DecodeResponseMessage } from './render.ts';
 import { idHeaderValue } from '../../transport/id-header.ts';
 
@@ -91,7 +91,7 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
         }
         return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: lastDue }];
       },
-      shapes: JETSTREAM_FAULT_SHAPES,
+      shapes: jetstreamFaultShapes(input.surface),
     });
   }
   const record: TruthRecord = {

@@ -6,6 +6,8 @@
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
 import { chatBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
 
+const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
+
 export interface ChatMessage {
   role: string;
   /** The message's text (text parts joined); '' for a message without text. */
@@ -85,6 +87,9 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const messages = readMessages(body, reader.issues);
   const fields = readSamplingFields(reader);
   reader.str('request_id');
+  // Chat's own typed fields the fake model does not use: a wrong type is still vLLM's 400.
+  for (const key of ['echo', 'include_reasoning', 'parallel_tool_calls']) reader.bool(key, false);
+  reader.literal('reasoning_effort', REASONING_EFFORTS);
   const maxTokensField = reader.int('max_tokens', null);
   const maxCompletionTokens = reader.int('max_completion_tokens', null);
   const typeFailure = typeErrors(reader);

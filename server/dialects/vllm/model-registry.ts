@@ -6,8 +6,10 @@ import { VllmError } from './errors.ts';
 import type { LoraModule } from './vllm-options.ts';
 
 export interface ResolvedModel {
-  /** The name responses carry in `model`. */
+  /** The model's own name (the first served name, or the adapter's): per-model settings are keyed by it. */
   name: string;
+  /** The name responses carry in `model`: the one the request asked for, as vLLM answers. */
+  servedAs: string;
   lora: LoraModule | null;
 }
 
@@ -24,9 +26,9 @@ export class ModelRegistry {
 
   /** `''` (no model named) means the base model; null when nothing answers to the name. */
   resolve(name: string): ResolvedModel | null {
-    if (name === '' || name === this.base) return { name: this.base, lora: null };
+    if (name === '' || name === this.base) return { name: this.base, servedAs: this.base, lora: null };
     const lora = this.#loras.get(name);
-    return lora === undefined ? null : { name: lora.name, lora };
+    return lora === undefined ? null : { name: lora.name, servedAs: lora.name, lora };
   }
 
   loras(): LoraModule[] {
@@ -51,7 +53,7 @@ export class ModelRegistry {
   }
 }
 
-/** `--lora-modules` entries: `name=path` or vLLM's JSON form `{"name","path","base_model_name"}`. */
+/** `--lora-modules` entries: `name=path` or vLLM's JSON form `{"name","path","base_model_name"}` (path optional, as llm-d). */
 export function parseLoraModule(raw: string): LoraModule {
   const text = raw.trim();
   if (text.startsWith('{')) {
@@ -62,10 +64,12 @@ export function parseLoraModule(raw: string): LoraModule {
       throw new Error(`expected name=path or JSON {"name","path"}, got ${JSON.stringify(raw)}`);
     }
     const { name, path, base_model_name: baseModelName } = (parsed ?? {}) as Record<string, unknown>;
-    if (typeof name !== 'string' || name === '' || typeof path !== 'string' || path === '') {
-      throw new Error(`a JSON LoRA module needs string "name" and "path", got ${JSON.stringify(raw)}`);
+    // llm-d-inference-sim's LoraModule needs only a name (the gateway's sample manifests give no
+    // path) and roots a path-less adapter at its name; a path that is given must be a string.
+    if (typeof name !== 'string' || name === '' || (path !== undefined && (typeof path !== 'string' || path === ''))) {
+      throw new Error(`a JSON LoRA module needs a string "name" (and "path", if given, a non-empty string), got ${JSON.stringify(raw)}`);
     }
-    return { name, path, baseModelName: typeof baseModelName === 'string' ? baseModelName : null };
+    return { name, path: typeof path === 'string' ? path : name, baseModelName: typeof baseModelName === 'string' ? baseModelName : null };
   }
   const eq = text.indexOf('=');
   if (eq <= 0 || eq === text.length - 1) throw new Error(`expected name=path, got ${JSON.stringify(raw)}`);

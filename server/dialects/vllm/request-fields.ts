@@ -7,6 +7,7 @@
 import { VllmError } from './errors.ts';
 import { laxBool, laxFloat, laxInt, type IssueHead } from '../pydantic-lax.ts';
 import { PyException, PyTuple, pythonRepr } from './python-repr.ts';
+import { isJsonObject } from '../../../contracts/json.ts';
 
 export { laxBool, laxFloat, laxInt } from '../pydantic-lax.ts';
 
@@ -21,6 +22,18 @@ export interface FieldIssue {
 }
 
 export { isJsonObject as isPlainObject } from '../../../contracts/json.ts';
+
+/** pydantic's words for a Literal: `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`. */
+function expectedLiterals(allowed: readonly string[]): string {
+  const quoted = allowed.map((a) => `'${a}'`);
+  return quoted.length <= 1 ? (quoted[0] ?? '') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
+}
+
+/** A value that is none of a Literal's members. */
+export function literalIssue(loc: Array<string | number>, allowed: readonly string[], input: unknown): FieldIssue {
+  const expected = expectedLiterals(allowed);
+  return { type: 'literal_error', loc, msg: `Input should be ${expected}`, input, ctx: { expected } };
+}
 
 export function validationError(issues: readonly FieldIssue[]): VllmError {
   const list = issues.map((issue) => {
@@ -93,6 +106,46 @@ export class FieldReader {
     return null;
   }
 
+  /** `Optional[list[int]]` (`stop_token_ids`, `allowed_token_ids`): each item read as a lax int. */
+  intList(key: string): number[] | null {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null) return null;
+    if (!Array.isArray(raw)) {
+      this.issues.push({ type: 'list_type', loc: [key], msg: 'Input should be a valid list', input: raw });
+      return null;
+    }
+    const out: number[] = [];
+    raw.forEach((item: unknown, i) => {
+      const value = laxInt(item);
+      if (typeof value === 'number') out.push(value);
+      else this.issues.push({ ...value, loc: [key, i], input: item });
+    });
+    return out.length === raw.length ? out : null;
+  }
+
+  /** `Optional[dict[str, float]]` (`logit_bias`): JSON keys are strings, each value a lax float. */
+  floatDict(key: string): void {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null) return;
+    if (!isJsonObject(raw)) {
+      this.issues.push({ type: 'dict_type', loc: [key], msg: 'Input should be a valid dictionary', input: raw });
+      return;
+    }
+    for (const [name, item] of Object.entries(raw)) {
+      const value = laxFloat(item);
+      if (typeof value === 'object') this.issues.push({ ...value, loc: [key, name], input: item });
+    }
+  }
+
+  /** `Optional[Literal[...]]`: anything but one of `allowed` is pydantic's literal_error. */
+  literal(key: string, allowed: readonly string[]): string | null {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null) return null;
+    if (typeof raw === 'string' && allowed.includes(raw)) return raw;
+    this.issues.push(literalIssue([key], allowed, raw));
+    return null;
+  }
+
   /** `Optional[Union[str, list[str]]]`, as vLLM's `stop`. */
   strings(key: string): string[] {
     const raw = this.#body[key];
@@ -109,9 +162,12 @@ export class FieldReader {
   }
 }
 
-/** A body that is no JSON object: missing (FastAPI's "Field required") or of the wrong type. */
+/**
+ * A body that is no JSON object: missing (FastAPI's "Field required") or of the wrong type. A
+ * JSON `null` is missing too: FastAPI answers a decoded None for a required body before pydantic runs.
+ */
 export function bodyNotObject(body: unknown): VllmError {
-  if (body === undefined) return validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]);
+  if (body === undefined || body === null) return validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]);
   return validationError([{ type: 'model_attributes_type', loc: [], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]);
 }
 

@@ -7,7 +7,8 @@ import { MAX_LOGPROBS } from './logprobs.ts';
 import { pythonFloat } from './python-repr.ts';
 import type { WirePolicy } from '../../wire/wire-policy.ts';
 import { writesPerToken } from '../../wire/plan-cost.ts';
-import { beforeValidatorError, FieldReader, isPlainObject, laxBool, validationError, type Parsed } from './request-fields.ts';
+import { beforeValidatorError, FieldReader, isPlainObject, laxBool, literalIssue, validationError, type Parsed } from './request-fields.ts';
+import { pythonRepr } from './python-repr.ts';
 
 export interface StreamOptions {
   includeUsage: boolean;
@@ -40,6 +41,12 @@ export interface SamplingKnobs {
   repetitionPenalty: number;
   minTokens: number;
   seed: number | null;
+  /** `best_of` (null when absent): SamplingParams makes it the `n`; vLLM V1 refuses any above 1. */
+  bestOf: number | null;
+  /** A non-empty `logits_processors` was sent: refused without `--logits-processor-pattern`. */
+  logitsProcessors: boolean;
+  /** `allowed_token_ids` (null when absent): the engine refuses an empty or out-of-vocabulary list. */
+  allowedTokenIds: readonly number[] | null;
 }
 
 export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
@@ -52,6 +59,9 @@ export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
   repetitionPenalty: 1,
   minTokens: 0,
   seed: null,
+  bestOf: null,
+  logitsProcessors: false,
+  allowedTokenIds: null,
 });
 
 /** Python truthiness of a JSON value, as vLLM's `data.get(...)` checks see it. */
@@ -132,10 +142,37 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   if (pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
     return fail('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
   }
-  if (body.tool_choice !== undefined && body.tool_choice !== null && body.tool_choice !== 'none' && (body.tools === undefined || body.tools === null)) {
-    return fail('When using `tool_choice`, `tools` must be set.');
-  }
+  const toolUsage = toolUsageError(body);
+  if (toolUsage !== null) return fail(toolUsage);
   return null;
+}
+
+/** Python's `str()` of a JSON value, as vLLM's f-strings print it (a string bare, the rest as repr). */
+const pyStr = (value: unknown): string => (typeof value === 'string' ? value : pythonRepr(value));
+
+const CORRECT_TOOL_CHOICE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
+
+/**
+ * vLLM's `check_tool_usage` before-validator, in its order. An absent `tool_choice` defaults to
+ * "auto" when tools are given; an explicit null does not (the key is present), and is served.
+ */
+function toolUsageError(body: Record<string, unknown>): string | null {
+  const choice = body.tool_choice === undefined && pyTruthy(body.tools) ? 'auto' : body.tool_choice;
+  if (choice === undefined || choice === null || choice === 'none') return null;
+  if (body.tools === undefined || body.tools === null) return 'When using `tool_choice`, `tools` must be set.';
+  if (choice !== 'auto' && choice !== 'required' && !isPlainObject(choice)) {
+    return `Invalid value for \`tool_choice\`: ${pyStr(choice)}! Only named tools, "none", "auto" or "required" are supported.`;
+  }
+  // "required" with an empty tool list: vLLM drops the tools and serves as "none".
+  if (!isPlainObject(choice)) return null;
+  const fn = choice.function;
+  if (!isPlainObject(fn)) return `Invalid value for \`function\`: \`${pyStr(fn)}\` in \`tool_choice\`! ${CORRECT_TOOL_CHOICE}`;
+  if (!('name' in fn)) return `Expected field \`name\` in \`function\` in \`tool_choice\`! ${CORRECT_TOOL_CHOICE}`;
+  const name = fn.name;
+  if (typeof name !== 'string' || name.length === 0) return `Invalid \`name\` in \`function\`: \`${pyStr(name)}\` in \`tool_choice\`! ${CORRECT_TOOL_CHOICE}`;
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const named = tools.some((tool: unknown) => isPlainObject(tool) && isPlainObject(tool.function) && tool.function.name === name);
+  return named ? null : 'The tool specified in `tool_choice` does not match any of the specified `tools`';
 }
 
 /** Completions' own before-validator. */
@@ -150,7 +187,8 @@ export function completionBeforeValidators(body: Record<string, unknown>): Parse
  */
 export function autoToolChoiceRefused(body: Record<string, unknown>): VllmError | null {
   const tools = body.tools;
-  const choice = body.tool_choice ?? (Array.isArray(tools) && tools.length > 0 ? 'auto' : 'none');
+  // Only an absent tool_choice defaults to "auto"; an explicit null is served (it is not "auto").
+  const choice = body.tool_choice !== undefined ? body.tool_choice : Array.isArray(tools) && tools.length > 0 ? 'auto' : 'none';
   return choice === 'auto' ? badRequest('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set') : null;
 }
 
@@ -174,8 +212,59 @@ function readStreamOptions(reader: FieldReader): StreamOptions | null {
   return { includeUsage: field('include_usage', true), continuousUsageStats: field('continuous_usage_stats', false) };
 }
 
+const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as const;
+
+/**
+ * `response_format`: vLLM's union of ResponseFormat (type text / json_object / json_schema) and
+ * the structural-tag formats; a failure is reported as ResponseFormat's (one error, not one per
+ * union member, as for `prompt`).
+ */
+function readResponseFormat(reader: FieldReader): void {
+  const raw = reader.body.response_format;
+  if (raw === undefined || raw === null) return;
+  if (!isPlainObject(raw)) {
+    reader.issues.push({ type: 'model_type', loc: ['response_format'], msg: 'Input should be a valid dictionary or instance of ResponseFormat', input: raw, ctx: { class_name: 'ResponseFormat' } });
+    return;
+  }
+  const type = raw.type;
+  if (type === undefined) reader.issues.push({ type: 'missing', loc: ['response_format', 'type'], msg: 'Field required', input: raw });
+  else if (type !== 'structural_tag' && !(typeof type === 'string' && (RESPONSE_FORMAT_TYPES as readonly string[]).includes(type))) {
+    reader.issues.push(literalIssue(['response_format', 'type'], RESPONSE_FORMAT_TYPES, type));
+  }
+}
+
+/** `logits_processors`: a list of qualified names or constructor objects; true when non-empty. */
+function readLogitsProcessors(reader: FieldReader): boolean {
+  const raw = reader.body.logits_processors;
+  if (raw === undefined || raw === null) return false;
+  if (!Array.isArray(raw)) {
+    reader.issues.push({ type: 'list_type', loc: ['logits_processors'], msg: 'Input should be a valid list', input: raw });
+    return false;
+  }
+  raw.forEach((item: unknown, i) => {
+    if (typeof item !== 'string' && !isPlainObject(item)) reader.issues.push({ type: 'string_type', loc: ['logits_processors', i, 'str'], msg: 'Input should be a valid string', input: item });
+  });
+  return raw.length > 0;
+}
+
+/**
+ * Fields both endpoints type-check though the fake model has no use for their values: a value
+ * of the wrong type is vLLM's 400, never silently served.
+ */
+function readTypedOnlyFields(reader: FieldReader): void {
+  reader.str('user');
+  reader.floatDict('logit_bias');
+  readResponseFormat(reader);
+  reader.intList('stop_token_ids');
+  // Only the type: the accepted range of truncate_prompt_tokens differs between vLLM releases.
+  reader.int('truncate_prompt_tokens', null);
+  reader.bool('skip_special_tokens', true);
+  reader.bool('spaces_between_special_tokens', true);
+}
+
 /** Reads the shared fields; type errors stay in `reader.issues` for the caller to report. */
 export function readSamplingFields(reader: FieldReader): SamplingFields {
+  readTypedOnlyFields(reader);
   return {
     model: reader.str('model') ?? '',
     stream: reader.bool('stream', false),
@@ -201,6 +290,9 @@ function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
     minP: reader.float('min_p', d.minP),
     repetitionPenalty: reader.float('repetition_penalty', d.repetitionPenalty),
     minTokens: reader.intNotNull('min_tokens', d.minTokens),
+    bestOf: reader.int('best_of', null),
+    logitsProcessors: readLogitsProcessors(reader),
+    allowedTokenIds: reader.intList('allowed_token_ids'),
   };
 }
 
@@ -221,6 +313,16 @@ const GREEDY_TEMPERATURE = 1e-5;
 export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampling'>, maxTokens: number | null): VllmError | null {
   const k = fields.sampling ?? DEFAULT_SAMPLING;
   const f = pythonFloat;
+  // to_sampling_params builds the logits processors before SamplingParams exists.
+  if (k.logitsProcessors) {
+    return badRequest('The `logits_processors` argument is not supported by this server. See --logits-processor-pattern engine argugment for more information.');
+  }
+  // SamplingParams.__post_init__: a (truthy) best_of must cover n, and then becomes the n checked.
+  const bestOf = k.bestOf !== null && k.bestOf !== 0 ? k.bestOf : null;
+  if (bestOf !== null && bestOf < fields.n) return badRequest(`best_of must be greater than or equal to n, got n=${fields.n} and best_of=${bestOf}.`);
+  const n = bestOf ?? fields.n;
+  if (n < 1) return badRequest(`n must be at least 1, got ${n}.`);
+  // benchtruth's own: best_of 1 lifts no n below 1 into a choice (vLLM would).
   if (fields.n < 1) return badRequest(`n must be at least 1, got ${fields.n}.`);
   if (fields.n > MAX_CHOICES) return badRequest(`n must be at most ${MAX_CHOICES} on benchtruth, got ${fields.n}.`, 'n');
   if (!(k.presencePenalty >= -2 && k.presencePenalty <= 2)) return badRequest(`presence_penalty must be in [-2, 2], got ${f(k.presencePenalty)}.`);
@@ -235,7 +337,23 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
   if (k.minTokens < 0) return badRequest(`min_tokens must be greater than or equal to 0, got ${k.minTokens}.`);
   if (maxTokens !== null && k.minTokens > maxTokens) return badRequest(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${k.minTokens}.`);
   if (fields.stop.includes('')) return badRequest('stop cannot contain an empty string.');
-  if (k.temperature < GREEDY_TEMPERATURE && fields.n > 1) return badRequest(`n must be 1 when using greedy sampling, got ${fields.n}.`);
+  if (k.temperature < GREEDY_TEMPERATURE && n > 1) return badRequest(`n must be 1 when using greedy sampling, got ${n}.`);
+  return null;
+}
+
+/**
+ * The V1 engine's own checks on SamplingParams (vllm/v1/engine/processor.py), raised when the
+ * request's generator is first iterated: a 400 for a whole body, an error event after the 200
+ * for a stream (as the out-of-vocabulary prompt). Checked before the prompt's token ids.
+ */
+export function engineRefusal(fields: Pick<SamplingFields, 'sampling'>, maxTokenId: number): VllmError | null {
+  const k = fields.sampling ?? DEFAULT_SAMPLING;
+  const allowed = k.allowedTokenIds;
+  if (allowed !== null) {
+    if (allowed.length === 0) return badRequest('allowed_token_ids is not None and empty!');
+    if (allowed.some((id) => id < 0 || id > maxTokenId)) return badRequest('allowed_token_ids contains out-of-vocab token id!');
+  }
+  if (k.bestOf !== null && k.bestOf > 1) return badRequest('vLLM V1 does not yet support best_of.');
   return null;
 }
 

@@ -267,18 +267,20 @@ describe('batching core: n > 1 holds n sequences of KV', () => {
     const core = new BatchingCore(config, new Rng(1), { scheduled: () => {}, token: () => void usage.push(core.kvUsage), preempted: () => {}, finished: () => {} });
     const arrived = core.arrive(nOf(3, 6), 0);
     expect(arrived.ok).toBe(true);
-    // 3 sequences × ceil((8 prompt + 1) / 4) = 9 of 24 blocks.
-    expect(core.kvUsage).toBe(9 / 24);
+    // vLLM's accounting: a sequence holds the tokens it computes, the prompt at prefill:
+    // 3 sequences × ceil(8 / 4) = 6 of 24 blocks.
+    expect(core.kvUsage).toBe(6 / 24);
     core.advanceTo(1e6);
-    // The step making token k holds 8 + k + 1 tokens per sequence: 3 × 3 blocks up to token 3,
-    // then 3 × 4; all are free once the request finishes.
-    expect(usage).toEqual([9, 9, 9, 9, 12, 12].map((b) => b / 24));
+    // The step making token k (k ≥ 1) computes 8 + k tokens per sequence (the newest sampled
+    // token is fed back, the one it samples is not): 3 × 3 blocks from token 1, 3 × 4 at token
+    // 5; all are free once the request finishes.
+    expect(usage).toEqual([6, 9, 9, 9, 9, 12].map((b) => b / 24));
     expect(core.kvUsage).toBe(0);
   });
 
   it('a request whose n sequences can never fit is too large; n of them compete for blocks (preemption), and all finish', () => {
     const core = new BatchingCore(config, new Rng(1), { scheduled: () => {}, token: () => {}, preempted: () => {}, finished: () => {} });
-    // 7 sequences × ceil(12 / 4) = 21 blocks fit 24; 9 × 3 = 27 never do.
+    // At most 8 + 4 − 1 tokens each: 7 sequences × ceil(11 / 4) = 21 blocks fit 24; 9 × 3 = 27 never do.
     expect(core.canAccept(nOf(7))).toBe('ok');
     expect(core.canAccept(nOf(9))).toBe('too_large');
     const outcome = play(config, [0, 1, 2].map((id): Step => ({ at: id, kind: 'arrive', id, request: nOf(3, 12) })));

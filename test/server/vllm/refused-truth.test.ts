@@ -28,7 +28,7 @@ function expectRefusalTruth(record: TruthRecordJson, status: number, body: strin
   expect(write).toMatchObject({ offset: 0, length: Buffer.byteLength(body) });
   expect(write.actualMs).not.toBeNull();
   expect(record.headersMs).toBe(write.actualMs);
-  expect(record.end).toEqual({ atMs: write.actualMs, how: 'completed' });
+  expect(record.end).toEqual({ atMs: write.actualMs, atEpochMs: write.actualEpochMs, how: 'completed' });
 }
 
 /** The request counters and histogram counts of /metrics (gauges such as cache usage move on their own). */
@@ -88,8 +88,8 @@ describe('truth of refused vLLM generation requests', () => {
     expect(served.headers['x-request-id']).toBe(second.headers['x-request-id']);
     expect(served.body).toBe(second.body);
     const truth = await truthOf(server, served.headers['x-request-id'] as string);
-    const { arrivalEpochMs: _a, headersMs: _h, end: _e, writes, ...rest } = truth;
-    const { arrivalEpochMs: _ra, headersMs: _rh, end: _re, writes: referenceWrites, ...referenceRest } = referenceTruth;
+    const { arrivalEpochMs: _a, headersMs: _h, headersEpochMs: _he, end: _e, writes, ...rest } = truth;
+    const { arrivalEpochMs: _ra, headersMs: _rh, headersEpochMs: _rhe, end: _re, writes: referenceWrites, ...referenceRest } = referenceTruth;
     expect(rest).toEqual(referenceRest);
     expect(writes.map((w) => w.base64)).toEqual(referenceWrites.map((w) => w.base64));
     expect(seen).toEqual([`${refused.headers['x-request-id'] as string}:404`, `${served.headers['x-request-id'] as string}:200`]);

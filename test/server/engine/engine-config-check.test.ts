@@ -1,0 +1,47 @@
+/**
+ * Engine settings vLLM would refuse, or that would be silently ignored, are refused at startup
+ * with one line: a token budget below --max-num-seqs under batching (vLLM's SchedulerConfig),
+ * an exponential spread above its mean, per-model timing for a second --served-model-name.
+ */
+import { describe, expect, it } from 'vitest';
+import { engineConfigProblem } from '../../../server/engine/engine-config-check.ts';
+import { resolveServerOptions, type ServerOptions } from '../../../server/options.ts';
+import { runCli } from '../../helpers/cli.ts';
+
+const problem = (options: Partial<ServerOptions>): string | null => engineConfigProblem(resolveServerOptions(options));
+
+describe('engine settings that cannot work together', () => {
+  it('--max-num-batched-tokens below --max-num-seqs under batching, as vLLM refuses (s5)', () => {
+    expect(problem({ scheduler: 'batching', maxNumSeqs: 8, maxNumBatchedTokens: 4 })).toBe(
+      '--max-num-batched-tokens (4) must be greater than or equal to --max-num-seqs (8), as vLLM requires',
+    );
+    expect(problem({ scheduler: 'batching', maxNumBatchedTokens: 64 })).toMatch(/^--max-num-batched-tokens \(64\) .* --max-num-seqs \(256\)/);
+    expect(problem({ scheduler: 'batching', maxNumSeqs: 8, maxNumBatchedTokens: 8 })).toBeNull();
+    // The isolated scheduler has no token budget.
+    expect(problem({ scheduler: 'isolated', maxNumSeqs: 8, maxNumBatchedTokens: 4 })).toBeNull();
+  });
+
+  it('exponential with a spread larger than its mean (s24), server-wide or per model', () => {
+    expect(problem({ latencyDistribution: 'exponential', ttftMs: 10, ttftSpreadMs: 20 })).toBe(
+      '--time-to-first-token-std-dev (20ms) is larger than --time-to-first-token (10ms): --latency-distribution exponential takes a spread up to the mean',
+    );
+    expect(problem({ latencyDistribution: 'exponential', itlMs: 10, itlSpreadMs: 10 })).toBeNull();
+    expect(problem({ latencyDistribution: 'normal', itlMs: 10, itlSpreadMs: 20 })).toBeNull();
+    expect(problem({ model: 'm', latencyDistribution: 'exponential', itlMs: 10, modelTiming: { la: { itlSpreadMs: 30 } } })).toMatch(/^per-model timing for "la": --inter-token-latency-std-dev \(30ms\)/);
+    // TTFT's spread does not count when prefill-* set the prefill time.
+    expect(problem({ latencyDistribution: 'exponential', ttftMs: 0, ttftSpreadMs: 5, prefillOverheadMs: 10 })).toBeNull();
+  });
+
+  it('per-model timing for a second --served-model-name, which is timed as the first (s19)', () => {
+    expect(problem({ model: 'm1', servedModelAliases: ['m2'], modelTiming: { m2: { itlMs: 3 } } })).toBe(
+      'per-model timing for "m2": it is another --served-model-name of "m1", whose timing it uses; set it for "m1"',
+    );
+    expect(problem({ model: 'm1', servedModelAliases: ['m2'], modelTiming: { m1: { itlMs: 3 } } })).toBeNull();
+  });
+
+  it('serve refuses them with one line and exit code 2', async () => {
+    const result = await runCli(['serve', '--port', '0', '--scheduler', 'batching', '--max-num-seqs', '8', '--max-num-batched-tokens', '4'], 20_000);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('benchtruth: --max-num-batched-tokens (4) must be greater than or equal to --max-num-seqs (8), as vLLM requires\n');
+  }, 30_000);
+});

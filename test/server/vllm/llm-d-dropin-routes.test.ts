@@ -1,0 +1,52 @@
+/**
+ * What an llm-d-inference-sim manifest's probes and the EPP see of the server: `/health/ready`
+ * (the simulator's helm readiness probe) answers as `/health`, a path-less JSON adapter is
+ * rooted at its name, and `vllm:cache_config_info` carries vLLM V1's `engine="0"` label, still
+ * one series when `--workers` merges the scrape.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { parsePrometheusText } from '../../../client/scrape/prometheus-text.ts';
+import { buildServer } from '../../../server/app.ts';
+import { mergeWorkerMetrics } from '../../../server/cluster/merge-worker-metrics.ts';
+import { parseLoraModule } from '../../../server/dialects/vllm/model-registry.ts';
+
+const server = buildServer({ model: 'Qwen/Qwen3-32B', loraModules: [parseLoraModule('{"name": "food-review-1"}')], maxLoras: 2 });
+afterAll(() => server.close());
+
+describe('llm-d-inference-sim manifests against the vLLM routes', () => {
+  it('GET /health/ready is 200 with an empty body, like /health; other methods are 405', async () => {
+    for (const url of ['/health', '/health/ready']) {
+      const response = await server.app.inject({ method: 'GET', url });
+      expect([url, response.statusCode, response.body]).toEqual([url, 200, '']);
+    }
+    for (const method of ['POST', 'HEAD'] as const) {
+      const response = await server.app.inject({ method, url: '/health/ready' });
+      expect(response.statusCode).toBe(405);
+      expect(response.headers.allow).toBe('GET');
+    }
+  });
+
+  it('a JSON adapter without a path is served, rooted at its name', async () => {
+    expect(parseLoraModule('{"name": "food-review-1"}')).toEqual({ name: 'food-review-1', path: 'food-review-1', baseModelName: null });
+    const body = (await server.app.inject({ method: 'GET', url: '/v1/models' })).json() as { data: Array<{ id: string; root: string; parent: string | null }> };
+    expect(body.data.map((m) => [m.id, m.root, m.parent])).toEqual([['Qwen/Qwen3-32B', 'Qwen/Qwen3-32B', null], ['food-review-1', 'food-review-1', 'Qwen/Qwen3-32B']]);
+  });
+
+  it.each(['{"path": "/x"}', '{"name": ""}', '{"name": "a", "path": ""}', '{"name": "a", "path": 3}'])('a JSON adapter %s is still refused', (raw) => {
+    expect(() => parseLoraModule(raw)).toThrow(/a JSON LoRA module needs a string "name"/);
+  });
+
+  it('vllm:cache_config_info has engine="0", and --workers still merge it into one series', async () => {
+    const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toMatch(/^vllm:cache_config_info\{block_size="16",num_gpu_blocks="8192",num_cpu_blocks="0",enable_prefix_caching="False",cache_dtype="auto",engine="0"\} 1$/m);
+    const other = buildServer({ model: 'Qwen/Qwen3-32B' });
+    try {
+      const perWorker = await Promise.all([server, other].map(async (s) => (await Promise.all(s.context.metrics.registries().map((r) => r.getMetricsAsJSON()))).flat()));
+      const merged = parsePrometheusText(await mergeWorkerMetrics(perWorker).metrics());
+      const samples = merged.get('vllm:cache_config_info')?.samples ?? [];
+      expect(samples.map((s) => [s.labels.engine, s.value])).toEqual([['0', 1]]);
+    } finally {
+      await other.close();
+    }
+  });
+});
