@@ -85,8 +85,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
       done(null, JSON.parse(body as string));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      // The text rides along: JetStream's FastAPI errors say where Python's json stopped in it.
-      done(Object.assign(new Error(`JSON decode error: ${message}`), { statusCode: 400, jsonText: body as string }), undefined);
+      done(Object.assign(new Error(`JSON decode error: ${message}`), { statusCode: 400 }), undefined);
     }
   });
   // Every answer carries x-request-id (vLLM echoes it); routes that plan a response set their
