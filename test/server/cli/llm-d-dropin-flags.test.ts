@@ -4,16 +4,12 @@
  * `--seed` as an int64, `--max-request-body-size-mb`, and the note that llm-d's capacity flags
  * cap only under `--scheduler batching`. Parsed with the real command, never listening.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Command } from 'commander';
+import { cliErrorOf, parseServe } from '../../helpers/serve-flags.ts';
 import { describe, expect, it } from 'vitest';
-import { CliError } from '../../../contracts/cli-error.ts';
 import { Rng } from '../../../contracts/rng.ts';
-import { applyServeConfig, blameConfigFile, isolatedCapacityNote } from '../../../server/cli/engine-serve-flags.ts';
+import { blameConfigFile, isolatedCapacityNote } from '../../../server/cli/engine-serve-flags.ts';
 import { checkLlmdCompatFlags } from '../../../server/cli/llm-d-compat-flags.ts';
-import { registerServeCommand, serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
+import { serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
 import { defaultListenHost, seedValue, servingBanner } from '../../../server/cli/serve-flag-values.ts';
 import { resolveServerOptions } from '../../../server/options.ts';
 
@@ -21,19 +17,7 @@ type Env = Record<string, string | undefined>;
 
 /** The real `serve` command's flags (and --config YAML), parsed; the options and the stderr notes. */
 function serveWith(args: string[], yaml?: string, env: Env = {}): { options: ReturnType<typeof resolveServerOptions>; notes: string[] } {
-  const program = new Command().exitOverride();
-  registerServeCommand(program);
-  const serve = program.commands.find((c) => c.name() === 'serve') as Command;
-  serve.exitOverride().action(() => undefined);
-  const extra: string[] = [];
-  if (yaml !== undefined) {
-    const file = join(mkdtempSync(join(tmpdir(), 'bt-llm-d-')), 'config.yaml');
-    writeFileSync(file, yaml);
-    extra.push('--config', file);
-  }
-  program.parse(['serve', ...args, ...extra], { from: 'user' });
-  const flags = serve.opts() as Parameters<typeof serveOptionsFromFlags>[0] & Record<string, unknown>;
-  applyServeConfig(flags, serve);
+  const { serve, flags } = parseServe(args, yaml);
   return blameConfigFile(serve, flags.config, () => {
     const options = resolveServerOptions(serveOptionsFromFlags(flags, env));
     const notes = [checkLlmdCompatFlags(flags, options.maxLoras), isolatedCapacityNote(flags, options.scheduler)].filter((n) => n !== null);
@@ -41,15 +25,7 @@ function serveWith(args: string[], yaml?: string, env: Env = {}): { options: Ret
   });
 }
 
-function errorOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(CliError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a CliError');
-}
+const errorOf = cliErrorOf;
 
 describe('listen address', () => {
   it('is 127.0.0.1 locally and every interface in a Kubernetes pod, as llm-d-inference-sim and vLLM', () => {

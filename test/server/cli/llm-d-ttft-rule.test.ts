@@ -4,33 +4,16 @@
  * a given non-zero TTFT wins, our built-in default never does, and --latency-calculator
  * constant / per-token picks one side outright.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Command } from 'commander';
+import { parseServe } from '../../helpers/serve-flags.ts';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../contracts/rng.ts';
-import { applyServeConfig } from '../../../server/cli/engine-serve-flags.ts';
-import { registerServeCommand, serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
+import { serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
 import { timingFor } from '../../../server/engine/model-timing.ts';
 import { samplePrefillMs, simpleTiming, usesPrefillCost } from '../../../server/engine/timing.ts';
 import { resolveServerOptions } from '../../../server/options.ts';
 
 function optionsOf(args: string[], yaml?: string): ReturnType<typeof resolveServerOptions> {
-  const program = new Command().exitOverride();
-  registerServeCommand(program);
-  const serve = program.commands.find((c) => c.name() === 'serve') as Command;
-  serve.exitOverride().action(() => undefined);
-  const extra: string[] = [];
-  if (yaml !== undefined) {
-    const file = join(mkdtempSync(join(tmpdir(), 'bt-ttft-')), 'llm-d.yaml');
-    writeFileSync(file, yaml);
-    extra.push('--config', file);
-  }
-  program.parse(['serve', ...args, ...extra], { from: 'user' });
-  const flags = serve.opts() as Parameters<typeof serveOptionsFromFlags>[0] & Record<string, unknown>;
-  applyServeConfig(flags, serve);
-  return resolveServerOptions(serveOptionsFromFlags(flags, {}));
+  return resolveServerOptions(serveOptionsFromFlags(parseServe(args, yaml).flags, {}));
 }
 
 /** TTFT (ms, unloaded) of a 1-token and a 201-token prompt for `model`. */

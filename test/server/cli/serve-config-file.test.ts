@@ -6,12 +6,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
+import { cliErrorOf, parseServe } from '../../helpers/serve-flags.ts';
 import { describe, expect, it } from 'vitest';
-import { CliError } from '../../../contracts/cli-error.ts';
-import { applyServeConfig, blameConfigFile } from '../../../server/cli/engine-serve-flags.ts';
+import { blameConfigFile } from '../../../server/cli/engine-serve-flags.ts';
 import { checkLlmdCompatFlags } from '../../../server/cli/llm-d-compat-flags.ts';
-import { registerServeCommand, serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
+import { serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
 import { checkLoraNames } from '../../../server/cli/vllm-serve-flags.ts';
 
 function configFile(yaml: string): string {
@@ -22,25 +21,11 @@ function configFile(yaml: string): string {
 
 /** The real `serve` command's flags, parsed without running it, then the file, then the options. */
 function serveWith(args: string[]): ReturnType<typeof serveOptionsFromFlags> {
-  const program = new Command().exitOverride();
-  registerServeCommand(program);
-  const serve = program.commands.find((c) => c.name() === 'serve') as Command;
-  serve.exitOverride().action(() => undefined);
-  program.parse(['serve', ...args], { from: 'user' });
-  const flags = serve.opts() as Parameters<typeof serveOptionsFromFlags>[0] & Record<string, unknown>;
-  applyServeConfig(flags, serve);
+  const { serve, flags } = parseServe(args);
   return blameConfigFile(serve, flags.config, () => serveOptionsFromFlags(flags));
 }
 
-function errorOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(CliError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a CliError');
-}
+const errorOf = cliErrorOf;
 
 describe('serve --config: values of the wrong type', () => {
   it.each([
