@@ -224,11 +224,12 @@ export class BatchingCore {
     // never fed back (nor recomputed after a preemption).
     const peak = request.promptTokens + Math.max(1, request.outputTokens) - 1;
     if (newcomer.blocksAt(peak, this.#config.blockSize) > this.#config.kvCacheBlocks) return 'too_large';
-    // Waiting requests (the newcomer included) that a step starting now would admit are not
+    // Waiting requests (the newcomer included) that the coming steps would admit are not
     // queued in vLLM's sense: only the rest counts against the limit. A free slot alone does
-    // not admit: a request held back by its LoRA adapter, by KV blocks or by the token budget
-    // the running sequences take first is queued however many slots are free.
-    const queued = this.#waiting.length + 1 - this.#plan([...this.#waiting, newcomer]).admitted.length;
+    // not admit: a request held back by its LoRA adapter or by KV blocks is queued however
+    // many slots are free. The token budget is left out: one step's budget only delays an
+    // admission to the next step, and mid-step it would charge the chunk being computed twice.
+    const queued = this.#waiting.length + 1 - this.#plan([...this.#waiting, newcomer], Infinity).admitted.length;
     if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
@@ -237,13 +238,13 @@ export class BatchingCore {
    * The scheduling rule, changing nothing: what a step starting now does with the running
    * sequences and then `waiting`, in vLLM V1's order (see the file comment). Blocks a sequence
    * already holds (the step in progress allocated them) are never given back by a plan.
+   * `budget`: the step's token budget (Infinity: slots, blocks and LoRA slots alone decide).
    */
-  #plan(waiting: readonly Sequence[]): StepPlan {
+  #plan(waiting: readonly Sequence[], budget = this.#config.maxNumBatchedTokens): StepPlan {
     const { maxNumSeqs, maxLoras, blockSize } = this.#config;
     const running = [...this.#running];
     const plan: StepPlan = { running: [], preempted: [], admitted: [] };
     let free = this.#freeBlocks;
-    let budget = this.#config.maxNumBatchedTokens;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const seq = running[i] as Sequence;
       const tokens = Math.min(seq.pending, budget);

@@ -32,8 +32,9 @@ describe("llm-d's TTFT-over-prefill rule", () => {
     [['--prefill-overhead', '10ms', '--prefill-time-per-token', '1ms'], [11, 211]],
     // A given TTFT of 0 with no spread leaves prefill-* in charge (llm-d: ttft == 0 && std-dev == 0).
     [['--time-to-first-token', '0', '--prefill-time-per-token', '1ms'], [1, 201]],
-    // A spread of 0 alone says nothing about the TTFT.
+    // A spread alone says nothing about the TTFT: our built-in mean never beats prefill-* (audit 7-R1).
     [['--time-to-first-token-std-dev', '0', '--prefill-time-per-token', '1ms'], [1, 201]],
+    [['--time-to-first-token-std-dev', '5ms', '--prefill-time-per-token', '1ms'], [1, 201]],
     [['--time-to-first-token', '300ms'], [300, 300]],
     [['--latency-calculator', 'per-token', '--time-to-first-token', '300ms', '--prefill-time-per-token', '1ms'], [1, 201]],
     [['--latency-calculator', 'per-token', '--time-to-first-token', '300ms'], [0, 0]],

@@ -201,3 +201,20 @@ describe('the prefill spread reaches the step (s25)', () => {
     expect(log2.tokens.get(high)).toEqual([150]);
   });
 });
+
+describe('the queue limit mid-step (audit 7-R1)', () => {
+  it('a request the next step admits is not 429, while a chunked prefill is being computed', () => {
+    const config: BatchingConfig = { ...BASE, maxNumSeqs: 4, maxWaitingQueueLength: 0, maxNumBatchedTokens: 16, blockSize: 16, kvCacheBlocks: 100, timing: simpleTiming(10, 10) };
+    const request = (prompt: number, output: number): CoreRequest => ({ promptTokens: prompt, outputTokens: output, lora: null, prefillMs: 10 + prompt, prefillMeanMs: 10 + prompt, prefillPerTokenMs: 1 });
+    const { core: c, log } = core(config);
+    const long = arrived(c, request(32, 3), 0);
+    c.advanceTo(c.nextEventAt); // its first 16-token chunk is done; the second is being computed
+    expect(long.computed).toBe(16);
+    expect(long.chunk).toBe(16);
+    // One of four slots is taken and nobody waits: the newcomer is admitted by a coming step.
+    const short = c.arrive(request(4, 2), c.now + 1);
+    expect(short.ok).toBe(true);
+    c.advanceTo(1000);
+    if (short.ok) expect(log.scheduled.get(short.seq)).toBeGreaterThan(0);
+  });
+});
