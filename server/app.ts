@@ -13,6 +13,7 @@ import { metricsRoutes } from './metrics/metrics-route.ts';
 import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
 import { installVllmCors } from './routes/vllm-cors.ts';
+import { parsePythonJson } from './dialects/python-json.ts';
 import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
 import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
 import { RequestIdentities } from './routes/request-identity.ts';
@@ -81,12 +82,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   // that developers point any client at is deliberately lenient here (docs/vllm-fidelity.md).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      done(Object.assign(new Error(`JSON decode error: ${message}`), { statusCode: 400 }), undefined);
-    }
+    const parsed = parsePythonJson(body as string);
+    if (parsed.ok) done(null, parsed.value);
+    else done(Object.assign(new Error(`JSON decode error: ${parsed.message}`), { statusCode: 400 }), undefined);
   });
   // Every answer carries x-request-id (vLLM echoes it); routes that plan a response set their
   // own, everything else echoes the client's or gets a deterministic one.

@@ -13,6 +13,8 @@ export interface IssueHead {
   msg: string;
 }
 
+const INT_TEXT = /^[+-]?\d+(?:_\d+)*(?:\.0*)?$/;
+
 export function laxInt(raw: unknown): number | IssueHead {
   if (typeof raw === 'number') {
     if (Number.isInteger(raw)) return raw;
@@ -22,7 +24,9 @@ export function laxInt(raw: unknown): number | IssueHead {
   if (typeof raw === 'boolean') return raw ? 1 : 0;
   if (typeof raw === 'string') {
     const trimmed = raw.trim();
-    if (/^[+-]?\d+$/.test(trimmed)) return Number(trimmed);
+    // pydantic-core's str_as_int: underscores between digits (as Python's int()) and a decimal
+    // part of zeros only ("5.0", "5.") are an integer's text too.
+    if (INT_TEXT.test(trimmed)) return Number(trimmed.replace(/_/g, '').replace(/\.0*$/, ''));
     return { type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' };
   }
   return { type: 'int_type', msg: 'Input should be a valid integer' };

@@ -6,7 +6,7 @@
  * A body that decodes to JSON `null` is no body either ("Field required").
  */
 import { jsonDecodeError, missingBody, validationError, type JetstreamError } from './fastapi-errors.ts';
-import { pythonJsonError } from './python-json-error.ts';
+import { parsePythonJson } from '../python-json.ts';
 
 /** A body FastAPI does not decode (its media type is not JSON): the model sees the text itself. */
 export class UndecodedBody {
@@ -31,13 +31,9 @@ export function fastapiReadsJson(contentType: string | undefined): boolean {
  */
 export function decodeFastapiBody(text: string, contentType: string | undefined): unknown {
   if (text === '' || !fastapiReadsJson(contentType)) return new UndecodedBody(text);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    const python = pythonJsonError(text);
-    // Only a text Python would accept (NaN, say) has no Python error: JavaScript's reason then.
-    return python !== null ? jsonDecodeError(python.pos, python.msg) : jsonDecodeError(0, error instanceof Error ? error.message : String(error));
-  }
+  const parsed = parsePythonJson(text);
+  if (parsed.ok) return parsed.value;
+  return parsed.error !== null ? jsonDecodeError(parsed.error.pos, parsed.error.msg) : jsonDecodeError(0, parsed.message);
 }
 
 /**

@@ -24,6 +24,9 @@ export interface ChatRequest extends SamplingFields {
   logprobs?: number | null;
 }
 
+/** chat_utils.py's type-less parts: `{"image_url": "<url>"}` and the like (no text for this model). */
+const SIMPLE_MEDIA_FIELDS = ['image_url', 'audio_url', 'input_audio', 'video_url'] as const;
+
 function readContent(raw: unknown, at: number, issues: FieldIssue[]): string {
   if (raw === undefined || raw === null) return '';
   if (typeof raw === 'string') return raw;
@@ -37,6 +40,8 @@ function readContent(raw: unknown, at: number, issues: FieldIssue[]): string {
       texts.push(part);
       return;
     }
+    // vLLM's simple multimodal parts name their modality by their one field, with no `type`.
+    if (isPlainObject(part) && part.type === undefined && SIMPLE_MEDIA_FIELDS.some((field) => part[field] !== undefined)) return;
     if (!isPlainObject(part) || typeof part.type !== 'string') {
       issues.push({ type: 'model_type', loc: ['messages', at, 'content', p], msg: 'Input should be a valid dictionary with a string `type`', input: part });
       return;
@@ -88,7 +93,9 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const fields = readSamplingFields(reader);
   reader.str('request_id');
   // Chat's own typed fields the fake model does not use: a wrong type is still vLLM's 400.
-  for (const key of ['echo', 'include_reasoning', 'parallel_tool_calls']) reader.bool(key, false);
+  // Plain `bool` in vLLM's ChatCompletionRequest (null is refused), but parallel_tool_calls is Optional.
+  for (const key of ['echo', 'include_reasoning', 'continue_final_message', 'add_special_tokens', 'use_beam_search']) reader.boolNotNull(key, false);
+  reader.bool('parallel_tool_calls', false);
   reader.literal('reasoning_effort', REASONING_EFFORTS);
   const maxTokensField = reader.int('max_tokens', null);
   const maxCompletionTokens = reader.int('max_completion_tokens', null);
@@ -96,7 +103,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   if (typeFailure !== null) return typeFailure;
   // vLLM: `request.max_completion_tokens or request.max_tokens` (a 0 falls through, as in Python).
   const maxTokens = maxCompletionTokens !== null && maxCompletionTokens !== 0 ? maxCompletionTokens : maxTokensField;
-  const addGenerationPrompt = reader.bool('add_generation_prompt', true);
+  const addGenerationPrompt = reader.boolNotNull('add_generation_prompt', true);
   const wantLogprobs = reader.bool('logprobs', false);
   const topLogprobs = reader.int('top_logprobs', 0);
   const typeFailure2 = typeErrors(reader);

@@ -94,8 +94,18 @@ export class FieldReader {
     return this.int(key, fallback);
   }
 
+  /** An optional boolean (`Optional[bool]`: None allowed). */
   bool(key: string, fallback: boolean): boolean {
     return this.#lax(key, fallback, laxBool);
+  }
+
+  /** A required-type boolean with a default (`ignore_eos: bool = False`): null is a type error. */
+  boolNotNull(key: string, fallback: boolean): boolean {
+    if (this.#body[key] === null) {
+      this.issues.push({ type: 'bool_type', loc: [key], msg: 'Input should be a valid boolean', input: null });
+      return fallback;
+    }
+    return this.bool(key, fallback);
   }
 
   str(key: string): string | null {

@@ -258,8 +258,8 @@ function readTypedOnlyFields(reader: FieldReader): void {
   reader.intList('stop_token_ids');
   // Only the type: the accepted range of truncate_prompt_tokens differs between vLLM releases.
   reader.int('truncate_prompt_tokens', null);
-  reader.bool('skip_special_tokens', true);
-  reader.bool('spaces_between_special_tokens', true);
+  reader.boolNotNull('skip_special_tokens', true);
+  reader.boolNotNull('spaces_between_special_tokens', true);
 }
 
 /** Reads the shared fields; type errors stay in `reader.issues` for the caller to report. */
@@ -269,10 +269,10 @@ export function readSamplingFields(reader: FieldReader): SamplingFields {
     model: reader.str('model') ?? '',
     stream: reader.bool('stream', false),
     streamOptions: readStreamOptions(reader),
-    ignoreEos: reader.bool('ignore_eos', false),
+    ignoreEos: reader.boolNotNull('ignore_eos', false),
     n: reader.int('n', 1),
     stop: reader.strings('stop'),
-    includeStopStrInOutput: reader.bool('include_stop_str_in_output', false),
+    includeStopStrInOutput: reader.boolNotNull('include_stop_str_in_output', false),
     returnTokenIds: reader.bool('return_token_ids', false),
     sampling: readSamplingKnobs(reader),
   };

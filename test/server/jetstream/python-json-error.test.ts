@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pythonJsonError } from '../../../server/dialects/jetstream/python-json-error.ts';
+import { pythonJsonError } from '../../../server/dialects/python-json-error.ts';
 
 describe('pythonJsonError', () => {
   it.each([

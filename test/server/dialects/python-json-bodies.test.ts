@@ -1,0 +1,100 @@
+/**
+ * Bodies as FastAPI reads them (Starlette's json.loads on the bytes): a leading UTF-8 BOM is
+ * dropped and Python's NaN / Infinity / -Infinity are values, on the vLLM and the JetStream
+ * routes alike; what Python refuses is still refused (audit 7-R2).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
+import { laxInt } from '../../../server/dialects/pydantic-lax.ts';
+import { parsePythonJson } from '../../../server/dialects/python-json.ts';
+
+let server: BenchtruthServer;
+
+beforeAll(async () => {
+  server = buildServer({ seed: 3, ttftMs: 0, itlMs: 0, model: 'fake-model' });
+  await server.app.ready();
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+const post = (url: string, payload: string) => server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
+
+describe('request bodies FastAPI reads', () => {
+  it.each([
+    ['/v1/completions', '\ufeff{"model":"fake-model","prompt":"hi","max_tokens":2}'],
+    ['/v1/completions', '{"model":"fake-model","prompt":"hi","max_tokens":2,"x":Infinity,"y":[NaN,-Infinity]}'],
+    ['/v1/chat/completions', '\ufeff{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"max_tokens":2}'],
+    ['/generate', '\ufeff{"prompt":"hi","max_tokens":2}'],
+    ['/generate', '{"prompt":"hi","max_tokens":2,"temperature":NaN}'],
+    ['/v1/generate', '\ufeff{"max_tokens":2,"text_content":{"text":"hi"}}'],
+  ])('%s serves %j', async (url, payload) => {
+    expect((await post(url, payload)).statusCode).toBe(200);
+  });
+
+  it('what Python refuses is still a JSON decode error, with Python’s reason on JetStream', async () => {
+    expect((await post('/v1/completions', '{"model":"fake-model","prompt":"hi","max_tokens":nan}')).statusCode).toBe(400);
+    const jetstream = await post('/generate', '\ufeff{"prompt": nan}');
+    expect(jetstream.statusCode).toBe(422);
+    expect(jetstream.body).toContain('Expecting value');
+  });
+});
+
+describe('parsePythonJson', () => {
+  it('reads every JSON text as JSON.parse does, and the constants inside any string untouched', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = JSON.stringify(value);
+        expect(parsePythonJson(text)).toEqual({ ok: true, value: JSON.parse(text) as unknown });
+        const withConstant = `[${text},NaN,"NaN \\" Infinity",-Infinity]`;
+        expect(parsePythonJson(withConstant)).toEqual({ ok: true, value: [JSON.parse(text) as unknown, Number.NaN, 'NaN " Infinity', Number.NEGATIVE_INFINITY] });
+      }),
+      { seed: 0x70a, numRuns: 300 },
+    );
+  });
+});
+
+describe('pydantic’s lax integer text (audit 7-R2)', () => {
+  it.each([
+    ['5.0', 5],
+    ['5.', 5],
+    [' 1_000 ', 1000],
+    ['+2_0.00', 20],
+    ['-3', -3],
+  ])('%j is %d', (text, value) => {
+    expect(laxInt(text)).toBe(value);
+  });
+
+  it.each(['5.5', '1__0', '_1', '1_', '1e3', '', '0x10', '5.0.0'])('%j is int_parsing', (text) => {
+    expect(laxInt(text)).toMatchObject({ type: 'int_parsing' });
+  });
+
+  it('a max_tokens of "2.0" is served on both dialects', async () => {
+    expect((await post('/v1/completions', '{"model":"fake-model","prompt":"hi","max_tokens":"2.0"}')).statusCode).toBe(200);
+    expect((await post('/generate', '{"prompt":"hi","max_tokens":"1_0"}')).statusCode).toBe(200);
+  });
+});
+
+describe('vLLM’s type-less media parts (audit 7-R2)', () => {
+  it('{"image_url": "<url>"} is served as an image part is; a type-less part with nothing is not', async () => {
+    const chat = (part: unknown) => post('/v1/chat/completions', JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }], max_tokens: 2 }));
+    expect((await chat({ image_url: 'https://example.com/a.png' })).statusCode).toBe(200);
+    expect((await chat({ audio_url: 'https://example.com/a.wav' })).statusCode).toBe(200);
+    expect((await chat({ note: 'x' })).statusCode).toBe(400);
+  });
+});
+
+describe('vLLM’s plain bool fields refuse null (audit 7-R2)', () => {
+  it.each(['echo', 'include_reasoning', 'skip_special_tokens', 'spaces_between_special_tokens', 'add_generation_prompt', 'ignore_eos', 'include_stop_str_in_output'])('chat %s: null is a 400 bool_type', async (key) => {
+    const response = await post('/v1/chat/completions', JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, [key]: null }));
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toContain('bool_type');
+  });
+
+  it('Optional bools take null: completions echo, stream, chat logprobs and parallel_tool_calls', async () => {
+    expect((await post('/v1/completions', '{"model":"fake-model","prompt":"hi","max_tokens":2,"echo":null,"stream":null}')).statusCode).toBe(200);
+    expect((await post('/v1/chat/completions', '{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"logprobs":null,"parallel_tool_calls":null}')).statusCode).toBe(200);
+  });
+});
