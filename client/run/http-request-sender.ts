@@ -4,10 +4,15 @@ import { sendAndMeasure } from '../send/http-sender.ts';
 import { BenchError } from './bench-error.ts';
 import type { RequestSender, SenderSetup } from './request-sender.ts';
 
+/** Below uvicorn's `--timeout-keep-alive` default of 5 s (undici's own default). */
+const IDLE_CONNECTION_MS = 4_000;
+
 export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
   // No undici header/body timers: the run's one timeout sweep (local-run.ts) covers every
   // request, and a timer refreshed on each read is work on the read path.
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+  // An idle connection is dropped before uvicorn's 5 s keep-alive closes it (vLLM sends no
+  // Keep-Alive hint): reusing one the server is closing fails a POST that undici cannot retry.
+  const dispatcher = new Agent({ keepAliveTimeout: IDLE_CONNECTION_MS, connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
   const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
   return {
