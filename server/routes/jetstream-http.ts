@@ -3,19 +3,21 @@
  * JetStream's own FastAPI server (`POST /v1/generate`, `GET /v1/health`). Registered as one
  * encapsulated plugin so their errors take FastAPI's shape while vLLM routes keep vLLM's.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import { decodeFastapiBody, fastapiBodyValue, fastapiReadsJson } from '../dialects/jetstream/fastapi-body.ts';
 import { JetstreamError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
 import { pythonJsonDumps } from '../dialects/jetstream/python-json.ts';
 import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialects/jetstream/generate-request.ts';
-import type { GeneratePlanInput } from '../dialects/jetstream/plan-generate.ts';
+import { SURFACE_ENDPOINTS, type GeneratePlanInput, type JetstreamSurface } from '../dialects/jetstream/plan-generate.ts';
 import type { ServerContext } from '../server-context.ts';
 import { playResponse } from '../transport/response-executor.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { admitJetstream } from './jetstream-admission.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
 import { methodNotAllowed } from './vllm-method-not-allowed.ts';
+import type { GenerationStart } from './vllm-generation.ts';
+import { recordRefusal, refusalRecord } from './vllm-refusal-truth.ts';
 
 /** The paths JetStream's FastAPI apps serve (they install no CORS middleware: vllm-cors.ts). */
 export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '/healthcheck', '/v1/generate', '/v1/health', '/']);
@@ -66,20 +68,33 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       else done(null, decoded);
     });
 
-    const play = (request: { arrivalMono: number; headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, plan: PlanRequest): FastifyReply | undefined => {
+    /** The request's id (echoed in x-request-id) and arrival: refusals are recorded under them too. */
+    const begin = (request: FastifyRequest, reply: FastifyReply): GenerationStart => {
       const identity = ctx.identities.next(request.headers['x-request-id']);
       reply.header('x-request-id', identity.header);
+      return { identity, arrivalMono: request.arrivalMono };
+    };
+
+    /** Sends FastAPI's or JetStream's error, with a truth record as every vLLM refusal has. */
+    const refuse = (request: FastifyRequest, reply: FastifyReply, start: GenerationStart, surface: JetstreamSurface, stream: boolean, error: JetstreamError): FastifyReply => {
+      const body = Buffer.from(error.body(), 'utf8');
+      const facts = { id: start.identity.id, dialect: 'jetstream' as const, endpoint: SURFACE_ENDPOINTS[surface], model: ctx.options.model, stream, status: error.status, body };
+      recordRefusal(ctx, request, reply, start, refusalRecord({ ...facts, arrivalEpochMs: ctx.clock.epochMs(start.arrivalMono) }));
+      return reply.code(error.status).header('content-type', 'application/json').header('server', 'uvicorn').send(body);
+    };
+
+    const play = (request: FastifyRequest, reply: FastifyReply, start: GenerationStart, plan: PlanRequest): FastifyReply | undefined => {
+      const { identity, arrivalMono } = start;
       // Server-wide, per-model and per-request (header) wire policies, as for vLLM.
       const wire = requestWirePolicy(ctx.options, ctx.options.model, request.headers[WIRE_HEADER]);
-      if (!wire.ok) return sendJetstreamError(reply, new JetstreamError(400, wire.message));
-      const arrivalMono = request.arrivalMono;
+      if (!wire.ok) return refuse(request, reply, start, plan.surface, plan.stream, new JetstreamError(400, wire.message));
       const admission = admitJetstream(
         ctx,
         runtime,
         { ...plan, wire: wire.policy, requestId: identity.id, requestKey: identity.key, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
         arrivalMono,
       );
-      if (!admission.ok) return sendJetstreamError(reply, admissionError(admission.reason, admission.message, plan.maxTokens));
+      if (!admission.ok) return refuse(request, reply, start, plan.surface, plan.stream, admissionError(admission.reason, admission.message, plan.maxTokens));
       const { headers } = admission.planned;
       reply.hijack();
       admission.play((record) => playResponse(reply.raw, { record, arrivalMono, headers, headersAtArrival: record.stream }, ctx));
@@ -87,22 +102,24 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     };
 
     app.post('/generate', async (request, reply) => {
+      const start = begin(request, reply);
       const body = fastapiBodyValue(request.body);
-      if (!body.ok) return sendJetstreamError(reply, body.error);
+      if (!body.ok) return refuse(request, reply, start, 'proxy', false, body.error);
       const parsed = parseProxyGenerateRequest(body.value);
-      if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
+      if (!parsed.ok) return refuse(request, reply, start, 'proxy', false, parsed.error);
       const req = parsed.value;
-      return play(request, reply, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: countTokens(req.prompt) });
+      return play(request, reply, start, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: countTokens(req.prompt) });
     });
 
     app.post('/v1/generate', async (request, reply) => {
+      const start = begin(request, reply);
       const body = fastapiBodyValue(request.body);
-      if (!body.ok) return sendJetstreamError(reply, body.error);
+      if (!body.ok) return refuse(request, reply, start, 'native', true, body.error);
       const parsed = parseNativeGenerateRequest(body.value);
-      if (!parsed.ok) return sendJetstreamError(reply, parsed.error);
+      if (!parsed.ok) return refuse(request, reply, start, 'native', true, parsed.error);
       const { maxTokens, content } = parsed.value;
       const promptTokens = content.kind === 'text' ? countTokens(content.text) : content.tokenIds.length;
-      return play(request, reply, { surface: 'native', stream: true, withText: content.kind === 'text', maxTokens, promptTokens });
+      return play(request, reply, start, { surface: 'native', stream: true, withText: content.kind === 'text', maxTokens, promptTokens });
     });
 
     // The proxy writes json.dumps(..., indent=4) with media_type application/json (no charset).

@@ -58,11 +58,17 @@ function errorRecord(ctx: ServerContext, request: FastifyRequest, start: Generat
 export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, error: VllmError): FastifyReply {
   const body = Buffer.from(error.body());
   claimTruth(request);
-  const record = errorRecord(ctx, request, start, error.status, body);
-  ctx.truth.begin(record);
-  const handedOver = followRefusal(ctx, request, reply, start, record);
-  handedOver();
+  recordRefusal(ctx, request, reply, start, errorRecord(ctx, request, start, error.status, body));
   return sendVllmError(reply, error, body);
+}
+
+/**
+ * Begins the truth of a refusal (either dialect) whose one write the caller sends right after
+ * this call; it finishes when the bytes are handed over, or as client_aborted.
+ */
+export function recordRefusal(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, record: TruthRecord): void {
+  ctx.truth.begin(record);
+  followRefusal(ctx, request, reply, start, record)();
 }
 
 /**

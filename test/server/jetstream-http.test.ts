@@ -158,9 +158,13 @@ describe('a full prefill queue', () => {
       const body = JSON.stringify({ max_tokens: 2, text_content: { text: 'x' } });
       const first = small.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json' }, payload: body });
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const refused = await small.app.inject({ method: 'POST', url: '/generate', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ prompt: 'x', max_tokens: 2 }) });
+      const refused = await small.app.inject({ method: 'POST', url: '/generate', headers: { 'content-type': 'application/json', 'x-request-id': 'full-1' }, payload: JSON.stringify({ prompt: 'x', max_tokens: 2 }) });
       expect(refused.statusCode).toBe(503);
       expect(JSON.parse(refused.body)).toEqual({ detail: 'The prefill queue is full (1 requests in flight); retry later.' });
+      // The refusal has its truth, as the gRPC one and vLLM's have (audit 7-W).
+      const truth = small.context.truth.get('full-1');
+      expect(truth).toMatchObject({ dialect: 'jetstream', endpoint: '/generate', status: 503, tokens: [], end: { how: 'completed' } });
+      expect(Buffer.from(truth?.body ?? new Uint8Array()).toString()).toBe(refused.body);
       expect((await first).statusCode).toBe(200);
     } finally {
       await small.close();
