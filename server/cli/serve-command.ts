@@ -13,6 +13,7 @@ import { applyServeConfig, blameConfigFile, engineOptionsFromFlags, isolatedCapa
 import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
 import { announceListening, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
+import type { ListeningPorts } from '../cluster/cluster-messages.ts';
 import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
 
 interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, EngineServeFlags {
@@ -96,8 +97,13 @@ export function registerServeCommand(program: Command): void {
         return { serveOptions, resolved, ignored };
       });
       if (!isClusterWorkerProcess()) for (const line of ignored) process.stderr.write(`${line}\n`);
+      const replaying = scenario === null ? '' : `, scenario ${scenario.name}`;
+      const bannerLines = (ports: ListeningPorts): string[] => {
+        const jetstream = jetstreamBanner(localAddress(resolved.host), ports.grpcPort, ports.metricsPort);
+        return [servingBanner(resolved.model, resolved.host, ports.port, resolved.seed, replaying), ...(jetstream === null ? [] : [jetstream])];
+      };
       if (isClusterPrimary(resolved)) {
-        await runClusterPrimary(resolved, (port) => servingBanner(resolved.model, resolved.host, port, resolved.seed));
+        await runClusterPrimary(resolved, bannerLines);
         return;
       }
       const server = buildServer(serveOptions);
@@ -124,11 +130,8 @@ export function registerServeCommand(program: Command): void {
       process.once('SIGINT', () => shutdown('SIGINT'));
       process.once('SIGTERM', () => shutdown('SIGTERM'));
       // Announce only once the signal handlers are in place: a supervisor may act on this line.
-      if (announceListening(port)) return;
-      const { options } = server.context;
-      const replaying = scenario === null ? '' : `, scenario ${scenario.name}`;
-      process.stdout.write(`${servingBanner(options.model, options.host, port, options.seed, replaying)}\n`);
-      const jetstream = jetstreamBanner(localAddress(options.host), server.jetstream.grpcPort, server.jetstream.metricsPort);
-      if (jetstream !== null) process.stdout.write(`${jetstream}\n`);
+      const ports = { port, grpcPort: server.jetstream.grpcPort, metricsPort: server.jetstream.metricsPort };
+      if (announceListening(ports)) return;
+      for (const line of bannerLines(ports)) process.stdout.write(`${line}\n`);
     });
 }

@@ -7,11 +7,17 @@ export interface WorkerHello {
   peerPort: number;
 }
 
+/** Worker → primary: I listen; the ports every worker shares (JetStream's null when off). */
 export interface WorkerListening {
   benchtruth: 'listening';
   index: number;
   port: number;
+  grpcPort: number | null;
+  metricsPort: number | null;
 }
+
+/** The ports a server listens on, as the banner names them. */
+export type ListeningPorts = Pick<WorkerListening, 'port' | 'grpcPort' | 'metricsPort'>;
 
 /** Worker → primary: I cannot serve (listen failed); `line` is the one error line to print. */
 export interface WorkerFailed {

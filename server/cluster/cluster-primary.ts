@@ -8,7 +8,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { ServerOptions } from '../options.ts';
-import { isClusterMessage, type PeerList } from './cluster-messages.ts';
+import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
 
 export const WORKER_INDEX_ENV = 'BENCHTRUTH_WORKER_INDEX';
 
@@ -16,7 +16,8 @@ export function isClusterPrimary(options: Pick<ServerOptions, 'workers'>): boole
   return options.workers > 1 && cluster.isPrimary;
 }
 
-export async function runClusterPrimary(options: ServerOptions, banner: (port: number) => string): Promise<void> {
+/** `banner`: the lines a single server prints once listening; the first gains the workers' pids. */
+export async function runClusterPrimary(options: ServerOptions, banner: (ports: ListeningPorts) => string[]): Promise<void> {
   const peerPorts: number[] = new Array(options.workers).fill(0);
   const workers: Worker[] = [];
   let listening = 0;
@@ -39,7 +40,9 @@ export async function runClusterPrimary(options: ServerOptions, banner: (port: n
       } else if (message.benchtruth === 'listening') {
         listened[index] = true;
         if (++listening !== options.workers) return;
-        process.stdout.write(`${banner(message.port)} with ${options.workers} workers (pids ${workers.map((w) => w.process.pid).join(' ')})\n`);
+        const [first, ...rest] = banner(message);
+        process.stdout.write(`${first ?? ''} with ${options.workers} workers (pids ${workers.map((w) => w.process.pid).join(' ')})\n`);
+        for (const line of rest) process.stdout.write(`${line}\n`);
       }
     });
     worker.on('exit', (code) => {

@@ -16,7 +16,7 @@ import type { BenchtruthServer } from '../app.ts';
 import type { MetricsHub } from '../metrics/metrics-hub.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
 import { findTruth } from '../routes/truth-routes.ts';
-import { isClusterMessage, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
+import { isClusterMessage, type ListeningPorts, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
 import { WORKER_INDEX_ENV } from './cluster-primary.ts';
 import { mergeWorkerMetrics, type MetricsJson } from './merge-worker-metrics.ts';
 
@@ -127,10 +127,10 @@ export function reportWorkerFailure(line: string): Promise<boolean> {
 }
 
 /** Tells the primary this worker listens (it prints one banner for all). */
-export function announceListening(port: number): boolean {
+export function announceListening(ports: ListeningPorts): boolean {
   const raw = process.env[WORKER_INDEX_ENV];
   if (!cluster.isWorker || raw === undefined) return false;
-  const message: WorkerListening = { benchtruth: 'listening', index: Number(raw), port };
+  const message: WorkerListening = { benchtruth: 'listening', index: Number(raw), ...ports };
   process.send?.(message);
   return true;
 }

@@ -42,7 +42,8 @@ async function startCluster(): Promise<string> {
     child?.stdout?.on('data', (piece: Buffer) => {
       out += piece.toString();
       const match = /on (http:\/\/127\.0\.0\.1:\d+) .*with 2 workers/.exec(out);
-      if (match !== null) {
+      // The JetStream ports are named too, as a single server names them (audit 7-W).
+      if (match !== null && out.includes(`benchtruth JetStream: metrics on http://127.0.0.1:${metricsPort}\n`)) {
         clearTimeout(timer);
         resolve(match[1] as string);
       }
