@@ -256,7 +256,7 @@ export function serverNeverReached(report: LifecycleReport): string | null {
   const kinds = Object.keys(report.failures.by_kind);
   if (report.successes.count > 0 || report.failures.count === 0 || kinds.some((kind) => kind !== 'connect_error')) return null;
   const sample = report.failures.by_kind.connect_error?.sample_messages[0];
-  return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url (reports written)`;
+  return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url`;
 }
 
 export function registerBenchCommand(program: Command): void {
