@@ -16,10 +16,35 @@ export interface Clock {
   epochMs(reading: number): number;
 }
 
-/** The real clock: `performance.now()` anchored at `performance.timeOrigin`. */
+/**
+ * `performance.now()` minus wall-clock epoch milliseconds, taken at Date.now()'s tick edges: a
+ * reading made right after the wall clock turns a millisecond is a few µs past that instant, so
+ * the smallest of a few such differences pins the anchor to microseconds. Node's own
+ * `timeOrigin` pairs two clock reads at startup, and a process preempted between them (a busy
+ * machine starting a server) stays off by that preemption, about a millisecond, for its whole
+ * life: its records would not line up with another process's. Falls back to `timeOrigin` when
+ * the wall clock does not tick (a frozen or faked Date).
+ */
+function epochOffsetMs(edges = 3): number {
+  // Each pairing errs one way only (a delay between the tick and the reading), so the least wins.
+  let best = Infinity;
+  const deadline = performance.now() + 5;
+  for (let i = 0; i < edges; i++) {
+    const start = Date.now();
+    let edge = start;
+    while (edge === start && performance.now() < deadline) edge = Date.now();
+    if (edge === start) break;
+    best = Math.min(best, performance.now() - edge);
+  }
+  return best === Infinity ? -performance.timeOrigin : best;
+}
+
+const EPOCH_OFFSET_MS = epochOffsetMs();
+
+/** The real clock: `performance.now()`, mapped onto the wall clock at microsecond precision. */
 export const realClock: Clock = Object.freeze({
   now: () => performance.now(),
-  epochMs: (reading: number) => performance.timeOrigin + reading,
+  epochMs: (reading: number) => reading - EPOCH_OFFSET_MS,
 });
 
 /** A clock that only moves when told to; used to run the whole pipeline in memory. */

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
-import { consoleSummary } from '../report/console-summary.ts';
+import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import { BenchError, runBench } from '../run/run-bench.ts';
@@ -329,9 +329,7 @@ export function registerBenchCommand(program: Command): void {
       try {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
-        // The client's own pauses bound how late its stamps can be: say so, so a run measured
-        // through a stall (a busy machine, a long GC) does not look clean.
-        process.stdout.write(`client: longest stall ${result.clientMaxStallMs.toFixed(1)} ms (event loop or GC; arrival stamps taken inside one are late by up to its length)\n`);
+        process.stdout.write(`${clientStallLine(result.clientMaxStallMs)}\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         const unreachable = serverNeverReached(result.report);
         if (result.interrupted) process.exitCode = 130;

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
-import { consoleSummary } from '../report/console-summary.ts';
+import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
 import { openRunOutput } from '../report/run-output.ts';
 import { checkShardSet } from '../report/run-identity.ts';
@@ -83,15 +83,20 @@ export function registerMergeCommand(program: Command): void {
         throw new CliError(`merge: ${error instanceof Error ? error.message : String(error)}`);
       }
       const reports = buildRunReports(merged.samples, merged.contexts, merged.slo);
+      // The longest stall of any shard's client (files from before stalls were kept have none).
+      const stalls = shards.flatMap((s) => (s.raw.client === undefined ? [] : [s.raw.client.max_stall_ms]));
+      const stall = stalls.length === 0 ? null : Math.max(...stalls);
       if (flags.output !== undefined) {
         // Shards that kept per-request lifecycle metrics get them merged too (same lines).
         const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest), 'merge --output');
         for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
         const lpg = mergedLpgInfo(shards);
-        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }) } });
+        const client = stall === null ? {} : { client: { max_stall_ms: stall } };
+        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }), ...client } });
         if (lpg !== null) writeLpgReports(flags.output, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) });
       }
       process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
+      if (stall !== null) process.stdout.write(`${clientStallLine(stall)}\n`);
       if (flags.output !== undefined) process.stdout.write(`merged reports written to ${flags.output}\n`);
     });
 }

@@ -48,3 +48,11 @@ export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<numb
   }
   return lines.join('\n');
 }
+
+/**
+ * The client's own longest stall while measuring: it bounds how late its stamps can be, so a run
+ * measured through a stall (a busy machine, a long GC) does not look clean.
+ */
+export function clientStallLine(maxStallMs: number): string {
+  return `client: longest stall ${maxStallMs.toFixed(1)} ms (event loop or GC; arrival stamps taken inside one are late by up to its length)`;
+}

@@ -28,6 +28,8 @@ export interface RawSamplesFile {
   stages: Array<{ stage: number; context: StageContext; samples: StageSamplesJson }>;
   /** Present when the run wrote the latency profile generator's report, so `merge` can rebuild it. */
   lpg?: LpgRunInfo;
+  /** The client's longest stall while measuring (absent in older files): `merge` reports the longest. */
+  client?: { max_stall_ms: number };
 }
 
 /** What an LPG report needs beyond the samples (see lpg-report.ts LpgRunContext). */
@@ -123,6 +125,7 @@ const rawSamplesSchema = z.looseObject({
       });
     }),
   lpg: z.strictObject({ api: z.string(), stream: z.boolean(), model: z.string(), startEpochMs: z.number() }).optional(),
+  client: z.looseObject({ max_stall_ms: z.number().nonnegative() }).optional(),
 });
 
 function describeJson(value: unknown): string {

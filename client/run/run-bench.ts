@@ -197,7 +197,11 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const ownContexts = shard.count > 1 ? new Map([...contexts].map(([stage, context]) => [stage, shardContext(context, shard, workers)])) : contexts;
     const reports = buildRunReports(samples, ownContexts, slo);
     if (output !== null) {
-      const rawSamples = { ...rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)), ...(options.reportFormat === 'lpg' ? { lpg: { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs } } : {}) };
+      const rawSamples = {
+        ...rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)),
+        ...(options.reportFormat === 'lpg' ? { lpg: { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs } } : {}),
+        client: { max_stall_ms: clientMaxStallMs },
+      };
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
     }

@@ -44,6 +44,9 @@ describe('serve + bench as separate processes, as the README shows them', () => 
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/time to first token/);
       expect(result.stdout).toMatch(/^client: longest stall \d+\.\d ms /m);
+      // Kept for merge too: a merged report must not look cleaner than its shards.
+      const raw = JSON.parse(readFileSync(join(out, 'raw_samples.json'), 'utf8')) as { client?: { max_stall_ms?: unknown } };
+      expect(typeof raw.client?.max_stall_ms).toBe('number');
       const summary = JSON.parse(readFileSync(join(out, 'summary_lifecycle_metrics.json'), 'utf8')) as {
         successes: { count: number; latency: Record<string, Record<string, number>>; throughput: Record<string, number>; prompt_len: Record<string, number>; output_len: Record<string, number> };
         failures: { count: number };

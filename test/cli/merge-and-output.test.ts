@@ -2,7 +2,7 @@
  * `merge` refuses what is not one run's shards and warns about gaps; a bad `--output` is one
  * line and exit 2 (never an internal error, never a hang). No server needed.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -50,6 +50,22 @@ describe('benchtruth merge checks its inputs', () => {
     expect(oneLine(legacy.stderr)).toEqual([expect.stringMatching(/no run identity/)]);
     const complete = await runCli(['merge', a, b]);
     expect([complete.code, complete.stderr]).toEqual([0, '']);
+    // Shards written before stalls were kept have none to report.
+    expect(complete.stdout).not.toMatch(/^client: longest stall/m);
+  });
+
+  it('reports the longest client stall of the shards, and keeps it in the merged raw samples', async () => {
+    const stalled = (name: string, index: number, stallMs: number): string => {
+      const dir = shardDir(name, index);
+      const path = join(dir, 'raw_samples.json');
+      writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), client: { max_stall_ms: stallMs } }));
+      return dir;
+    };
+    const out = join(root, 'merged-stalls');
+    const merged = await runCli(['merge', stalled('s0', 0, 3.25), stalled('s1', 1, 41.5), '--output', out], 20_000);
+    expect(merged.code).toBe(0);
+    expect(merged.stdout).toMatch(/^client: longest stall 41\.5 ms /m);
+    expect((JSON.parse(readFileSync(join(out, 'raw_samples.json'), 'utf8')) as { client?: unknown }).client).toEqual({ max_stall_ms: 41.5 });
   });
 
   it('a bad --output is one line and exit 2: an existing file, a path under a file, procfs', async () => {
