@@ -229,7 +229,8 @@ export class BatchingCore {
     // not admit: a request held back by its LoRA adapter or by KV blocks is queued however
     // many slots are free. The token budget is left out: one step's budget only delays an
     // admission to the next step, and mid-step it would charge the chunk being computed twice.
-    const queued = this.#waiting.length + 1 - this.#plan([...this.#waiting, newcomer], Infinity).admitted.length;
+    // Mid-step, the sequences whose last token this step makes are gone by the next one.
+    const queued = this.#waiting.length + 1 - this.#plan([...this.#waiting, newcomer], Infinity, this.#finishingThisStep()).admitted.length;
     if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
@@ -240,11 +241,12 @@ export class BatchingCore {
    * already holds (the step in progress allocated them) are never given back by a plan.
    * `budget`: the step's token budget (Infinity: slots, blocks and LoRA slots alone decide).
    */
-  #plan(waiting: readonly Sequence[], budget = this.#config.maxNumBatchedTokens): StepPlan {
+  #plan(waiting: readonly Sequence[], budget = this.#config.maxNumBatchedTokens, gone: readonly Sequence[] = []): StepPlan {
     const { maxNumSeqs, maxLoras, blockSize } = this.#config;
-    const running = [...this.#running];
+    const running = this.#running.filter((seq) => !gone.includes(seq));
     const plan: StepPlan = { running: [], preempted: [], admitted: [] };
     let free = this.#freeBlocks;
+    for (const seq of gone) free += seq.blocks;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const seq = running[i] as Sequence;
       const tokens = Math.min(seq.pending, budget);
@@ -371,6 +373,12 @@ export class BatchingCore {
       at - this.#stepOpenedAt <= JOIN_WINDOWS_MAX * window &&
       this.#running.length < this.#config.maxNumSeqs
     );
+  }
+
+  /** Running sequences whose last token the step in progress makes (they leave when it ends). */
+  #finishingThisStep(): Sequence[] {
+    if (this.#stepEnd === Infinity) return [];
+    return this.#running.filter((seq) => seq.chunk > 0 && seq.computed + seq.chunk >= seq.target && seq.generated + 1 >= seq.request.outputTokens);
   }
 
   /** Re-plans the prefill-only step in progress from `at`, with the newly admissible requests. */

@@ -253,8 +253,16 @@ describe('batching core: the 429 limit counts what really waits', () => {
   it('requests held back by KV blocks are queued, free running slots or not', () => {
     // 16 blocks of 4: request 0 (40 prompt tokens) holds 11 blocks; the next (40) needs 11 more.
     const config: BatchingConfig = { ...JOINY, maxNumSeqs: 4, maxWaitingQueueLength: 1, kvCacheBlocks: 16, blockSize: 4, maxNumBatchedTokens: 64, timing: simpleTiming(10, 5) };
-    const outcome = play(config, [arrive(0, 0, null, 40, 4), arrive(1, 20, null, 40, 4), arrive(2, 21, null, 40, 4)]);
+    const outcome = play(config, [arrive(0, 0, null, 40, 8), arrive(1, 20, null, 40, 4), arrive(2, 21, null, 40, 4)]);
     expect(outcome.refused).toEqual([2]);
+  });
+
+  it('a sequence whose last token the step in progress makes leaves its blocks to the next step (audit 7-R1)', () => {
+    // As above, but request 0's fourth and last token is being made when 1 and 2 arrive: the
+    // next step admits 1 into its blocks, so only 2 waits, within the limit of 1.
+    const config: BatchingConfig = { ...JOINY, maxNumSeqs: 4, maxWaitingQueueLength: 1, kvCacheBlocks: 16, blockSize: 4, maxNumBatchedTokens: 64, timing: simpleTiming(10, 5) };
+    const outcome = play(config, [arrive(0, 0, null, 40, 4), arrive(1, 20, null, 40, 4), arrive(2, 21, null, 40, 4)]);
+    expect(outcome.refused).toEqual([]);
   });
 });
 
