@@ -44,7 +44,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
       failInStream(ctx, request, reply, start, engineError);
       return reply;
     }
-    const wire = wirePolicyFor(ctx, model.name, request);
+    const wire = wirePolicyFor(ctx, model, request);
     if (wire instanceof VllmError) return refuse(wire);
 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);

@@ -54,7 +54,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       failInStream(ctx, request, reply, start, engineError);
       return reply;
     }
-    const wire = wirePolicyFor(ctx, model.name, request);
+    const wire = wirePolicyFor(ctx, model, request);
     if (wire instanceof VllmError) return refuse(wire);
 
     // A loop, not Math.max(...counts): a batch of 100k+ prompts would overflow the call stack.

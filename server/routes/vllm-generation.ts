@@ -54,8 +54,13 @@ export function resolveModel(state: VllmState, name: string): ResolvedModel | Vl
   return state.models.resolve(name) ?? modelNotFound(name);
 }
 
-export function wirePolicyFor(ctx: ServerContext, model: string, request: FastifyRequest): Readonly<WirePolicy> | VllmError {
-  const wire = requestWirePolicy(ctx.options, model, request.headers[WIRE_HEADER]);
+/**
+ * The request's wire policy: the spec of the name it asked for (a second --served-model-name
+ * can have its own), else of the model it resolved to, under its header's.
+ */
+export function wirePolicyFor(ctx: ServerContext, model: ResolvedModel, request: FastifyRequest): Readonly<WirePolicy> | VllmError {
+  const name = Object.hasOwn(ctx.options.wireModels, model.servedAs) ? model.servedAs : model.name;
+  const wire = requestWirePolicy(ctx.options, name, request.headers[WIRE_HEADER]);
   return wire.ok ? wire.policy : badRequest(wire.message, WIRE_HEADER);
 }
 
