@@ -154,6 +154,14 @@ function describeValue(value: unknown): string {
   return typeof value;
 }
 
+/**
+ * The issue to tell the user: a misspelled key before anything else, since a misspelled required
+ * key also reads as that key missing, and "missing key duration" hides the `duraton` written.
+ */
+function firstToReport(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | undefined {
+  return issues.find((issue) => issue.code === 'unrecognized_keys') ?? issues[0];
+}
+
 function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPath): string {
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // Report the branch the input came closest to (fewest complaints), at its full path.
@@ -161,7 +169,7 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
     // the least likely meant.
     const score = (issues: z.core.$ZodIssue[]): number => issues.length + (issues[0]?.code === 'invalid_type' && issues[0].path.length === 0 ? 100 : 0);
     const best = [...issue.errors].sort((a, b) => score(a) - score(b))[0] as z.core.$ZodIssue[];
-    const inner = best[0];
+    const inner = firstToReport(best);
     if (inner !== undefined) return formatIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, source, flagOf);
   }
   const dotted = issue.path.map(String).join('.') || '(top level)';
@@ -224,7 +232,7 @@ export function validateConfig(raw: Json, source: string, flagOf?: FlagOfPath): 
     throw new CliError(`${flag ?? `${source}: ${odd.path}`}: wrong type: a ${odd.kind} (from a YAML tag such as !!binary) is no config value`);
   }
   const result = configSchema.safeParse(raw, { reportInput: true });
-  if (!result.success) throw new CliError(formatIssue(result.error.issues[0] as z.core.$ZodIssue, source, flagOf));
+  if (!result.success) throw new CliError(formatIssue(firstToReport(result.error.issues) as z.core.$ZodIssue, source, flagOf));
   return result.data;
 }
 
