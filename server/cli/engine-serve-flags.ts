@@ -70,15 +70,6 @@ const MODEL_TIMING_KEYS: Readonly<Record<string, [keyof ModelTimingOptions, (raw
   'latency-calculator': ['latencyCalculator', latencyCalculator],
 };
 
-/**
- * llm-d's rule for which of TTFT and prefill-* sets the prefill time looks at the TTFT the user
- * gave. Only a given mean counts: a spread alone would put our built-in 200 ms mean (llm-d's is 0,
- * and it refuses a spread above 30 % of the mean) over the prefill-* the user set.
- */
-function ttftGiven(ttft: unknown): boolean {
-  return ttft !== undefined;
-}
-
 function modelTimingEntry(where: string, settings: Record<string, unknown>): Partial<ModelTimingOptions> {
   const out: Partial<Record<keyof ModelTimingOptions, unknown>> = {};
   for (const [key, raw] of Object.entries(settings)) {
@@ -89,7 +80,10 @@ function modelTimingEntry(where: string, settings: Record<string, unknown>): Par
   }
   // The entry is more specific than the server-wide settings: its own TTFT is as explicit as a
   // flag, and its own prefill-* (without a TTFT) win over a server-wide TTFT. Neither: inherited.
-  if (ttftGiven(out.ttftMs)) out.ttftExplicit = true;
+  // llm-d's rule for which of TTFT and prefill-* sets the prefill time looks at the TTFT the user
+  // gave. Only a given mean counts: a spread alone would put our built-in 200 ms mean (llm-d's
+  // is 0, and it refuses a spread above 30 % of the mean) over the prefill-* the user set.
+  if (out.ttftMs !== undefined) out.ttftExplicit = true;
   else if (out.prefillOverheadMs !== undefined || out.prefillPerTokenMs !== undefined) out.ttftExplicit = false;
   return out as Partial<ModelTimingOptions>;
 }
@@ -122,7 +116,8 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('timeFactorUnderLoad', '--time-factor-under-load', flags.timeFactorUnderLoad, loadFactor);
   set('decodePerSeqMs', '--decode-time-per-seq', flags.decodeTimePerSeq, ms);
   set('latencyCalculator', '--latency-calculator', flags.latencyCalculator, latencyCalculator);
-  if (ttftGiven(flags.timeToFirstToken)) out.ttftExplicit = true;
+  // A given TTFT mean is explicit (llm-d's rule; see modelTimingEntry).
+  if (flags.timeToFirstToken !== undefined) out.ttftExplicit = true;
   set('scheduler', '--scheduler', flags.scheduler, oneOf<SchedulerKind>(['isolated', 'batching']));
   set('maxNumSeqs', '--max-num-seqs', flags.maxNumSeqs, wholeNumber(1));
   set('maxWaitingQueueLength', '--max-waiting-queue-length', flags.maxWaitingQueueLength, wholeNumber(0));

@@ -11,6 +11,8 @@ const BOM = '\ufeff';
 const CONSTANT_MARK = '\u0000benchtruth-python-constant:';
 const CONSTANT_MARK_JSON = '\\u0000benchtruth-python-constant:';
 const CONSTANTS: Readonly<Record<string, number>> = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY };
+/** `-Infinity` before `Infinity`, so the sign is taken with it. */
+const CONSTANT_NAMES = ['-Infinity', 'Infinity', 'NaN'] as const;
 
 export type PythonJsonResult = { ok: true; value: unknown } | { ok: false; error: PythonJsonError | null; message: string };
 
@@ -30,7 +32,7 @@ function markConstants(text: string): string {
       inString = true;
       continue;
     }
-    for (const name of ['-Infinity', 'Infinity', 'NaN']) {
+    for (const name of CONSTANT_NAMES) {
       if (text.startsWith(name, i)) {
         out += `${text.slice(from, i)}"${CONSTANT_MARK_JSON}${name}"`;
         i += name.length - 1;

@@ -26,8 +26,8 @@ export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '
  * JSON as Starlette sends it: `application/json` with no charset (Fastify appends one to string
  * payloads, so the bytes go as a Buffer).
  */
-function sendJson(reply: FastifyReply, status: number, json: string): FastifyReply {
-  return reply.code(status).header('content-type', 'application/json').header('server', 'uvicorn').send(Buffer.from(json, 'utf8'));
+function sendJson(reply: FastifyReply, status: number, json: string | Buffer): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json').header('server', 'uvicorn').send(typeof json === 'string' ? Buffer.from(json, 'utf8') : json);
 }
 
 function sendJetstreamError(reply: FastifyReply, error: JetstreamError): FastifyReply {
@@ -80,7 +80,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       const body = Buffer.from(error.body(), 'utf8');
       const facts = { id: start.identity.id, dialect: 'jetstream' as const, endpoint: SURFACE_ENDPOINTS[surface], model: ctx.options.model, stream, status: error.status, body };
       recordRefusal(ctx, request, reply, start, refusalRecord({ ...facts, arrivalEpochMs: ctx.clock.epochMs(start.arrivalMono) }));
-      return reply.code(error.status).header('content-type', 'application/json').header('server', 'uvicorn').send(body);
+      return sendJson(reply, error.status, body);
     };
 
     const play = (request: FastifyRequest, reply: FastifyReply, start: GenerationStart, plan: PlanRequest): FastifyReply | undefined => {

@@ -56,9 +56,12 @@ const MAX_SENDS_PER_RUN = 64;
 const CR = 0x0d;
 const LF = 0x0a;
 
-/** Bytes of `<hex length>\r\n<bytes>\r\n`, the HTTP/1.1 chunk of one non-empty write. */
+/**
+ * Bytes of `<hex length>\r\n<bytes>\r\n`, the HTTP/1.1 chunk of one non-empty write; the hex
+ * digits counted, not printed (the one string per write is made when it is written).
+ */
 function chunkSize(length: number): number {
-  return length === 0 ? 0 : length.toString(16).length + length + 4;
+  return length === 0 ? 0 : ((31 - Math.clz32(length)) >> 2) + 1 + length + 4;
 }
 
 /**

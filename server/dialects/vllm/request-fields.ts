@@ -65,10 +65,13 @@ export class FieldReader {
     return this.#body[key] !== undefined;
   }
 
-  /** An optional field (None allowed) read by a lax parser; a failure is collected, the fallback kept. */
-  #lax<T extends number | boolean, F extends T | null>(key: string, fallback: F, parse: (raw: unknown) => T | IssueHead): T | F {
+  /**
+   * A field read by a lax parser; a failure is collected, the fallback kept. `nullable`: None is
+   * allowed (`Optional[...]`); else null goes to the parser, which answers it with its type error.
+   */
+  #lax<T extends number | boolean, F extends T | null>(key: string, fallback: F, parse: (raw: unknown) => T | IssueHead, nullable = true): T | F {
     const raw = this.#body[key];
-    if (raw === undefined || raw === null) return fallback;
+    if (raw === undefined || (raw === null && nullable)) return fallback;
     const value = parse(raw);
     if (typeof value !== 'object') return value;
     this.issues.push({ ...value, loc: [key], input: raw });
@@ -87,11 +90,7 @@ export class FieldReader {
 
   /** A required-type integer with a default (`min_tokens: int = 0`): null is a type error. */
   intNotNull(key: string, fallback: number): number {
-    if (this.#body[key] === null) {
-      this.issues.push({ type: 'int_type', loc: [key], msg: 'Input should be a valid integer', input: null });
-      return fallback;
-    }
-    return this.int(key, fallback);
+    return this.#lax(key, fallback, laxInt, false);
   }
 
   /** An optional boolean (`Optional[bool]`: None allowed). */
@@ -101,11 +100,7 @@ export class FieldReader {
 
   /** A required-type boolean with a default (`ignore_eos: bool = False`): null is a type error. */
   boolNotNull(key: string, fallback: boolean): boolean {
-    if (this.#body[key] === null) {
-      this.issues.push({ type: 'bool_type', loc: [key], msg: 'Input should be a valid boolean', input: null });
-      return fallback;
-    }
-    return this.bool(key, fallback);
+    return this.#lax(key, fallback, laxBool, false);
   }
 
   str(key: string): string | null {
