@@ -28,6 +28,10 @@ export function orchestratorClient(address: string): OrchestratorClient {
 
 /** grpc-js's own refusal of a message over its receive cap (`grpc.max_receive_message_length`). */
 const LOCAL_SIZE_LIMIT = /^Received message larger than max/;
+/** grpc-js's status for a message its deserializer refused (it then cancels the call). */
+const PARSE_ERROR = /^Response message parsing error/;
+/** grpc-js's status for a stream the server reset (RST_STREAM; not one grpc-js reset itself). */
+const SERVER_RESET = /^Received RST_STREAM with code \d+(?!\d| triggered by internal client error)/;
 /** grpc-js's status for a non-200 HTTP answer (a proxy's 503, say): the HTTP status is the server's. */
 const HTTP_ANSWER = /^Received HTTP status code (\d{3})$/;
 
@@ -68,7 +72,12 @@ function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind
   return error.details === 'Connection dropped' ? 'disconnected' : 'connect_error';
 }
 
-/** A non-OK status as a failure: its kind and a message naming the gRPC code. */
+/**
+ * A non-OK status as a failure: its kind and a message naming the gRPC code. Before the response
+ * metadata a status is the server's answer instead of a stream (`http_<status>`, as on HTTP);
+ * after it, the stream broke: reset (`disconnected`), a message grpc-js could not parse
+ * (`malformed`), or a status ending the stream early (`stream_error`, an error event's twin).
+ */
 export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKind; message: string } {
   const name = GrpcStatus[error.code] ?? String(error.code);
   const message = `gRPC ${name}: ${error.details}`;
@@ -79,6 +88,9 @@ export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: Fa
     // The server sent a message; this client's receive limit (grpc-js's 4 MiB default) refused it.
     return { kind: 'malformed', message: `${message} (the client's receive limit, not the server's)` };
   }
+  if (error.code === GrpcStatus.INTERNAL && PARSE_ERROR.test(error.details)) return { kind: 'malformed', message };
+  if (error.code === GrpcStatus.INTERNAL && SERVER_RESET.test(error.details)) return { kind: 'disconnected', message };
+  if (sawMetadata) return { kind: 'stream_error', message };
   return { kind: `http_${httpStatusOfGrpc(error.code)}`, message };
 }
 

@@ -24,3 +24,26 @@ const HTTP_OF_GRPC: Partial<Record<number, number>> = {
 export function httpStatusOfGrpc(code: number): number {
   return HTTP_OF_GRPC[code] ?? 500;
 }
+
+/** One code per HTTP status, chosen so that httpStatusOfGrpc reads it back as the same status. */
+const GRPC_OF_HTTP: Partial<Record<number, GrpcStatus>> = {
+  400: GrpcStatus.INVALID_ARGUMENT,
+  401: GrpcStatus.UNAUTHENTICATED,
+  403: GrpcStatus.PERMISSION_DENIED,
+  404: GrpcStatus.NOT_FOUND,
+  409: GrpcStatus.ABORTED,
+  429: GrpcStatus.RESOURCE_EXHAUSTED,
+  499: GrpcStatus.CANCELLED,
+  501: GrpcStatus.UNIMPLEMENTED,
+  503: GrpcStatus.UNAVAILABLE,
+  504: GrpcStatus.DEADLINE_EXCEEDED,
+};
+
+/**
+ * The gRPC code a wire fault's HTTP status is played as (`fault=http:429` → RESOURCE_EXHAUSTED).
+ * A status with no code of its own is INVALID_ARGUMENT (4xx) or INTERNAL (5xx), whose HTTP
+ * reading (400, 500) is then the status a reader can know.
+ */
+export function grpcCodeOfHttp(httpStatus: number): GrpcStatus {
+  return GRPC_OF_HTTP[httpStatus] ?? (httpStatus < 500 ? GrpcStatus.INVALID_ARGUMENT : GrpcStatus.INTERNAL);
+}

@@ -5,7 +5,7 @@
  * num_samples is served as one sample per step; lora_adapter_id is accepted and routed to the
  * base model (README: JetStream).
  */
-import { logVerbosity, Metadata, Server, ServerCredentials, setLogVerbosity, status, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
+import { logVerbosity, Metadata, type MethodDefinition, type ServiceDefinition, Server, ServerCredentials, setLogVerbosity, status, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import type { TruthWrite } from '../../contracts/truth.ts';
 import { SURFACE_ENDPOINTS } from '../dialects/jetstream/plan-generate.ts';
@@ -16,7 +16,7 @@ import type { JetstreamRuntime } from '../routes/jetstream-runtime.ts';
 import type { ServerContext } from '../server-context.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { VLLM_WIRE_POLICY } from '../wire/wire-policy.ts';
-import { playDecode } from './decode-player.ts';
+import { malformedAwareSerializer, playDecode, type DecodeResponseOut } from './decode-player.ts';
 import { httpStatusOfGrpc } from './grpc-http-status.ts';
 import { jetstreamPackage } from './jetstream-proto.ts';
 
@@ -66,7 +66,7 @@ export const PREFILL_QUEUE_FULL = 'The driver prefill queue is full and more req
  */
 export const NO_CONTENT = "Unexpected <class 'TypeError'>: attribute name must be string, not 'NoneType'";
 
-type DecodeCall = ServerWritableStream<DecodeRequestMessage, DecodeResponseMessage>;
+type DecodeCall = ServerWritableStream<DecodeRequestMessage, DecodeResponseOut>;
 
 /**
  * Refuses a Decode the way the vLLM routes refuse a request: the status (trailers-only) carries
@@ -112,13 +112,13 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
       return fail(status.INVALID_ARGUMENT, `max_tokens must be at least 1, got ${request.maxTokens}`);
     }
     // Server-wide, per-model and per-call (`x-benchtruth-wire` metadata) policies, as on HTTP;
-    // of them gRPC takes the token grouping (decode-player.ts writes one message per step).
+    // of them gRPC takes the token grouping and the faults (plan-generate.ts, decode-player.ts).
     const sentWire = call.metadata.get(WIRE_HEADER).filter((v): v is string => typeof v === 'string');
     const wire = requestWirePolicy(ctx.options, ctx.options.model, sentWire.length > 0 ? sentWire : undefined);
     if (!wire.ok) return fail(status.INVALID_ARGUMENT, wire.message);
-    // Only the token grouping applies here, so only it is planned and recorded: a truth record's
-    // `wire` is the policy in effect, never items gRPC ignored (framing, cuts, faults).
-    const policy = { ...VLLM_WIRE_POLICY, tokens: wire.policy.tokens };
+    // Only what applies is planned and recorded: a truth record's `wire` is the policy in
+    // effect, never items gRPC ignores (framing, cuts).
+    const policy = { ...VLLM_WIRE_POLICY, tokens: wire.policy.tokens, faults: wire.policy.faults };
     const withText = request.content === 'textContent';
     const promptTokens = withText ? countTokens(request.textContent?.text ?? '') : (request.tokenContent?.tokenIds.length ?? 0);
     const admission = admitJetstream(
@@ -129,15 +129,18 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
     );
     // A full queue: RESOURCE_EXHAUSTED with JetStream's words (DESIGN §7).
     if (!admission.ok) return admission.reason === 'full' ? fail(status.RESOURCE_EXHAUSTED, PREFILL_QUEUE_FULL) : fail(status.INVALID_ARGUMENT, admission.message);
-    const { messages } = admission.planned;
-    admission.play((record) => playDecode(call, { record, messages, arrivalMono }, ctx));
+    const { sends } = admission.planned;
+    admission.play((record) => playDecode(call, { record, sends, arrivalMono }, ctx));
   };
 }
 
 export async function startJetstreamGrpc(ctx: ServerContext, runtime: JetstreamRuntime, port: number): Promise<GrpcHandle> {
   const server = new Server();
   const { Orchestrator } = jetstreamPackage();
-  server.addService(Orchestrator.service, {
+  // Decode's serializer also writes the half encodings of the malformed fault.
+  const decode = Orchestrator.service.Decode as MethodDefinition<DecodeRequestMessage, DecodeResponseMessage>;
+  const service: ServiceDefinition = { ...Orchestrator.service, Decode: { ...decode, responseSerialize: malformedAwareSerializer(decode.responseSerialize) } };
+  server.addService(service, {
     Decode: decodeHandler(ctx, runtime),
     HealthCheck: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<{ isLive: boolean }>) => callback(null, { isLive: true }),
   });

@@ -17,10 +17,17 @@ const MESSAGES: Record<number, string> = {
 const messageOf = (status: number): string => MESSAGES[status] ?? `HTTP ${status} (benchtruth wire fault)`;
 
 /**
- * The shapes for one HTTP surface: the invented error object is indented as that surface's
+ * gRPC's: the status details, sent as the call's status (server/grpc/decode-player.ts) before
+ * any message or in place of the next one; nothing follows a status.
+ */
+const GRPC_SHAPES: DialectShapes = Object.freeze({ httpErrorBody: messageOf, streamErrorData: messageOf, errorEndsStream: true });
+
+/**
+ * The shapes for one surface. On HTTP the invented error object is indented as that surface's
  * objects are (native protobuf-JSON: 2, the proxy's json.dumps: 4), and nothing follows it.
  */
-export function jetstreamFaultShapes(surface: 'native' | 'proxy'): DialectShapes {
+export function jetstreamFaultShapes(surface: 'native' | 'proxy' | 'grpc'): DialectShapes {
+  if (surface === 'grpc') return GRPC_SHAPES;
   const indent = surface === 'proxy' ? 4 : 2;
   return Object.freeze({
     httpErrorBody: (status: number) => JSON.stringify({ detail: messageOf(status) }),

@@ -6,16 +6,14 @@
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { planTokens, type PlanTiming } from '../../engine/plan.ts';
 import type { ServerOptions } from '../../options.ts';
-import { applyWirePolicy } from '../../wire/apply-wire-policy.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
-import { planTokenGroups } from '../../wire/token-groups.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
-import { formatWireSpec } from '../../wire/wire-spec.ts';
-import { oneWritePerEvent } from '../../wire/writes.ts';
 import { jetstreamFaultShapes } from './fault-shapes.ts';
-import { decodeEvents, decodeMessages, proxyResponseBody, proxyStreamEvents, type DecodeResponseMessage } from './render.ts';
+import { decodeEvents, decodeMessages, proxyResponseBody, proxyStreamEvents } from './render.ts';
 import { idHeaderValue } from '../../transport/id-header.ts';
+import { httpStatusOfGrpc, grpcCodeOfHttp } from '../../grpc/grpc-http-status.ts';
+import { decodeSends, type DecodeSend } from './decode-sends.ts';
 
 export type JetstreamSurface = 'proxy' | 'native' | 'grpc';
 
@@ -41,7 +39,7 @@ export interface GeneratePlanInput {
   /**
    * Token grouping, byte cuts (objects cut across writes, several objects per write) and
    * faults; absent = JetStream's own behaviour, one token per step and one object per write.
-   * SSE-only framing options do not apply; gRPC takes only the token grouping.
+   * SSE-only framing options do not apply; gRPC takes the token grouping and the faults.
    */
   wire?: Readonly<WirePolicy>;
 }
@@ -49,8 +47,8 @@ export interface GeneratePlanInput {
 export interface PlannedGenerate {
   record: TruthRecord;
   headers: Record<string, string | number>;
-  /** The DecodeResponse of each event, for the gRPC player (index-aligned with record.events). */
-  messages: DecodeResponseMessage[];
+  /** What the gRPC player sends for each write (index-aligned with record.writes); [] on HTTP. */
+  sends: DecodeSend[];
 }
 
 export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
@@ -67,15 +65,22 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   const lastDue = tokens[tokens.length - 1]?.dueMs ?? 0;
   const streamed = input.surface !== 'proxy' || input.stream;
   const wire = input.wire ?? VLLM_WIRE_POLICY;
-  let messages: DecodeResponseMessage[] = [];
   let response: WireResponse;
   if (input.surface === 'grpc') {
-    // gRPC frames each message itself: byte cuts and HTTP faults cannot reach the reader, so
-    // only the token grouping applies, one write per message.
-    const groups = planTokenGroups(wire.tokens, plan.rng.derive('wire:tokens'), tokens.length);
-    messages = decodeMessages(tokens, input.withText, groups);
-    const framed = applyWirePolicy(decodeEvents(messages, tokens, groups), { framing: 'objects', policy: VLLM_WIRE_POLICY, rng: plan.rng });
-    response = { status: 200, ...framed, writes: oneWritePerEvent(framed.events), fault: null, headersDueMs: 0, errorHeaders: null, wire: formatWireSpec(wire) };
+    // gRPC frames each message itself: framing and byte cuts cannot reach the reader, so the
+    // token grouping and the faults apply, one write per message (decodeSends says what each is).
+    const policy = { ...VLLM_WIRE_POLICY, tokens: wire.tokens, faults: wire.faults };
+    response = planWireResponse({
+      policy,
+      rng: plan.rng,
+      stream: true,
+      framing: 'objects',
+      tokenCount: tokens.length,
+      render: (groups) => decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, groups),
+      shapes: jetstreamFaultShapes('grpc'),
+    });
+    // The status a reader of the call can know: that of the gRPC code the fault's status is played as.
+    if (response.status !== 200) response.status = httpStatusOfGrpc(grpcCodeOfHttp(response.status));
   } else {
     response = planWireResponse({
       policy: wire,
@@ -119,5 +124,6 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   // Starlette adds a charset to text/* media types only: the proxy streams as application/json.
   else if (streamed) headers = { 'content-type': input.surface === 'proxy' ? 'application/json' : 'text/event-stream; charset=utf-8' };
   else headers = { 'content-type': 'application/json', 'content-length': response.body.byteLength };
-  return { record, headers: { ...headers, 'x-request-id': idHeaderValue(input.requestId), server: 'uvicorn' }, messages };
+  const sends = input.surface === 'grpc' ? decodeSends(record, input.withText) : [];
+  return { record, headers: { ...headers, 'x-request-id': idHeaderValue(input.requestId), server: 'uvicorn' }, sends };
 }

@@ -98,16 +98,19 @@ export function proxyResponseBody(tokens: readonly PlannedToken[]): string {
 }
 
 /**
- * The DecodeResponse messages of a request: one per step, then the EOS step. Token-id requests
- * (client-side tokenization) get token ids only, as JetStream does.
+ * The DecodeResponse of the step holding tokens [start, end); an empty range is the EOS step.
+ * Token-id requests (client-side tokenization) get token ids only, as JetStream does.
  */
+export function decodeMessage(tokens: readonly PlannedToken[], start: number, end: number, withText: boolean): DecodeResponseMessage {
+  const tokenIds: number[] = [];
+  for (let i = start; i < end; i++) tokenIds.push((tokens[i] as PlannedToken).id);
+  return { streamContent: { samples: [{ text: withText ? joinText(tokens, start, end) : '', tokenIds }] } };
+}
+
+/** The DecodeResponse messages of a request: one per step, then the EOS step. */
 export function decodeMessages(tokens: readonly PlannedToken[], withText: boolean, groups?: readonly number[]): DecodeResponseMessage[] {
-  const messages = decodeSteps(tokens.length, groups).map(([start, end]): DecodeResponseMessage => {
-    const tokenIds: number[] = [];
-    for (let i = start; i < end; i++) tokenIds.push((tokens[i] as PlannedToken).id);
-    return { streamContent: { samples: [{ text: withText ? joinText(tokens, start, end) : '', tokenIds }] } };
-  });
-  messages.push({ streamContent: { samples: [{ text: '', tokenIds: [] }] } });
+  const messages = decodeSteps(tokens.length, groups).map(([start, end]) => decodeMessage(tokens, start, end, withText));
+  messages.push(decodeMessage(tokens, 0, 0, withText));
   return messages;
 }
 

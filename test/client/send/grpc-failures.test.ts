@@ -51,6 +51,27 @@ describe('failureOf', () => {
   });
 });
 
+describe('failureOf after the response metadata: the stream broke', () => {
+  it('a status the server ended the stream with is stream_error, whatever its code', () => {
+    expect(failureOf(serviceError(status.INVALID_ARGUMENT, 'Bad Request'), true).kind).toBe('stream_error');
+    expect(failureOf(serviceError(status.RESOURCE_EXHAUSTED, 'queue full', serverTrailers()), true).kind).toBe('stream_error');
+    expect(failureOf(serviceError(status.UNKNOWN, "Unexpected <class 'RuntimeError'>"), true).kind).toBe('stream_error');
+    // Before the metadata the same status is the server's answer instead of a stream.
+    expect(failureOf(serviceError(status.INVALID_ARGUMENT, 'Bad Request', serverTrailers()), false).kind).toBe('http_400');
+  });
+
+  it('a stream the server reset is disconnected; one grpc-js reset for its own error is not', () => {
+    expect(failureOf(serviceError(status.INTERNAL, 'Received RST_STREAM with code 2 (Internal server error)'), true).kind).toBe('disconnected');
+    expect(failureOf(serviceError(status.INTERNAL, 'Received RST_STREAM with code 0 (Call ended without gRPC status)'), true).kind).toBe('disconnected');
+    expect(failureOf(serviceError(status.INTERNAL, 'Received RST_STREAM with code 2 triggered by internal client error: boom'), true).kind).toBe('stream_error');
+    expect(failureOf(serviceError(status.INTERNAL, 'Received RST_STREAM with code 12 triggered by internal client error: x'), true).kind).toBe('stream_error');
+  });
+
+  it('a message grpc-js could not parse is malformed', () => {
+    expect(failureOf(serviceError(status.INTERNAL, 'Response message parsing error: index out of range: 3 + 9 > 5'), true).kind).toBe('malformed');
+  });
+});
+
 describe('against a server answering UNAVAILABLE', () => {
   let server: http2.Http2Server;
   let address: string;

@@ -232,12 +232,14 @@ describe('gRPC under the wire policies', () => {
     expect(server.context.truth.get('g-2')?.wire).toContain('tokens=burst:3');
   });
 
-  it('records only the grouping it applied: framing, cuts and faults in the spec are not the policy in effect', async () => {
+  it('records only what it applied: the grouping and the faults, never framing or cuts', async () => {
     const outcome = await decode({ maxTokens: 4, textContent: { text: 'hi' } }, { 'x-request-id': 'g-3', 'x-benchtruth-wire': 'tokens=2;fault=nodone;cut=utf8;eol=crlf' });
     expect(outcome.error).toBeNull();
+    // Two steps of two tokens, and no EOS step (nodone).
+    expect(grouped(outcome)).toEqual([2, 2]);
     const truth = server.context.truth.get('g-3');
-    expect(truth?.wire).toBe('tokens=2');
-    expect(truth?.fault).toBeNull();
+    expect(truth?.wire).toBe('tokens=2;fault=nodone');
+    expect(truth?.fault?.kind).toBe('nodone');
   });
 
   it('takes the server-wide policy (serve --wire)', async () => {
