@@ -34,12 +34,19 @@ function sendJetstreamError(reply: FastifyReply, error: JetstreamError): Fastify
   return sendJson(reply, error.status, error.body());
 }
 
-function fastapiErrorHandler(error: FastifyError, reply: FastifyReply): FastifyReply {
-  if (error instanceof JetstreamError) return sendJetstreamError(reply, error);
+/** Fastify's own failures (a body FastAPI cannot read, one over the limit) in FastAPI's shape; a 500 only for our own bugs. */
+function asJetstreamError(error: FastifyError, reply: FastifyReply): JetstreamError {
+  if (error instanceof JetstreamError) return error;
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) reply.log.error(error);
-  return sendJetstreamError(reply, new JetstreamError(status, status === 500 ? 'Internal Server Error' : error.message));
+  return new JetstreamError(status, status === 500 ? 'Internal Server Error' : error.message);
 }
+
+/** The generation routes, whose every request has a truth record, refused before its route ran or not. */
+const GENERATE_SURFACES: Readonly<Record<string, { surface: JetstreamSurface; stream: boolean }>> = {
+  '/generate': { surface: 'proxy', stream: false },
+  '/v1/generate': { surface: 'native', stream: true },
+};
 
 /** How the HTTP surfaces answer a refused admission: JetStream's 503 for a full queue, FastAPI's 422 for a bad max_tokens. */
 function admissionError(reason: 'full' | 'invalid' | 'too_long', message: string, maxTokens: number): JetstreamError {
@@ -52,7 +59,6 @@ type PlanRequest = Pick<GeneratePlanInput, 'surface' | 'stream' | 'withText' | '
 
 export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntime) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    app.setErrorHandler((error: FastifyError, _request, reply) => fastapiErrorHandler(error, reply));
     // FastAPI's reading of the body (fastapi-body.ts), not the server-wide one that reads any
     // media type as JSON for vLLM's deliberately lenient routes: these routes only, by
     // encapsulation. The header alone decides, once, at arrival; normalising it there also keeps
@@ -68,11 +74,14 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       else done(null, decoded);
     });
 
+    const started = new WeakMap<FastifyRequest, GenerationStart>();
     /** The request's id (echoed in x-request-id) and arrival: refusals are recorded under them too. */
     const begin = (request: FastifyRequest, reply: FastifyReply): GenerationStart => {
       const identity = ctx.identities.next(request.headers['x-request-id']);
       reply.header('x-request-id', identity.header);
-      return { identity, arrivalMono: request.arrivalMono };
+      const start = { identity, arrivalMono: request.arrivalMono };
+      started.set(request, start);
+      return start;
     };
 
     /** Sends FastAPI's or JetStream's error, with a truth record as every vLLM refusal has. */
@@ -82,6 +91,17 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       recordRefusal(ctx, request, reply, start, refusalRecord({ ...facts, arrivalEpochMs: ctx.clock.epochMs(start.arrivalMono) }));
       return sendJson(reply, error.status, body);
     };
+
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const refusal = asJetstreamError(error, reply);
+      // Our body parser refuses after reading the whole body, and uvicorn keeps the connection
+      // after a 422: Fastify's `connection: close` for body-parser errors is not FastAPI's.
+      if (error instanceof JetstreamError) reply.removeHeader('connection');
+      const route = request.method === 'POST' ? GENERATE_SURFACES[request.routeOptions.url ?? ''] : undefined;
+      if (route === undefined) return sendJetstreamError(reply, refusal);
+      // A body refused before its route ran has a truth record too, as vLLM's refusals do.
+      return refuse(request, reply, started.get(request) ?? begin(request, reply), route.surface, route.stream, refusal);
+    });
 
     const play = (request: FastifyRequest, reply: FastifyReply, start: GenerationStart, plan: PlanRequest): FastifyReply | undefined => {
       const { identity, arrivalMono } = start;

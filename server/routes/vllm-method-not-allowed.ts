@@ -5,7 +5,7 @@
  * preflight is answered before routing (vllm-cors.ts), and TRACE reaches the router as any
  * other method does.
  */
-import type { FastifyInstance, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, HTTPMethods } from 'fastify';
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE'];
 
@@ -16,10 +16,14 @@ const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'
 export function methodNotAllowed(app: FastifyInstance, url: string, allowed: 'GET' | 'POST'): void {
   const others: HTTPMethods[] = METHODS.filter((m) => m !== allowed);
   if (allowed === 'GET') others.push('HEAD');
+  const answer = (reply: FastifyReply): FastifyReply =>
+    reply.code(405).headers({ allow: allowed, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"detail":"Method Not Allowed"}'));
   app.route({
     method: others,
     url,
-    handler: async (_request, reply) =>
-      reply.code(405).headers({ allow: allowed, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"detail":"Method Not Allowed"}')),
+    // Answered before the body is read, as Starlette's router answers before FastAPI reads it:
+    // a body that does not decode still gets the 405, never a decode error.
+    onRequest: async (_request, reply) => answer(reply),
+    handler: async (_request, reply) => answer(reply),
   });
 }

@@ -66,6 +66,20 @@ describe('wrong methods and CORS preflights', () => {
     }
   });
 
+  it('a wrong method is 405 before the body is read: a body that does not decode changes nothing', async () => {
+    const auth = '\r\nAuthorization: Bearer sk-test\r\nContent-Type: application/json';
+    for (const [method, path, body] of [
+      ['PUT', '/v1/completions', '{"prompt": '],
+      ['GET', '/v1/chat/completions', '{not json'],
+      ['POST', '/v1/models', '{"a":'],
+      ['PATCH', '/v1/completions', 'x'.repeat(64)],
+    ] as const) {
+      const response = await rawRequest(port, `${method} ${path} HTTP/1.1\r\nHost: x${auth}`, body);
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.body).toBe('{"detail":"Method Not Allowed"}');
+    }
+  });
+
   it('a CORS preflight gets Starlette’s 200 OK on any path, before the key check', async () => {
     for (const path of ['/v1/completions', '/v1/chat/completions', '/nowhere']) {
       const response = await rawRequest(
