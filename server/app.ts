@@ -13,7 +13,8 @@ import { metricsRoutes } from './metrics/metrics-route.ts';
 import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
 import { installVllmCors } from './routes/vllm-cors.ts';
-import { parsePythonJson } from './dialects/python-json.ts';
+import { BODY_PARSE_ERROR, bodyText, parsePythonJson } from './dialects/python-json.ts';
+import { VllmError } from './dialects/vllm/errors.ts';
 import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
 import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
 import { RequestIdentities } from './routes/request-identity.ts';
@@ -81,8 +82,10 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake
   // that developers point any client at is deliberately lenient here (docs/vllm-fidelity.md).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const parsed = parsePythonJson(body as string);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    const text = bodyText(body as Buffer);
+    if (text === null) return done(new VllmError(400, 'Bad Request', BODY_PARSE_ERROR), undefined);
+    const parsed = parsePythonJson(text);
     if (parsed.ok) done(null, parsed.value);
     else done(Object.assign(new Error(`JSON decode error: ${parsed.message}`), { statusCode: 400 }), undefined);
   });

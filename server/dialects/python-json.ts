@@ -4,7 +4,20 @@
  * Python's `NaN`, `Infinity` and `-Infinity`. JSON.parse does neither, so a body that a Windows
  * tool saved or Python's `json.dumps` wrote would be refused here and served by vLLM/JetStream.
  */
+import { isUtf8 } from 'node:buffer';
 import { pythonJsonError, type PythonJsonError } from './python-json-error.ts';
+
+/**
+ * FastAPI's detail for a body its JSON read fails on other than by a JSONDecodeError: bytes that
+ * are not UTF-8 make Starlette's `json.loads` raise UnicodeDecodeError, which FastAPI answers
+ * with HTTPException(400) and this detail (each dialect spells it in its own error shape).
+ */
+export const BODY_PARSE_ERROR = 'There was an error parsing the body';
+
+/** The body's text as `json.loads` decodes bytes, or null when they are not UTF-8. */
+export function bodyText(body: Buffer): string | null {
+  return isUtf8(body) ? body.toString('utf8') : null;
+}
 
 const BOM = '\ufeff';
 /** Stands in for a Python constant while JSON.parse reads the rest (as the JSON escape in the text). */

@@ -68,8 +68,8 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       if (type !== undefined) request.headers['content-type'] = fastapiReadsJson(type) ? 'application/json' : 'text/plain';
     });
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'string' }, (request, text, done) => {
-      const decoded = decodeFastapiBody(text as string, request.headers['content-type']);
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+      const decoded = decodeFastapiBody(body as Buffer, request.headers['content-type']);
       if (decoded instanceof JetstreamError) done(decoded, undefined);
       else done(null, decoded);
     });

@@ -2,14 +2,20 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VllmError } from '../dialects/vllm/errors.ts';
 import { jsonInvalid, validationError } from '../dialects/vllm/request-fields.ts';
+import { BODY_PARSE_ERROR } from '../dialects/python-json.ts';
 
 export function sendVllmError(reply: FastifyReply, error: VllmError, body: Buffer = Buffer.from(error.body())): FastifyReply {
   return reply.code(error.status).headers({ ...error.headers, 'content-type': 'application/json', server: 'uvicorn' }).send(body);
 }
 
-/** The body parser's own failure (server/app.ts): raised only once the whole body is in. */
+/** The body parser's JSON failure (server/app.ts): raised only once the whole body is in. */
 function isJsonDecodeError(error: FastifyError): boolean {
   return error.statusCode === 400 && typeof error.message === 'string' && error.message.startsWith('JSON decode error');
+}
+
+/** Any refusal of the body parser (server/app.ts), undecodable JSON or bytes that are not UTF-8. */
+function isBodyParserRefusal(error: FastifyError): boolean {
+  return isJsonDecodeError(error) || (error instanceof VllmError && error.message === BODY_PARSE_ERROR);
 }
 
 /** Fastify's failure as vLLM reports it. */
@@ -37,9 +43,9 @@ export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRout
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const refusal = asVllmError(error, request);
     // Fastify closes the connection after any body-parser error, as the client may still be
-    // sending; a JSON decode error comes after the whole body was read, and uvicorn keeps the
+    // sending; our parser refuses only after the whole body was read, and uvicorn keeps the
     // keep-alive connection after such a 400, so the requests pipelined behind it are answered.
-    if (isJsonDecodeError(error)) reply.removeHeader('connection');
+    if (isBodyParserRefusal(error)) reply.removeHeader('connection');
     if (refusal.status === 500) reply.log.error(error);
     return refusedBeforeRoute(request, reply, refusal) ?? sendVllmError(reply, refusal);
   });

@@ -5,8 +5,8 @@
  * any other media type hands the raw bytes to the model, which refuses them as not an object.
  * A body that decodes to JSON `null` is no body either ("Field required").
  */
-import { jsonDecodeError, missingBody, validationError, type JetstreamError } from './fastapi-errors.ts';
-import { parsePythonJson } from '../python-json.ts';
+import { JetstreamError, jsonDecodeError, missingBody, validationError } from './fastapi-errors.ts';
+import { BODY_PARSE_ERROR, bodyText, parsePythonJson } from '../python-json.ts';
 
 /** A body FastAPI does not decode (its media type is not JSON): the model sees the text itself. */
 export class UndecodedBody {
@@ -27,10 +27,12 @@ export function fastapiReadsJson(contentType: string | undefined): boolean {
 
 /**
  * The parsed body (JSON, or an UndecodedBody), or FastAPI's 422 for a JSON body that does not
- * decode: Python's own message and character position.
+ * decode (Python's own message and character position), or its 400 for bytes that are not UTF-8.
  */
-export function decodeFastapiBody(text: string, contentType: string | undefined): unknown {
-  if (text === '' || !fastapiReadsJson(contentType)) return new UndecodedBody(text);
+export function decodeFastapiBody(body: Buffer, contentType: string | undefined): unknown {
+  if (body.byteLength === 0 || !fastapiReadsJson(contentType)) return new UndecodedBody(body.toString('utf8'));
+  const text = bodyText(body);
+  if (text === null) return new JetstreamError(400, BODY_PARSE_ERROR);
   const parsed = parsePythonJson(text);
   if (parsed.ok) return parsed.value;
   return parsed.error !== null ? jsonDecodeError(parsed.error.pos, parsed.error.msg) : jsonDecodeError(0, parsed.message);

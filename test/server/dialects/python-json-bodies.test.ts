@@ -1,7 +1,8 @@
 /**
  * Bodies as FastAPI reads them (Starlette's json.loads on the bytes): a leading UTF-8 BOM is
  * dropped and Python's NaN / Infinity / -Infinity are values, on the vLLM and the JetStream
- * routes alike; what Python refuses is still refused (audit 7-R2).
+ * routes alike; what Python refuses is still refused (audit 7-R2), bytes that are not UTF-8
+ * included.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +40,36 @@ describe('request bodies FastAPI reads', () => {
     const jetstream = await post('/generate', '\ufeff{"prompt": nan}');
     expect(jetstream.statusCode).toBe(422);
     expect(jetstream.body).toContain('Expecting value');
+  });
+});
+
+describe('bytes that are not UTF-8', () => {
+  // Starlette's json.loads raises UnicodeDecodeError; FastAPI answers HTTPException(400).
+  const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
+  const send = (url: string, payload: Buffer, id: string) =>
+    server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-request-id': id }, payload });
+
+  it("vLLM: 400 in vLLM's HTTPException shape, the connection kept, and a truth record", async () => {
+    const response = await send('/v1/completions', latin1('{"model":"fake-model","prompt":"caf\u00e9","max_tokens":2}'), 'latin1-vllm');
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toBe('{"error":{"message":"There was an error parsing the body","type":"Bad Request","param":null,"code":400}}');
+    expect(response.headers.connection).not.toBe('close');
+    expect(server.context.truth.get('latin1-vllm')).toMatchObject({ status: 400, end: { how: 'completed' } });
+  });
+
+  it("JetStream: 400 in FastAPI's shape, with a truth record", async () => {
+    for (const url of ['/generate', '/v1/generate']) {
+      const id = `latin1-${url}`;
+      const response = await send(url, latin1('{"prompt":"caf\u00e9","max_tokens":2,"text_content":{"text":"caf\u00e9"}}'), id);
+      expect(response.statusCode).toBe(400);
+      expect(response.body).toBe('{"detail":"There was an error parsing the body"}');
+      expect(server.context.truth.get(id)).toMatchObject({ status: 400, dialect: 'jetstream' });
+    }
+  });
+
+  it('valid UTF-8 of every plane is read as before', async () => {
+    const response = await send('/v1/completions', Buffer.from('{"model":"fake-model","prompt":"café 日本 🎉","max_tokens":2}', 'utf8'), 'utf8-ok');
+    expect(response.statusCode).toBe(200);
   });
 });
 
