@@ -7,7 +7,7 @@ import type { TruthRecord } from '../../../contracts/truth.ts';
 import { planTokens, type PlanTiming } from '../../engine/plan.ts';
 import type { ServerOptions } from '../../options.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
-import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
+import { planWireResponse } from '../../wire/plan-wire-response.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from '../../wire/wire-policy.ts';
 import { jetstreamFaultShapes } from './fault-shapes.ts';
 import { decodeEvents, decodeMessages, proxyResponseBody, proxyStreamEvents } from './render.ts';
@@ -65,40 +65,27 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   const lastDue = tokens[tokens.length - 1]?.dueMs ?? 0;
   const streamed = input.surface !== 'proxy' || input.stream;
   const wire = input.wire ?? VLLM_WIRE_POLICY;
-  let response: WireResponse;
-  if (input.surface === 'grpc') {
-    // gRPC frames each message itself: framing and byte cuts cannot reach the reader, so the
-    // token grouping and the faults apply, one write per message (decodeSends says what each is).
-    const policy = { ...VLLM_WIRE_POLICY, tokens: wire.tokens, faults: wire.faults };
-    response = planWireResponse({
-      policy,
-      rng: plan.rng,
-      stream: true,
-      framing: 'objects',
-      tokenCount: tokens.length,
-      render: (groups) => decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, groups),
-      shapes: jetstreamFaultShapes('grpc'),
-    });
-    // The status a reader of the call can know: that of the gRPC code the fault's status is played as.
-    if (response.status !== 200) response.status = httpStatusOfGrpc(grpcCodeOfHttp(response.status));
-  } else {
-    response = planWireResponse({
-      policy: wire,
-      rng: plan.rng,
-      stream: streamed,
-      framing: 'objects',
-      tokenCount: tokens.length,
-      render: (groups): PayloadEvent[] => {
-        if (input.surface === 'native') return decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, groups);
-        if (input.stream) {
-          const dueTimesKnown = options.planTiming?.deferred !== true;
-          return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec: input.arrivalEpochMs / 1000, dueTimesKnown }, tokens, groups);
-        }
-        return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: lastDue }];
-      },
-      shapes: jetstreamFaultShapes(input.surface),
-    });
-  }
+  const grpc = input.surface === 'grpc';
+  const response = planWireResponse({
+    // gRPC frames each message itself: framing and byte cuts cannot reach the reader, so there
+    // the token grouping and the faults apply, one write per message (decode-sends.ts).
+    policy: grpc ? { ...VLLM_WIRE_POLICY, tokens: wire.tokens, faults: wire.faults } : wire,
+    rng: plan.rng,
+    stream: streamed,
+    framing: 'objects',
+    tokenCount: tokens.length,
+    render: (groups): PayloadEvent[] => {
+      if (input.surface !== 'proxy') return decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, groups);
+      if (input.stream) {
+        const dueTimesKnown = options.planTiming?.deferred !== true;
+        return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec: input.arrivalEpochMs / 1000, dueTimesKnown }, tokens, groups);
+      }
+      return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: lastDue }];
+    },
+    shapes: jetstreamFaultShapes(input.surface),
+  });
+  // On gRPC the status a reader can know is that of the gRPC code an HTTP fault is played as.
+  if (grpc && response.status !== 200) response.status = httpStatusOfGrpc(grpcCodeOfHttp(response.status));
   const record: TruthRecord = {
     id: input.requestId,
     dialect: 'jetstream',
@@ -124,6 +111,6 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   // Starlette adds a charset to text/* media types only: the proxy streams as application/json.
   else if (streamed) headers = { 'content-type': input.surface === 'proxy' ? 'application/json' : 'text/event-stream; charset=utf-8' };
   else headers = { 'content-type': 'application/json', 'content-length': response.body.byteLength };
-  const sends = input.surface === 'grpc' ? decodeSends(record, input.withText) : [];
+  const sends = grpc ? decodeSends(record, input.withText) : [];
   return { record, headers: { ...headers, 'x-request-id': idHeaderValue(input.requestId), server: 'uvicorn' }, sends };
 }
