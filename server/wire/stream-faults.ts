@@ -17,6 +17,8 @@ export interface FaultShapes {
    * (JetStream's EOS step), not a terminator like vLLM's `[DONE]`, which still follows.
    */
   readonly errorEndsStream?: boolean;
+  /** True when nothing can follow a malformed event (gRPC: no reader gets past a message it cannot parse). */
+  readonly malformedEndsStream?: boolean;
 }
 
 /** Faults a non-streamed response can show; the others only exist inside a stream. */
@@ -107,7 +109,9 @@ export function applyStreamFault(events: readonly PayloadEvent[], fault: FaultSp
       const model = events.slice(cut + 1).find((e) => e.data.startsWith('{')) ?? events.find((e) => e.data.startsWith('{'));
       const whole = model?.data ?? '{"object":"text_completion"}';
       const data = whole.slice(0, Math.max(1, Math.floor(whole.length / 2)));
-      out.events.splice(cut + 1, 0, { kind: 'error', tokenStart: 0, tokenCount: 0, data, dueMs: dueAfter(events, cut) });
+      const malformed: PayloadEvent = { kind: 'error', tokenStart: 0, tokenCount: 0, data, dueMs: dueAfter(events, cut) };
+      if (shapes.malformedEndsStream === true) out.events = [...events.slice(0, cut + 1), malformed];
+      else out.events.splice(cut + 1, 0, malformed);
       return out;
     }
     case 'nodone':

@@ -18,9 +18,10 @@ const messageOf = (status: number): string => MESSAGES[status] ?? `HTTP ${status
 
 /**
  * gRPC's: the status details, sent as the call's status (server/grpc/decode-player.ts) before
- * any message or in place of the next one; nothing follows a status.
+ * any message or in place of the next one; nothing follows a status, nor a message no reader
+ * can parse.
  */
-const GRPC_SHAPES: DialectShapes = Object.freeze({ httpErrorBody: messageOf, streamErrorData: messageOf, errorEndsStream: true });
+const GRPC_SHAPES: DialectShapes = Object.freeze({ httpErrorBody: messageOf, streamErrorData: messageOf, errorEndsStream: true, malformedEndsStream: true });
 
 /**
  * The shapes for one surface. On HTTP the invented error object is indented as that surface's
