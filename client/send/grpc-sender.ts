@@ -28,6 +28,14 @@ export function orchestratorClient(address: string): OrchestratorClient {
 
 /** grpc-js's own refusal of a message over its receive cap (`grpc.max_receive_message_length`). */
 const LOCAL_SIZE_LIMIT = /^Received message larger than max/;
+/**
+ * grpc-js's own UNAVAILABLE for a connection lost mid-call (a dropped connection, a socket
+ * reset or timed out); any other UNAVAILABLE after the response metadata is a status the server
+ * sent to end the stream.
+ */
+const TRANSPORT_LOST = /^Connection dropped$|ECONNRESET|ETIMEDOUT|EPIPE|socket hang up/;
+/** grpc-js's CANCELLED for a stream reset with CANCEL (Node also synthesizes it for a dropped connection). */
+const CALL_CANCELLED = 'Call cancelled';
 /** grpc-js's status for a message its deserializer refused (it then cancels the call). */
 const PARSE_ERROR = /^Response message parsing error/;
 /** grpc-js's status for a stream the server reset (RST_STREAM; not one grpc-js reset itself). */
@@ -64,7 +72,7 @@ export function connectOrchestrator(client: Client, clock: Clock, withinMs: numb
 }
 
 function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind {
-  if (sawMetadata) return 'disconnected';
+  if (sawMetadata) return TRANSPORT_LOST.test(error.details) ? 'disconnected' : 'stream_error';
   const http = HTTP_ANSWER.exec(error.details);
   if (http !== null) return `http_${Number(http[1])}`;
   const serverHeaders = error.metadata !== undefined && Object.keys(error.metadata.getMap()).length > 0;
@@ -81,9 +89,10 @@ function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind
 export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKind; message: string } {
   const name = GrpcStatus[error.code] ?? String(error.code);
   const message = `gRPC ${name}: ${error.details}`;
-  if (error.code === GrpcStatus.DEADLINE_EXCEEDED) return { kind: 'timeout', message };
+  // The sender sets no gRPC deadline (its --timeout cancels the call), so a DEADLINE_EXCEEDED
+  // is a status the server sent: http_504 before the stream, stream_error inside it.
   if (error.code === GrpcStatus.UNAVAILABLE) return { kind: unavailableKind(error, sawMetadata), message };
-  if (error.code === GrpcStatus.CANCELLED && sawMetadata) return { kind: 'disconnected', message };
+  if (error.code === GrpcStatus.CANCELLED && sawMetadata && error.details === CALL_CANCELLED) return { kind: 'disconnected', message };
   if (error.code === GrpcStatus.RESOURCE_EXHAUSTED && LOCAL_SIZE_LIMIT.test(error.details)) {
     // The server sent a message; this client's receive limit (grpc-js's 4 MiB default) refused it.
     return { kind: 'malformed', message: `${message} (the client's receive limit, not the server's)` };
@@ -91,7 +100,9 @@ export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: Fa
   if (error.code === GrpcStatus.INTERNAL && PARSE_ERROR.test(error.details)) return { kind: 'malformed', message };
   if (error.code === GrpcStatus.INTERNAL && SERVER_RESET.test(error.details)) return { kind: 'disconnected', message };
   if (sawMetadata) return { kind: 'stream_error', message };
-  return { kind: `http_${httpStatusOfGrpc(error.code)}`, message };
+  // A 429 or 503 says when to come back, as on HTTP (the server's retry-after metadata).
+  const retryAfter = error.metadata?.get('retry-after')[0];
+  return { kind: `http_${httpStatusOfGrpc(error.code)}`, message: typeof retryAfter === 'string' ? `${message} (Retry-After: ${retryAfter})` : message };
 }
 
 const encoder = new TextEncoder();
@@ -166,6 +177,8 @@ export function sendAndMeasureGrpc(
         return;
       }
       const failure = failureOf(error, sawMetadata);
+      // The server's answer instead of a stream: its status is the HTTP reading of the code.
+      if (!sawMetadata && failure.kind.startsWith('http_')) measurer.response(Number(failure.kind.slice('http_'.length)));
       settle(measurer.error(failure.kind, failure.message, atMs));
     });
     call.on('end', () => {

@@ -6,6 +6,7 @@
  */
 import type { TruthRecord } from '../../contracts/truth.ts';
 import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../dialects/jetstream/plan-generate.ts';
+import { answeredBeforeEngine } from '../engine/isolated-engine.ts';
 import { admitRequest } from '../engine/serve-through-engine.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { ScheduledTask } from '../transport/emission-scheduler.ts';
@@ -44,6 +45,8 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   });
   if (!admission.ok) return { ok: false, reason: admission.refused.status === 429 ? 'full' : 'invalid', message: admission.refused.message };
   const planned = planGenerate({ ...input, options: admission.options });
-  runtime.slots.admit(planned.record);
+  // An HTTP-fault answer never reaches the engine (answeredBeforeEngine), whose `finished` frees
+  // a slot: it takes none, as a refusal takes none.
+  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record);
   return { ok: true, planned, play: (player) => admission.admitted.run(planned.record, () => player(planned.record)) };
 }

@@ -67,6 +67,21 @@ describe('failureOf after the response metadata: the stream broke', () => {
     expect(failureOf(serviceError(status.INTERNAL, 'Received RST_STREAM with code 12 triggered by internal client error: x'), true).kind).toBe('stream_error');
   });
 
+  it("a status the server sent is stream_error whatever its code; only grpc-js's own transport losses are disconnected", () => {
+    expect(failureOf(serviceError(status.UNAVAILABLE, 'Service Unavailable (benchtruth wire fault)'), true).kind).toBe('stream_error');
+    expect(failureOf(serviceError(status.CANCELLED, 'HTTP 499 (benchtruth wire fault)'), true).kind).toBe('stream_error');
+    expect(failureOf(serviceError(status.DEADLINE_EXCEEDED, 'Gateway Timeout'), true).kind).toBe('stream_error');
+    expect(failureOf(serviceError(status.UNAVAILABLE, 'read ECONNRESET'), true).kind).toBe('disconnected');
+    expect(failureOf(serviceError(status.CANCELLED, 'Call cancelled'), true).kind).toBe('disconnected');
+  });
+
+  it('the sender sets no deadline: a DEADLINE_EXCEEDED before the stream is the server answering 504, with its Retry-After kept', () => {
+    expect(failureOf(serviceError(status.DEADLINE_EXCEEDED, 'too slow', serverTrailers()), false).kind).toBe('http_504');
+    const trailers = serverTrailers();
+    trailers.set('retry-after', '3');
+    expect(failureOf(serviceError(status.RESOURCE_EXHAUSTED, 'queue full', trailers), false)).toEqual({ kind: 'http_429', message: 'gRPC RESOURCE_EXHAUSTED: queue full (Retry-After: 3)' });
+  });
+
   it('a message grpc-js could not parse is malformed', () => {
     expect(failureOf(serviceError(status.INTERNAL, 'Response message parsing error: index out of range: 3 + 9 > 5'), true).kind).toBe('malformed');
   });

@@ -74,6 +74,7 @@ describe('an HTTP fault is the status gRPC maps it to, before any message', () =
     ['http:400', status.INVALID_ARGUMENT, 400, 'http_400'],
     // No gRPC code of its own: INTERNAL, whose reading a reader can know is 500.
     ['http:502', status.INTERNAL, 500, 'http_500'],
+    ['http:504', status.DEADLINE_EXCEEDED, 504, 'http_504'],
   ])('%s', async (wire, code, recorded, kind) => {
     const id = `grpc-${wire.replace(/\W+/g, '-')}`;
     const outcome = await decode(id, wire);
@@ -87,6 +88,7 @@ describe('an HTTP fault is the status gRPC maps it to, before any message', () =
     expect(Buffer.from(truth?.body ?? new Uint8Array()).toString('utf8')).toBe(outcome.error?.details);
     const record = await measured(`${id}-m`, wire);
     expect(record.failure?.kind).toBe(kind);
+    expect(record.status).toBe(recorded);
   });
 
   it('429 and 503 carry Retry-After as trailing metadata', async () => {
@@ -96,6 +98,10 @@ describe('an HTTP fault is the status gRPC maps it to, before any message', () =
 });
 
 describe('faults inside the stream', () => {
+  it.each(['503', '499', '504', '500'])('error:2:%s is a stream_error for the client, whatever the code', async (code) => {
+    expect((await measured(`grpc-error-code-${code}`, `error:2:${code}`)).failure?.kind).toBe('stream_error');
+  });
+
   it('error:3 sends three tokens, then ends the call with the status it names', async () => {
     const outcome = await decode('grpc-error', 'error:3:503');
     expect(tokensOf(outcome)).toBe(3);
@@ -165,6 +171,34 @@ describe('faults inside the stream', () => {
     const record = await measured('grpc-dupdone-m', 'dupdone');
     expect(record.failure).toBeNull();
     expect(record.outputTokens).toBe(6);
+  });
+});
+
+describe('decode slots', () => {
+  it('an HTTP fault takes no decode slot: a full prefill queue is never filled by answers that already left', async () => {
+    const small = buildServer({ seed: 4, ttftMs: 0, itlMs: 0, grpcPort: 0, dialect: 'jetstream', jetstreamSlots: 1, jetstreamQueueLimit: 1 });
+    await small.listen(0);
+    const client = orchestratorClient(`127.0.0.1:${small.jetstream.grpcPort}`);
+    const call = (wire: string | null): Promise<ServiceError | null> => {
+      const metadata = new Metadata();
+      if (wire !== null) metadata.set('x-benchtruth-wire', wire);
+      return new Promise((resolve) => {
+        const stream = client.Decode({ maxTokens: 2, textContent: { text: 'hi' } }, metadata) as ClientReadableStream<Message>;
+        stream.on('data', () => {});
+        stream.on('error', (error: ServiceError) => resolve(error));
+        stream.on('end', () => resolve(null));
+      });
+    };
+    try {
+      for (let i = 0; i < 3; i++) expect((await call('fault=http:500'))?.code).toBe(status.INTERNAL);
+      const http = await small.app.inject({ method: 'POST', url: '/generate', headers: { 'content-type': 'application/json', 'x-benchtruth-wire': 'fault=http:429' }, payload: '{"prompt":"hi","max_tokens":2}' });
+      expect(http.statusCode).toBe(429);
+      expect(small.jetstream.runtime.slots.active).toBe(0);
+      expect(await call(null)).toBeNull();
+    } finally {
+      client.close();
+      await small.close();
+    }
   });
 });
 
