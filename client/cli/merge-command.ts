@@ -10,6 +10,7 @@ import { CliError } from '../../contracts/cli-error.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
 import { openRunOutput } from '../report/run-output.ts';
+import { DEFAULT_ADAPTER_REPORTS } from '../run/bench-options.ts';
 import { checkShardSet } from '../report/run-identity.ts';
 import { buildRunReports, mergeRawSamples, parseRawSamplesFile, rawSamplesFile, type LpgRunInfo, type RawSamplesFile } from '../report/run-reports.ts';
 
@@ -92,7 +93,10 @@ export function registerMergeCommand(program: Command): void {
         for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
         const lpg = mergedLpgInfo(shards);
         const client = stall === null ? {} : { client: { max_stall_ms: stall } };
-        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples: { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }), ...client } });
+        // The per-adapter reports the shards wrote (the first that says; older files: summaries only).
+        const adapterSwitches = shards.find((s) => s.raw.adapter_reports !== undefined)?.raw.adapter_reports ?? DEFAULT_ADAPTER_REPORTS;
+        const rawSamples = { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }), ...client, adapter_reports: adapterSwitches };
+        await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches } });
         if (lpg !== null) writeLpgReports(flags.output, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) });
       }
       process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);

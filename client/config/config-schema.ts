@@ -156,6 +156,8 @@ export const configSchema = z.strictObject({
         })
         .prefault({}),
       workers: whole(1).max(MAX_WORKERS).default(1),
+      /** inference-perf's spelling of the LoRA traffic split: `split` is the weight (server.lora). */
+      lora_traffic_split: z.array(z.strictObject({ name: z.string().min(1), split: positive })).optional(),
       shard: z
         .string()
         .regex(/^\d+\/\d+$/, 'write the shard as INDEX/COUNT, e.g. 0/4')

@@ -362,6 +362,14 @@ function sloOf(config: BenchConfig): Slo | null {
   return Object.keys(out).length > 0 ? out : null;
 }
 
+/** The LoRA traffic split, written as benchtruth's server.lora or inference-perf's load.lora_traffic_split. */
+function loraOf(config: BenchConfig, where: Where): Array<{ name: string; weight: number }> {
+  const split = config.load.lora_traffic_split;
+  if (split === undefined) return config.server.lora;
+  if (config.server.lora.length > 0) throw new CliError(`${where('load.lora_traffic_split')}: the split is also given as server.lora (--lora); give one of them`);
+  return split.map(({ name, split: weight }) => ({ name, weight }));
+}
+
 /** The run's options from a validated config (paths relative to the config file's folder). */
 export function optionsFromConfig(config: BenchConfig, configPath: string | null, flagOf?: FlagOfPath): BenchOptions {
   const baseDir = configPath === null ? process.cwd() : dirname(resolve(configPath));
@@ -394,9 +402,10 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     load,
     data,
     slo: sloOf(config),
-    lora: config.server.lora,
+    lora: loraOf(config, where),
     headers,
     perRequestReport: config.report.per_request || config.report.request_lifecycle?.per_request === true,
+    adapterReports: { summary: config.report.request_lifecycle?.per_adapter ?? true, stages: config.report.request_lifecycle?.per_adapter_stage ?? false },
     reportFormat: config.report.format,
     progress: config.report.progress,
     scrape: config.metrics.type === 'prometheus' ? { url: config.metrics.url ?? null, intervalMs: config.metrics.interval ?? config.metrics.prometheus?.scrape_interval ?? 1000 } : null,

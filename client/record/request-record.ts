@@ -38,6 +38,8 @@ export interface RequestRecord {
   requestId: string;
   /** The model (or LoRA adapter) the request named, when the run set it. */
   model?: string;
+  /** The LoRA adapter of a run that splits its traffic over adapters (inference-perf's per-adapter reports). */
+  loraAdapter?: string;
   stage: number;
   warmup: boolean;
   scheduledMs: number;

@@ -32,6 +32,8 @@ export interface StageSamplesJson {
   tokenCountSources?: Record<string, number>;
   tokenCountMismatches: number;
   failuresByKind: Record<string, FailureKindSummary>;
+  /** The same requests again, by LoRA adapter (runs that split traffic over adapters only). */
+  adapters?: Record<string, StageSamplesJson>;
 }
 
 const SUCCESS_COLUMNS = ['latencyMs', 'ttftMs', 'tpotMs', 'ntpotMs', 'maxItlMs', 'promptTokens', 'outputTokens'] as const;
@@ -101,14 +103,32 @@ export class StageSamples {
   readonly outputTokensSources: Record<string, number> = {};
   tokenCountMismatches = 0;
   readonly failuresByKind: Record<string, FailureKindSummary> = {};
+  /**
+   * The stage's requests of each LoRA adapter, sampled a second time (inference-perf's
+   * per-adapter reports); empty unless records name an adapter. An adapter's own samples hold none.
+   */
+  readonly byAdapter = new Map<string, StageSamples>();
+  readonly #exactGapLimit: number | undefined;
 
   /** `exactGapLimit`: pooled gaps kept exactly before the sketch takes over (tests lower it). */
   constructor(exactGapLimit?: number) {
+    this.#exactGapLimit = exactGapLimit;
     this.interChunkMs = new PooledGaps(exactGapLimit);
+  }
+
+  #adapter(name: string): StageSamples {
+    let samples = this.byAdapter.get(name);
+    if (samples === undefined) this.byAdapter.set(name, (samples = new StageSamples(this.#exactGapLimit)));
+    return samples;
   }
 
   /** Adds one measured (non-warm-up) request. `epochOf` maps a clock reading to epoch ms. */
   add(record: RequestRecord, epochOf: (readingMs: number) => number): void {
+    if (record.loraAdapter !== undefined) this.#adapter(record.loraAdapter).#addOwn(record, epochOf);
+    this.#addOwn(record, epochOf);
+  }
+
+  #addOwn(record: RequestRecord, epochOf: (readingMs: number) => number): void {
     this.scheduleDelayMs.push(record.startMs - record.scheduledMs);
     const start = epochOf(record.startMs);
     const end = epochOf(record.endMs);
@@ -184,6 +204,7 @@ export class StageSamples {
     for (const group of [this.success, this.failure]) for (const column of Object.values<GrowableColumn>(group)) column.trim();
     this.scheduleDelayMs.trim();
     this.interChunkMs.trim();
+    for (const samples of this.byAdapter.values()) samples.trim();
   }
 
   /** Bytes of typed storage held (columns and counters), for the memory benchmark. */
@@ -191,6 +212,7 @@ export class StageSamples {
     let bytes = this.interChunkMs.retainedBytes + this.tokensPerEvent.size * 16;
     bytes += this.scheduleDelayMs.retainedBytes;
     for (const group of [this.success, this.failure]) for (const column of Object.values<GrowableColumn>(group)) bytes += column.retainedBytes;
+    for (const samples of this.byAdapter.values()) bytes += samples.retainedBytes;
     return bytes;
   }
 
@@ -220,6 +242,7 @@ export class StageSamples {
       this.#addFailure(kind, first ?? '', entry.count);
       for (const message of rest) this.#addFailure(kind, message, 0);
     }
+    for (const [name, samples] of other.byAdapter) this.#adapter(name).absorb(samples);
     return this;
   }
 
@@ -248,6 +271,7 @@ export class StageSamples {
       outputTokensSources: { ...this.outputTokensSources },
       tokenCountMismatches: this.tokenCountMismatches,
       failuresByKind: structuredClone(this.failuresByKind),
+      ...(this.byAdapter.size === 0 ? {} : { adapters: Object.fromEntries([...this.byAdapter].map(([name, samples]) => [name, samples.toJSON()])) }),
     };
   }
 
@@ -267,6 +291,7 @@ export class StageSamples {
     Object.assign(samples.outputTokensSources, json.outputTokensSources);
     samples.tokenCountMismatches = json.tokenCountMismatches;
     Object.assign(samples.failuresByKind, structuredClone(json.failuresByKind));
+    for (const [name, adapter] of Object.entries(json.adapters ?? {})) samples.byAdapter.set(name, StageSamples.fromJSON(adapter));
     return samples;
   }
 }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { CliError } from '../../contracts/cli-error.ts';
 import type { LifecycleReport } from './lifecycle-report.ts';
 import { perRequestEntry } from './request-line.ts';
+import type { RunReports } from './run-reports.ts';
 
 export interface RunOutput {
   writeLine(line: string): void;
@@ -19,6 +20,8 @@ export interface RunReportFiles {
   summary: LifecycleReport;
   stages: ReadonlyMap<number, LifecycleReport>;
   rawSamples: unknown;
+  /** Per-adapter reports of a LoRA split, and which of them to write. */
+  adapters?: { reports: RunReports['adapters']; summary: boolean; stages: boolean };
   serverMetrics?: { url: string; failed_scrapes: number; summary: object; stages: ReadonlyMap<number, unknown> } | null;
 }
 
@@ -29,7 +32,12 @@ function end(stream: WriteStream): Promise<void> {
 }
 
 /** The files a run (or merge) writes; a reused directory loses these and only these. */
-const REPORT_FILE = /^(?:requests\.jsonl|raw_samples\.json|per_request_lifecycle_metrics\.json|summary_(?:lifecycle|server)_metrics\.json|stage_\d+_(?:lifecycle|server)_metrics\.json|benchmark-.+-(?:inf|\d+(?:\.\d+)?)qps-.+\.json)$/;
+const REPORT_FILE = /^(?:requests\.jsonl|raw_samples\.json|per_request_lifecycle_metrics\.json|summary_(?:lifecycle|server)_metrics\.json|stage_\d+_(?:lifecycle|server)_metrics\.json|adapter_.+_(?:stage_\d+_)?lifecycle_metrics\.json|benchmark-.+-(?:inf|\d+(?:\.\d+)?)qps-.+\.json)$/;
+
+/** An adapter's name as a file name part: anything but letters, digits, `.`, `_` and `-` becomes `_` (a `/` would be a path). */
+export function adapterFilePart(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, '_');
+}
 
 const reason = (error: unknown): string => ((error as { code?: unknown }).code as string | undefined) ?? (error instanceof Error ? error.message : String(error));
 
@@ -98,7 +106,7 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
         first = false;
       }
     },
-    async writeReports({ summary, stages, rawSamples, serverMetrics }) {
+    async writeReports({ summary, stages, rawSamples, adapters, serverMetrics }) {
       await end(lines);
       if (perRequestFile !== null) {
         perRequestFile.write('\n]\n');
@@ -106,6 +114,11 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
       }
       writeFileSync(join(dir, 'summary_lifecycle_metrics.json'), json(summary));
       for (const [stage, report] of stages) writeFileSync(join(dir, `stage_${stage}_lifecycle_metrics.json`), json(report));
+      for (const [name, reports] of adapters?.reports ?? []) {
+        const part = adapterFilePart(name);
+        if (adapters?.summary === true) writeFileSync(join(dir, `adapter_${part}_lifecycle_metrics.json`), json(reports.summary));
+        if (adapters?.stages === true) for (const [stage, report] of reports.stages) writeFileSync(join(dir, `adapter_${part}_stage_${stage}_lifecycle_metrics.json`), json(report));
+      }
       writeFileSync(join(dir, 'raw_samples.json'), `${JSON.stringify(rawSamples)}\n`);
       if (serverMetrics) {
         writeFileSync(join(dir, 'summary_server_metrics.json'), json({ url: serverMetrics.url, failed_scrapes: serverMetrics.failed_scrapes, ...serverMetrics.summary }));

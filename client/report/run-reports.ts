@@ -18,6 +18,8 @@ export interface StageContext {
 export interface RunReports {
   summary: LifecycleReport;
   stages: Map<number, LifecycleReport>;
+  /** By LoRA adapter (runs that split traffic over adapters): its summary and its per-stage reports. */
+  adapters: Map<string, { summary: LifecycleReport; stages: Map<number, LifecycleReport> }>;
 }
 
 export interface RawSamplesFile {
@@ -30,6 +32,8 @@ export interface RawSamplesFile {
   lpg?: LpgRunInfo;
   /** The client's longest stall while measuring (absent in older files): `merge` reports the longest. */
   client?: { max_stall_ms: number };
+  /** Which per-adapter reports the run wrote (absent: the default, summaries only), so `merge` writes the same. */
+  adapter_reports?: { summary: boolean; stages: boolean };
 }
 
 /** What an LPG report needs beyond the samples (see lpg-report.ts LpgRunContext). */
@@ -51,13 +55,27 @@ export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, cont
   const all = StageSamples.merge(order.map((s) => samples.get(s) ?? new StageSamples()));
   const only = order.length === 1 ? contexts.get(order[0]!)! : null;
   const loadTypes = new Set(order.map((s) => contexts.get(s)!.loadType));
-  const summary = lifecycleReportFromSamples(all, {
+  const summaryContext: ReportContext = {
     intendedRate: only?.intendedRate ?? null,
     concurrency: only?.concurrency ?? null,
     loadType: loadTypes.size === 1 ? [...loadTypes][0]! : 'mixed',
     slo,
-  });
-  return { summary, stages };
+  };
+  const summary = lifecycleReportFromSamples(all, summaryContext);
+  // inference-perf's per-adapter reports: as the run's, over one adapter's requests.
+  const adapters: RunReports['adapters'] = new Map();
+  const names = [...new Set(order.flatMap((s) => [...(samples.get(s)?.byAdapter.keys() ?? [])]))].sort();
+  for (const name of names) {
+    const byStage = new Map<number, StageSamples>();
+    for (const stage of order) {
+      const part = samples.get(stage)?.byAdapter.get(name);
+      if (part !== undefined) byStage.set(stage, part);
+    }
+    const adapterStages = new Map<number, LifecycleReport>();
+    for (const [stage, part] of byStage) adapterStages.set(stage, lifecycleReportFromSamples(part, contextOf(contexts.get(stage)!, slo)));
+    adapters.set(name, { summary: lifecycleReportFromSamples(StageSamples.merge([...byStage.values()]), summaryContext), stages: adapterStages });
+  }
+  return { summary, stages, adapters };
 }
 
 export function rawSamplesFile(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null, run: RunIdentity | null = null): RawSamplesFile {
@@ -77,7 +95,7 @@ const whole = z.number().int().nonnegative();
 const column = z.array(z.number().nullable());
 const counts = z.record(z.string(), whole);
 const pair = z.tuple([z.number(), z.number()]);
-const samplesSchema = z.looseObject({
+const samplesSchema: z.ZodType<unknown> = z.looseObject({
   version: z.literal(1),
   success: z.looseObject({ latencyMs: column, ttftMs: column, tpotMs: column, ntpotMs: column, maxItlMs: column, promptTokens: column, outputTokens: column }),
   scheduleDelayMs: z.array(z.number()),
@@ -96,6 +114,9 @@ const samplesSchema = z.looseObject({
   tokenCountSources: counts.optional(),
   tokenCountMismatches: whole,
   failuresByKind: z.record(z.string(), z.looseObject({ count: whole, sample_messages: z.array(z.string()) })),
+  get adapters() {
+    return z.record(z.string(), samplesSchema).optional();
+  },
 });
 const runSchema = z
   .strictObject({ seed: whole, shards: z.array(whole).min(1), shard_count: z.number().int().min(1), config_hash: z.string().min(1) })
@@ -126,6 +147,7 @@ const rawSamplesSchema = z.looseObject({
     }),
   lpg: z.strictObject({ api: z.string(), stream: z.boolean(), model: z.string(), startEpochMs: z.number() }).optional(),
   client: z.looseObject({ max_stall_ms: z.number().nonnegative() }).optional(),
+  adapter_reports: z.strictObject({ summary: z.boolean(), stages: z.boolean() }).optional(),
 });
 
 function describeJson(value: unknown): string {

@@ -6,6 +6,12 @@ import type { Slo } from '../report/goodput.ts';
 
 export type UsageRequest = 'none' | 'include' | 'continuous';
 
+/** Which per-adapter reports a LoRA run writes (inference-perf's report.request_lifecycle.per_adapter / per_adapter_stage). */
+export interface AdapterReportSwitches {
+  summary: boolean;
+  stages: boolean;
+}
+
 export interface BenchOptions {
   url: string;
   api: ApiName;
@@ -41,6 +47,11 @@ export interface BenchOptions {
   headers?: Readonly<Record<string, string>>;
   /** Also write per_request_lifecycle_metrics.json. */
   perRequestReport?: boolean;
+  /**
+   * inference-perf's per-adapter reports of a LoRA split: `summary` (adapter_NAME_lifecycle_metrics.json,
+   * default on, as inference-perf) and `stages` (adapter_NAME_stage_N_lifecycle_metrics.json, default off).
+   */
+  adapterReports?: AdapterReportSwitches;
   /** Progress display: a bar on a TTY, plain lines otherwise, or none. */
   progress?: 'auto' | 'bar' | 'lines' | 'off';
   /** Scrape Prometheus metrics during each stage (url null = the server's own /metrics). */
@@ -54,6 +65,9 @@ export interface BenchOptions {
   /** Keep every full RequestRecord in the result (tests, the demo); off keeps only compact samples. */
   keepRecords?: boolean;
 }
+
+/** inference-perf's defaults: a summary per adapter, no per-adapter stage reports. */
+export const DEFAULT_ADAPTER_REPORTS: Readonly<AdapterReportSwitches> = Object.freeze({ summary: true, stages: false });
 
 export const DEFAULT_BENCH_OPTIONS: Readonly<Omit<BenchOptions, 'url'>> = Object.freeze({
   api: 'completions',

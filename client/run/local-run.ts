@@ -121,6 +121,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     });
     const record = enforceDeadline(sent, options.timeoutMs);
     record.model = model;
+    if (options.lora !== undefined && options.lora.length > 0) record.loraAdapter = model;
     if (!record.warmup) {
       let stageSamples = samples.get(record.stage);
       if (stageSamples === undefined) samples.set(record.stage, (stageSamples = new StageSamples()));

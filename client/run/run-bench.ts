@@ -21,7 +21,7 @@ import { startStageScraper, type ServerMetricsReport } from '../scrape/stage-scr
 import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
 import { runWorkers } from '../workers/worker-pool.ts';
 import { BenchError } from './bench-error.ts';
-import type { BenchOptions } from './bench-options.ts';
+import { DEFAULT_ADAPTER_REPORTS, type BenchOptions } from './bench-options.ts';
 import { httpRequestSender } from './http-request-sender.ts';
 import { runLocal } from './local-run.ts';
 import { senderFactoryFor } from './request-sender.ts';
@@ -196,13 +196,15 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     // A shard's reports state its own share of the load; raw_samples.json keeps the whole run's, for merge.
     const ownContexts = shard.count > 1 ? new Map([...contexts].map(([stage, context]) => [stage, shardContext(context, shard, workers)])) : contexts;
     const reports = buildRunReports(samples, ownContexts, slo);
+    const adapterSwitches = options.adapterReports ?? DEFAULT_ADAPTER_REPORTS;
     if (output !== null) {
       const rawSamples = {
         ...rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)),
         ...(options.reportFormat === 'lpg' ? { lpg: { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs } } : {}),
         client: { max_stall_ms: clientMaxStallMs },
+        adapter_reports: adapterSwitches,
       };
-      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, serverMetrics });
+      await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches }, serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
     }
     return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs };

@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BENCH_OPTIONS } from '../../client/run/bench-options.ts';
 import type { LoadSpec } from '../../client/load/load-plan.ts';
 import { runIdentity } from '../../client/report/run-identity.ts';
-import { rawSamplesFile } from '../../client/report/run-reports.ts';
+import { rawSamplesFile, type RawSamplesFile } from '../../client/report/run-reports.ts';
+import { requestMetrics } from '../../contracts/metrics.ts';
+import { StageSamples } from '../../client/record/stage-samples.ts';
 import { runCli } from '../helpers/cli.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'benchtruth-merge-cli-'));
@@ -66,6 +68,51 @@ describe('benchtruth merge checks its inputs', () => {
     expect(merged.code).toBe(0);
     expect(merged.stdout).toMatch(/^client: longest stall 41\.5 ms /m);
     expect((JSON.parse(readFileSync(join(out, 'raw_samples.json'), 'utf8')) as { client?: unknown }).client).toEqual({ max_stall_ms: 41.5 });
+  });
+
+  it("merges LoRA shards' per-adapter samples and writes the adapter reports the shards wrote", async () => {
+    const record = (index: number, adapter: string) => ({
+      index,
+      requestId: `r-${index}`,
+      stage: 0,
+      warmup: false,
+      scheduledMs: index,
+      startMs: index,
+      firstByteMs: index + 5,
+      endMs: index + 9,
+      status: 200,
+      failure: null,
+      events: [
+        { atMs: index + 5, tokens: 1 },
+        { atMs: index + 9, tokens: 1 },
+      ],
+      tokensPerEventSource: 'one_per_event' as const,
+      outputTokens: 2,
+      outputTokensSource: 'events' as const,
+      tokenCountMismatch: false,
+      promptTokens: 4,
+      promptTokensSource: 'client' as const,
+      usage: null,
+      finishReason: 'length',
+      metrics: requestMetrics({ startMs: index, endMs: index + 9, events: [{ atMs: index + 5, tokens: 1 }, { atMs: index + 9, tokens: 1 }], outputTokens: 2 }),
+      loraAdapter: adapter,
+    });
+    const loraShard = (name: string, index: number, adapters: string[]): string => {
+      const dir = shardDir(name, index);
+      const samples = new StageSamples();
+      adapters.forEach((adapter, i) => samples.add(record(i, adapter), (t) => 1.7e12 + t));
+      const path = join(dir, 'raw_samples.json');
+      const { run } = JSON.parse(readFileSync(path, 'utf8')) as RawSamplesFile;
+      writeFileSync(path, JSON.stringify({ ...rawSamplesFile(new Map([[0, samples]]), contexts, null, run ?? null), adapter_reports: { summary: true, stages: true } }));
+      return dir;
+    };
+    const out = join(root, 'merged-lora');
+    const merged = await runCli(['merge', loraShard('l0', 0, ['movie', 'movie', 'consumer']), loraShard('l1', 1, ['consumer', 'org/x']), '--output', out], 20_000);
+    expect(merged.code).toBe(0);
+    const count = (name: string): number => (JSON.parse(readFileSync(join(out, name), 'utf8')) as { load_summary: { count: number } }).load_summary.count;
+    expect(count('summary_lifecycle_metrics.json')).toBe(5);
+    expect([count('adapter_movie_lifecycle_metrics.json'), count('adapter_consumer_lifecycle_metrics.json'), count('adapter_org_x_lifecycle_metrics.json')]).toEqual([2, 2, 1]);
+    expect(count('adapter_consumer_stage_0_lifecycle_metrics.json')).toBe(2);
   });
 
   it('a bad --output is one line and exit 2: an existing file, a path under a file, procfs', async () => {

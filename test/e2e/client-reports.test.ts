@@ -69,6 +69,16 @@ describe('report files', () => {
     expect(stage0.load_summary.schedule_delay?.p50).toEqual(expect.any(Number));
   });
 
+  it("one summary per LoRA adapter (inference-perf's per_adapter default), its requests alone; no per-adapter stage files by default", () => {
+    const real = read<LifecycleReport>('adapter_real-lora_lifecycle_metrics.json');
+    const missing = read<LifecycleReport>('adapter_missing-lora_lifecycle_metrics.json');
+    expect(real.load_summary.count + missing.load_summary.count).toBe(18);
+    expect(missing.successes.count).toBe(0);
+    expect(Object.keys(missing.failures.by_kind)).toEqual(['http_404']);
+    expect(real.failures.count).toBe(0);
+    expect(existsSync(join(out, 'adapter_real-lora_stage_0_lifecycle_metrics.json'))).toBe(false);
+  });
+
   it('failures by kind with sample messages; they never enter latency distributions', () => {
     const summary = result.report;
     const failed = result.records.filter((r) => r.failure !== null);

@@ -99,6 +99,33 @@ output: {dir: out}
     expect(errorOf(() => benchOptionsFromFlags({ config: path }))).toMatch(message);
   });
 
+  it("takes inference-perf's multilora example: load.lora_traffic_split is the split, per_adapter(_stage) the adapter reports", () => {
+    const path = file(
+      'multilora.yml',
+      `load:
+  type: constant
+  stages: [{rate: 1, duration: 30}]
+  lora_traffic_split:
+    - {name: movie, split: 0.50}
+    - {name: consumer, split: 0.50}
+api: {type: completion, streaming: true}
+server: {type: vllm, model_name: Qwen/Qwen2.5-0.5B-Instruct, base_url: "http://0.0.0.0:8000", ignore_eos: true}
+report:
+  request_lifecycle: {summary: true, per_stage: true, per_request: false, per_adapter: true, per_adapter_stage: true}
+`,
+    );
+    const options = benchOptionsFromFlags({ config: path });
+    expect(options.lora).toEqual([
+      { name: 'movie', weight: 0.5 },
+      { name: 'consumer', weight: 0.5 },
+    ]);
+    expect(options.adapterReports).toEqual({ summary: true, stages: true });
+    // inference-perf's defaults: a summary per adapter, no per-stage adapter reports.
+    expect(benchOptionsFromFlags({ url: 'http://x:1' }).adapterReports).toEqual({ summary: true, stages: false });
+    expect(errorOf(() => benchOptionsFromFlags({ config: path, lora: 'a:1' }))).toMatch(/load\.lora_traffic_split: the split is also given as server\.lora \(--lora\); give one of them/);
+    expect(errorOf(() => benchOptionsFromFlags({ config: path, set: ['load.lora_traffic_split.0.split=0'] }))).toMatch(/lora_traffic_split\.0\.split/);
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });

@@ -1,6 +1,7 @@
 /**
  * Workers and shards merge raw samples: for any records and any split of them, the merged
- * report equals the report of one process that saw every record (property).
+ * report equals the report of one process that saw every record (property), per LoRA adapter
+ * too; an adapter's report is the report of its requests alone.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +25,7 @@ const recordArb = fc
     source: fc.constantFrom('continuous_usage', 'tokenizer', 'one_per_event') as fc.Arbitrary<RequestRecord['tokensPerEventSource']>,
     // Edge answers: no token-bearing event at all (N = 0), and usage that disagrees with the events.
     shape: fc.constantFrom('events', 'events', 'events', 'zero_tokens', 'usage_disagrees'),
+    adapter: fc.constantFrom(undefined, 'movie', 'consumer', 'org/adapter v2'),
   })
   .map((r, ): Omit<RequestRecord, 'index' | 'requestId'> => {
     const start = r.scheduled + r.delay;
@@ -53,6 +55,7 @@ const recordArb = fc
       usage: r.shape === 'usage_disagrees' ? { promptTokens: r.prompt, completionTokens: outputTokens, totalTokens: r.prompt + outputTokens } : null,
       finishReason: 'length',
       metrics: failure === null ? requestMetrics({ startMs: start, endMs: end, events, outputTokens }) : null,
+      ...(r.adapter === undefined ? {} : { loraAdapter: r.adapter }),
     };
   });
 
@@ -90,10 +93,31 @@ describe('merging raw samples', () => {
         const mergedReports = buildRunReports(merged.samples, merged.contexts, merged.slo);
         expect(mergedReports.summary).toEqual(single.summary);
         expect(mergedReports.stages).toEqual(single.stages);
+        expect(mergedReports.adapters).toEqual(single.adapters);
         // JSON.stringify would silently write NaN or Infinity as null: none may be there to write.
         expect(nonFinitePaths([single.summary, ...single.stages.values()])).toEqual([]);
       }),
       { seed: 20261130, numRuns: 150 },
+    );
+  });
+
+  it("an adapter's reports are the reports of its requests alone; requests without one are in none", () => {
+    fc.assert(
+      fc.property(recordsArb, (records) => {
+        const reports = buildRunReports(samplesByStage(records), contexts, slo);
+        const names = [...new Set(records.flatMap((r) => (r.loraAdapter === undefined ? [] : [r.loraAdapter])))].sort();
+        expect([...reports.adapters.keys()]).toEqual(names);
+        for (const name of names) {
+          const own = records.filter((r) => r.loraAdapter === name).map(({ loraAdapter: _, ...rest }) => rest as RequestRecord);
+          const alone = buildRunReports(samplesByStage(own), new Map([...contexts].filter(([stage]) => own.some((r) => r.stage === stage))), slo);
+          const adapter = reports.adapters.get(name)!;
+          expect(adapter.stages).toEqual(alone.stages);
+          // The summary's context is the whole run's (its stages' rates), as inference-perf's adapter summary.
+          expect(adapter.summary.successes).toEqual(alone.summary.successes);
+          expect(adapter.summary.failures).toEqual(alone.summary.failures);
+        }
+      }),
+      { seed: 4242, numRuns: 100 },
     );
   });
 
