@@ -82,6 +82,28 @@ const whole = (min: number) => z.number().int().min(min);
 const tokens = whole(1).max(MAX_LENGTH_TOKENS);
 const tokenCount = z.number().positive().max(MAX_LENGTH_TOKENS);
 
+/**
+ * inference-perf's Distribution, with its defaults (min 10, max 1024, mean 512, std_dev 200,
+ * normal); `variance` instead of `std_dev`; `total_count` accepted, unused. Its skew_normal and
+ * poisson shapes are refused by name.
+ */
+const inferencePerfDistribution = z
+  .strictObject({
+    type: z.enum(['normal', 'lognormal', 'uniform', 'fixed', 'skew_normal', 'poisson']).default('normal'),
+    min: tokens.default(10),
+    max: tokens.default(1024),
+    mean: z.number().nonnegative().max(MAX_LENGTH_TOKENS).default(512),
+    std_dev: z.number().nonnegative().max(MAX_LENGTH_TOKENS).optional(),
+    variance: z.number().nonnegative().max(MAX_LENGTH_TOKENS * MAX_LENGTH_TOKENS).optional(),
+    total_count: whole(1).optional(),
+    skew: z.number().optional(),
+  })
+  .superRefine((d, ctx) => {
+    if (d.type === 'skew_normal' || d.type === 'poisson') ctx.addIssue({ code: 'custom', path: ['type'], message: `${d.type} is not drawn by benchtruth (use normal, lognormal, uniform or fixed)` });
+    if (d.min > d.max) ctx.addIssue({ code: 'custom', path: ['min'], message: `min (${d.min}) cannot be greater than max (${d.max})` });
+    if (d.std_dev !== undefined && d.variance !== undefined) ctx.addIssue({ code: 'custom', path: ['variance'], message: "give either 'std_dev' or 'variance', not both" });
+  });
+
 const length = z.union([
   tokens,
   z
@@ -156,6 +178,14 @@ export const configSchema = z.strictObject({
         })
         .prefault({}),
       workers: whole(1).max(MAX_WORKERS).default(1),
+      /**
+       * inference-perf's worker and pacing knobs, accepted so its configs run unchanged, unused:
+       * benchtruth never caps an open loop's in-flight requests (a late send shows as
+       * schedule_delay), pools connections itself, and starts a stage once the last has drained.
+       */
+      interval: z.number().nonnegative().optional(),
+      worker_max_concurrency: whole(1).optional(),
+      worker_max_tcp_connections: whole(1).optional(),
       /** inference-perf's spelling of the LoRA traffic split: `split` is the weight (server.lora). */
       lora_traffic_split: z.array(z.strictObject({ name: z.string().min(1), split: positive })).optional(),
       shard: z
@@ -174,12 +204,22 @@ export const configSchema = z.strictObject({
       path: z.string().min(1, 'must not be empty').optional(),
       input: length.default(32),
       output: length.optional(),
+      /** inference-perf's spelling of `input` / `output` (its Distribution; data.type synthetic and random). */
+      input_distribution: inferencePerfDistribution.optional(),
+      output_distribution: inferencePerfDistribution.optional(),
       /** ShareGPT pruning as vLLM's (defaults 4, 1024, 2048; client/data/file-datasets.ts). */
       min_tokens: tokens.optional(),
       max_prompt_tokens: tokens.optional(),
       max_total_tokens: whole(1).max(2 * MAX_LENGTH_TOKENS).optional(),
       shared_prefix: z
-        .strictObject({ num_groups: whole(1).max(MAX_PLANNED_SENDS), prompts_per_group: whole(1).max(MAX_PLANNED_SENDS), system_prompt_len: tokens, question_len: tokens })
+        // inference-perf's defaults (10 groups of 10 prompts, 100 + 50 tokens); its own key names
+        // are read as these (resolve-config.ts applyFileAliases).
+        .strictObject({
+          num_groups: whole(1).max(MAX_PLANNED_SENDS).default(10),
+          prompts_per_group: whole(1).max(MAX_PLANNED_SENDS).default(10),
+          system_prompt_len: tokens.default(100),
+          question_len: tokens.default(50),
+        })
         .optional(),
     })
     .prefault({}),

@@ -48,6 +48,62 @@ export function readConfigFile(path: string): Json {
   return parsed;
 }
 
+/** inference-perf's load keys that name one of ours (same value and unit): its configs run unchanged. */
+const LOAD_ALIASES: ReadonlyArray<readonly [alias: string, key: string]> = [
+  ['request_timeout', 'timeout'],
+  ['base_seed', 'seed'],
+  ['num_workers', 'workers'],
+];
+
+/**
+ * A config file's inference-perf spellings under `load` moved to ours, before flags are applied
+ * (so a flag still wins over the file). Both spellings of one setting in the file is one line.
+ */
+export function applyLoadAliases(raw: Json, path: string): void {
+  const load = raw.load;
+  if (!isPlainMapping(load)) return;
+  for (const [alias, key] of LOAD_ALIASES) {
+    if (!(alias in load)) continue;
+    if (key in load) throw new CliError(`--config ${path}: load.${alias} and load.${key} are one setting (inference-perf's name and benchtruth's); give one`);
+    load[key] = load[alias];
+    delete load[alias];
+  }
+}
+
+/** inference-perf's data.shared_prefix names (its aliases and canonical ones) for ours. */
+const SHARED_PREFIX_ALIASES: ReadonlyArray<readonly [alias: string, key: string]> = [
+  ['num_unique_system_prompts', 'num_groups'],
+  ['num_users_per_system_prompt', 'prompts_per_group'],
+  ['num_prompts_per_group', 'prompts_per_group'],
+];
+
+/**
+ * A config file's data section in inference-perf's spellings: a length given both ways (data.input
+ * and data.input_distribution) is one line; its shared_prefix key names become ours, and its
+ * `shared_prefix.output_len` (a number) the run's output length.
+ */
+export function checkLengthSpellings(raw: Json, path: string): void {
+  const data = raw.data;
+  if (!isPlainMapping(data)) return;
+  const oneSetting = (a: string, b: string): never => {
+    throw new CliError(`--config ${path}: data.${a} and data.${b} are one setting (benchtruth's name and inference-perf's); give one`);
+  };
+  for (const key of ['input', 'output']) if (key in data && `${key}_distribution` in data) oneSetting(key, `${key}_distribution`);
+  const prefix = data.shared_prefix;
+  if (!isPlainMapping(prefix)) return;
+  for (const [alias, key] of SHARED_PREFIX_ALIASES) {
+    if (!(alias in prefix)) continue;
+    if (key in prefix) oneSetting(`shared_prefix.${key}`, `shared_prefix.${alias}`);
+    prefix[key] = prefix[alias];
+    delete prefix[alias];
+  }
+  if ('output_len' in prefix) {
+    if ('output' in data || 'output_distribution' in data) oneSetting('output', 'shared_prefix.output_len');
+    data.output = prefix.output_len;
+    delete prefix.output_len;
+  }
+}
+
 function isPlainMapping(value: unknown): value is Json {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value) as unknown;
@@ -254,6 +310,23 @@ function lengthOf(config: LengthConfig): LengthDistribution {
   }
 }
 
+type InferencePerfDistribution = NonNullable<BenchConfig['data']['input_distribution']>;
+
+/** inference-perf's Distribution as one of ours, drawing as inference-perf draws it (its distribution utils). */
+function inferencePerfLength(d: InferencePerfDistribution): LengthDistribution {
+  const sd = d.variance !== undefined ? Math.sqrt(d.variance) : (d.std_dev ?? 200);
+  switch (d.type) {
+    case 'fixed':
+      return { kind: 'fixed', value: Math.trunc(d.mean) };
+    case 'uniform':
+      return { kind: 'uniform', min: d.min, max: d.max };
+    case 'lognormal':
+      return { kind: 'lognormal', mean: d.mean, sd, min: d.min, max: d.max, offset: d.min };
+    default:
+      return { kind: 'normal', mean: d.mean, sd, min: d.min, max: d.max };
+  }
+}
+
 /** Names a config path for an error: the flag that set it, else the file (or "flags") and the path. */
 type Where = (path: string) => string;
 
@@ -315,9 +388,14 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
 /** Data types that read `data.path`. */
 const FILE_DATA_TYPES = new Set(['sharegpt', 'jsonl']);
 
-function dataOf(config: BenchConfig, baseDir: string, where: Where): DataSpec {
+function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: FlagOfPath): DataSpec {
   const data = config.data;
-  const output = data.output !== undefined ? lengthOf(data.output) : null;
+  // inference-perf's spelling when the file uses it, unless a flag (--prompt-tokens, --max-tokens) set ours.
+  const theirs = (key: 'input' | 'output'): InferencePerfDistribution | undefined => (flagOf?.(`data.${key}`) === undefined ? data[`${key}_distribution`] : undefined);
+  const theirOutput = theirs('output');
+  const theirInput = theirs('input');
+  const output = theirOutput !== undefined ? inferencePerfLength(theirOutput) : data.output !== undefined ? lengthOf(data.output) : null;
+  const input = theirInput !== undefined ? inferencePerfLength(theirInput) : lengthOf(data.input);
   if (data.path !== undefined && !FILE_DATA_TYPES.has(data.type)) {
     throw new CliError(`${where('data.path')}: data.type ${data.type} reads no file (fix: --dataset sharegpt or --dataset jsonl, or data.type in --config)`);
   }
@@ -346,7 +424,7 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where): DataSpec {
       };
     }
     default:
-      return { type: 'synthetic', input: lengthOf(data.input), output: output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens } };
+      return { type: 'synthetic', input, output: output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens } };
   }
 }
 
@@ -377,7 +455,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
   const url = config.server.base_url;
   if (url === undefined) throw new CliError('--url is required (e.g. --url http://127.0.0.1:8000, or server.base_url in --config)');
   const load = loadOf(config, baseDir, where, flagOf);
-  const data = dataOf(config, baseDir, where);
+  const data = dataOf(config, baseDir, where, flagOf);
   const first = config.load.stages[0];
   const headers: Record<string, string> = { ...config.api.headers };
   if (config.server.api_key !== undefined) headers.authorization = `Bearer ${config.server.api_key}`;

@@ -15,8 +15,12 @@ export type LengthDistribution =
   | { kind: 'fixed'; value: number }
   | { kind: 'uniform'; min: number; max: number }
   | { kind: 'normal'; mean: number; sd: number; min?: number; max?: number }
-  /** mean and sd of the length itself (not of its logarithm), as users state them. */
-  | { kind: 'lognormal'; mean: number; sd: number; min?: number; max?: number };
+  /**
+   * mean and sd of the length itself (not of its logarithm), as users state them. With `offset`
+   * (inference-perf's lognormal: offset = min) the lognormal is of length − offset, whose mean is
+   * mean − offset (1 when that is not positive), and the draw is shifted back.
+   */
+  | { kind: 'lognormal'; mean: number; sd: number; min?: number; max?: number; offset?: number };
 
 export function sampleLength(dist: LengthDistribution, rng: Rng): number {
   let value: number;
@@ -30,8 +34,10 @@ export function sampleLength(dist: LengthDistribution, rng: Rng): number {
       break;
     case 'lognormal': {
       // Parameters of the underlying normal from the length's own mean and sd.
-      const variance = Math.log(1 + (dist.sd * dist.sd) / (dist.mean * dist.mean));
-      value = Math.exp(rng.normal(Math.log(dist.mean) - variance / 2, Math.sqrt(variance)));
+      const offset = dist.offset ?? 0;
+      const mean = offset === 0 ? dist.mean : Math.max(dist.mean - offset, 0) || 1;
+      const variance = Math.log(1 + (dist.sd * dist.sd) / (mean * mean));
+      value = offset + Math.exp(rng.normal(Math.log(mean) - variance / 2, Math.sqrt(variance)));
       break;
     }
   }

@@ -126,6 +126,71 @@ report:
     expect(errorOf(() => benchOptionsFromFlags({ config: path, set: ['load.lora_traffic_split.0.split=0'] }))).toMatch(/lora_traffic_split\.0\.split/);
   });
 
+  it("inference-perf's load keys: request_timeout, base_seed and num_workers are ours; its worker knobs are accepted; flags still win", () => {
+    const path = file(
+      'inference-perf-load.yml',
+      `load:
+  type: constant
+  interval: 15
+  num_workers: 2
+  worker_max_concurrency: 100
+  worker_max_tcp_connections: 2500
+  request_timeout: 30
+  base_seed: 42
+  stages: [{rate: 1, duration: 5}]
+server: {base_url: "http://127.0.0.1:1"}
+`,
+    );
+    expect(benchOptionsFromFlags({ config: path })).toMatchObject({ timeoutMs: 30_000, seed: 42, workers: 2 });
+    expect(benchOptionsFromFlags({ config: path, seed: '7', timeout: '5s' })).toMatchObject({ timeoutMs: 5_000, seed: 7 });
+    const both = file('both.yml', 'load: {seed: 1, base_seed: 2}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/load\.base_seed and load\.seed are one setting/);
+  });
+
+  it("inference-perf's data.input_distribution / output_distribution, drawn as inference-perf draws them; a flag still wins", () => {
+    const path = file(
+      'inference-perf-synthetic.yml',
+      `data:
+  type: synthetic
+  input_distribution: {min: 10, max: 100, mean: 50, std_dev: 10}
+  output_distribution: {type: lognormal, min: 5, max: 300, mean: 60, variance: 400, total_count: 100}
+server: {base_url: "http://127.0.0.1:1"}
+`,
+    );
+    expect(benchOptionsFromFlags({ config: path }).data).toEqual({
+      type: 'synthetic',
+      input: { kind: 'normal', mean: 50, sd: 10, min: 10, max: 100 },
+      output: { kind: 'lognormal', mean: 60, sd: 20, min: 5, max: 300, offset: 5 },
+    });
+    expect(benchOptionsFromFlags({ config: path, promptTokens: '64' }).data).toMatchObject({ input: { kind: 'fixed', value: 64 } });
+    const defaults = file('ip-defaults.yml', 'data: {input_distribution: {}, output_distribution: {type: fixed, mean: 12.9}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(benchOptionsFromFlags({ config: defaults }).data).toMatchObject({ input: { kind: 'normal', mean: 512, sd: 200, min: 10, max: 1024 }, output: { kind: 'fixed', value: 12 } });
+    const both = file('ip-both.yml', 'data: {input: 5, input_distribution: {mean: 6}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.input and data\.input_distribution are one setting/);
+    const skew = file('ip-skew.yml', 'data: {input_distribution: {type: skew_normal, skew: 2}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: skew }))).toMatch(/data\.input_distribution\.type: skew_normal is not drawn by benchtruth/);
+  });
+
+  it("inference-perf's shared_prefix names (num_unique_system_prompts, num_users_per_system_prompt, output_len) and defaults", () => {
+    const path = file(
+      'ip-shared-prefix.yml',
+      `data:
+  type: shared_prefix
+  shared_prefix: {num_unique_system_prompts: 4, num_users_per_system_prompt: 3, system_prompt_len: 100, question_len: 50, output_len: 40}
+server: {base_url: "http://127.0.0.1:1"}
+`,
+    );
+    expect(benchOptionsFromFlags({ config: path }).data).toEqual({
+      type: 'shared_prefix',
+      sharedPrefix: { groups: 4, promptsPerGroup: 3, systemPromptTokens: 100, questionTokens: 50 },
+      output: { kind: 'fixed', value: 40 },
+    });
+    const defaults = file('ip-sp-defaults.yml', 'data: {type: shared_prefix, shared_prefix: {num_prompts_per_group: 2}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(benchOptionsFromFlags({ config: defaults }).data).toMatchObject({ sharedPrefix: { groups: 10, promptsPerGroup: 2, systemPromptTokens: 100, questionTokens: 50 } });
+    const both = file('ip-sp-both.yml', 'data: {type: shared_prefix, output: 9, shared_prefix: {output_len: 40}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.output and data\.shared_prefix\.output_len are one setting/);
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });

@@ -26,6 +26,21 @@ describe('length distributions', () => {
     }
   });
 
+  it("inference-perf's lognormal (offset = min): the length minus min is lognormal with mean − min, never below min", () => {
+    const rng = new Rng(9);
+    let sum = 0;
+    let low = Infinity;
+    for (let i = 0; i < 20_000; i++) {
+      const n = sampleLength({ kind: 'lognormal', mean: 200, sd: 50, min: 100, max: 10_000, offset: 100 }, rng);
+      sum += n;
+      low = Math.min(low, n);
+    }
+    expect(sum / 20_000).toBeCloseTo(200, -1);
+    expect(low).toBeGreaterThanOrEqual(100);
+    // A mean at or below min: the shifted mean is 1, as inference-perf takes it.
+    expect(sampleLength({ kind: 'lognormal', mean: 5, sd: 0, min: 10, max: 100, offset: 10 }, new Rng(1))).toBe(11);
+  });
+
   it('lognormal keeps the stated mean of the length', () => {
     const rng = new Rng(8);
     let sum = 0;
