@@ -175,6 +175,9 @@ export const configSchema = z.strictObject({
           probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),
           spacing: z.enum(['linear', 'geometric']).default('linear'),
           arrival: z.enum(['constant', 'poisson']).default('constant'),
+          /** inference-perf's probe time limit and saturation percentile: accepted, unused (benchtruth probes with a closed loop). */
+          timeout: z.number().positive().optional(),
+          saturation_percentile: z.number().min(0).max(100).optional(),
         })
         .prefault({}),
       workers: whole(1).max(MAX_WORKERS).default(1),

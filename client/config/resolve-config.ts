@@ -62,11 +62,31 @@ const LOAD_ALIASES: ReadonlyArray<readonly [alias: string, key: string]> = [
 export function applyLoadAliases(raw: Json, path: string): void {
   const load = raw.load;
   if (!isPlainMapping(load)) return;
+  const oneSetting = (a: string, b: string): never => {
+    throw new CliError(`--config ${path}: load.${a} and load.${b} are one setting (inference-perf's name and benchtruth's); give one`);
+  };
   for (const [alias, key] of LOAD_ALIASES) {
     if (!(alias in load)) continue;
-    if (key in load) throw new CliError(`--config ${path}: load.${alias} and load.${key} are one setting (inference-perf's name and benchtruth's); give one`);
+    if (key in load) oneSetting(alias, key);
     load[key] = load[alias];
     delete load[alias];
+  }
+  // inference-perf's sweep: `sweep: {type: linear | geometric, num_requests, …}` under a constant
+  // or poisson load is our `type: sweep` with that spacing and arrival.
+  const sweep = load.sweep;
+  if (!isPlainMapping(sweep) || !('type' in sweep)) return;
+  if ('spacing' in sweep) oneSetting('sweep.type', 'sweep.spacing');
+  sweep.spacing = sweep.type;
+  delete sweep.type;
+  if ('num_requests' in sweep) {
+    if ('probe_requests' in sweep) oneSetting('sweep.num_requests', 'sweep.probe_requests');
+    sweep.probe_requests = sweep.num_requests;
+    delete sweep.num_requests;
+  }
+  if (load.type === undefined || load.type === 'constant' || load.type === 'poisson') {
+    if ('arrival' in sweep) oneSetting('type', 'sweep.arrival');
+    sweep.arrival = load.type ?? 'constant';
+    load.type = 'sweep';
   }
 }
 

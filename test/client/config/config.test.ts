@@ -191,6 +191,24 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.output and data\.shared_prefix\.output_len are one setting/);
   });
 
+  it("inference-perf's sweep (sweep.type under a constant or poisson load) is our sweep with that spacing and arrival", () => {
+    const path = file(
+      'ip-sweep.yml',
+      `load:
+  type: poisson
+  sweep: {type: geometric, num_requests: 80, timeout: 180, num_stages: 3, stage_duration: 20, saturation_percentile: 95}
+server: {base_url: "http://127.0.0.1:1"}
+`,
+    );
+    expect(benchOptionsFromFlags({ config: path }).load).toMatchObject({
+      type: 'sweep',
+      arrival: { kind: 'poisson' },
+      sweep: { probeRequests: 80, numStages: 3, stageDurationSec: 20, spacing: 'geometric' },
+    });
+    const both = file('ip-sweep-both.yml', 'load: {sweep: {type: linear, spacing: linear}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/load\.sweep\.type and load\.sweep\.spacing are one setting/);
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });
