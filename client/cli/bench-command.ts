@@ -8,7 +8,8 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
-import { applyLoadAliases, checkLengthSpellings, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
+import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
+import { applyInferencePerfSpellings } from '../config/inference-perf-spellings.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
@@ -195,10 +196,7 @@ function defaultStage(loadType: unknown): Record<string, unknown> {
 /** The raw config after flags: file first, then each given flag over it. */
 export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
   const raw = flags.config !== undefined ? readConfigFile(flags.config) : {};
-  if (flags.config !== undefined) {
-    applyLoadAliases(raw, flags.config);
-    checkLengthSpellings(raw, flags.config);
-  }
+  if (flags.config !== undefined) applyInferencePerfSpellings(raw, flags.config);
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
     if (typeof value !== 'string') continue;

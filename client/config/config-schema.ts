@@ -216,7 +216,7 @@ export const configSchema = z.strictObject({
       max_total_tokens: whole(1).max(2 * MAX_LENGTH_TOKENS).optional(),
       shared_prefix: z
         // inference-perf's defaults (10 groups of 10 prompts, 100 + 50 tokens); its own key names
-        // are read as these (resolve-config.ts applyFileAliases).
+        // are read as these (inference-perf-spellings.ts).
         .strictObject({
           num_groups: whole(1).max(MAX_PLANNED_SENDS).default(10),
           prompts_per_group: whole(1).max(MAX_PLANNED_SENDS).default(10),

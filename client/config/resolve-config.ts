@@ -17,7 +17,7 @@ import type { Slo } from '../report/goodput.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.ts';
 import { configSchema, MAX_PLANNED_SENDS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /**
  * YAML text → a plain value. Warnings (an unknown `!tag`) are errors here, and are never printed
@@ -48,83 +48,7 @@ export function readConfigFile(path: string): Json {
   return parsed;
 }
 
-/** inference-perf's load keys that name one of ours (same value and unit): its configs run unchanged. */
-const LOAD_ALIASES: ReadonlyArray<readonly [alias: string, key: string]> = [
-  ['request_timeout', 'timeout'],
-  ['base_seed', 'seed'],
-  ['num_workers', 'workers'],
-];
-
-/**
- * A config file's inference-perf spellings under `load` moved to ours, before flags are applied
- * (so a flag still wins over the file). Both spellings of one setting in the file is one line.
- */
-export function applyLoadAliases(raw: Json, path: string): void {
-  const load = raw.load;
-  if (!isPlainMapping(load)) return;
-  const oneSetting = (a: string, b: string): never => {
-    throw new CliError(`--config ${path}: load.${a} and load.${b} are one setting (inference-perf's name and benchtruth's); give one`);
-  };
-  for (const [alias, key] of LOAD_ALIASES) {
-    if (!(alias in load)) continue;
-    if (key in load) oneSetting(alias, key);
-    load[key] = load[alias];
-    delete load[alias];
-  }
-  // inference-perf's sweep: `sweep: {type: linear | geometric, num_requests, …}` under a constant
-  // or poisson load is our `type: sweep` with that spacing and arrival.
-  const sweep = load.sweep;
-  if (!isPlainMapping(sweep) || !('type' in sweep)) return;
-  if ('spacing' in sweep) oneSetting('sweep.type', 'sweep.spacing');
-  sweep.spacing = sweep.type;
-  delete sweep.type;
-  if ('num_requests' in sweep) {
-    if ('probe_requests' in sweep) oneSetting('sweep.num_requests', 'sweep.probe_requests');
-    sweep.probe_requests = sweep.num_requests;
-    delete sweep.num_requests;
-  }
-  if (load.type === undefined || load.type === 'constant' || load.type === 'poisson') {
-    if ('arrival' in sweep) oneSetting('type', 'sweep.arrival');
-    sweep.arrival = load.type ?? 'constant';
-    load.type = 'sweep';
-  }
-}
-
-/** inference-perf's data.shared_prefix names (its aliases and canonical ones) for ours. */
-const SHARED_PREFIX_ALIASES: ReadonlyArray<readonly [alias: string, key: string]> = [
-  ['num_unique_system_prompts', 'num_groups'],
-  ['num_users_per_system_prompt', 'prompts_per_group'],
-  ['num_prompts_per_group', 'prompts_per_group'],
-];
-
-/**
- * A config file's data section in inference-perf's spellings: a length given both ways (data.input
- * and data.input_distribution) is one line; its shared_prefix key names become ours, and its
- * `shared_prefix.output_len` (a number) the run's output length.
- */
-export function checkLengthSpellings(raw: Json, path: string): void {
-  const data = raw.data;
-  if (!isPlainMapping(data)) return;
-  const oneSetting = (a: string, b: string): never => {
-    throw new CliError(`--config ${path}: data.${a} and data.${b} are one setting (benchtruth's name and inference-perf's); give one`);
-  };
-  for (const key of ['input', 'output']) if (key in data && `${key}_distribution` in data) oneSetting(key, `${key}_distribution`);
-  const prefix = data.shared_prefix;
-  if (!isPlainMapping(prefix)) return;
-  for (const [alias, key] of SHARED_PREFIX_ALIASES) {
-    if (!(alias in prefix)) continue;
-    if (key in prefix) oneSetting(`shared_prefix.${key}`, `shared_prefix.${alias}`);
-    prefix[key] = prefix[alias];
-    delete prefix[alias];
-  }
-  if ('output_len' in prefix) {
-    if ('output' in data || 'output_distribution' in data) oneSetting('output', 'shared_prefix.output_len');
-    data.output = prefix.output_len;
-    delete prefix.output_len;
-  }
-}
-
-function isPlainMapping(value: unknown): value is Json {
+export function isPlainMapping(value: unknown): value is Json {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;

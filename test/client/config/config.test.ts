@@ -166,7 +166,7 @@ server: {base_url: "http://127.0.0.1:1"}
     const defaults = file('ip-defaults.yml', 'data: {input_distribution: {}, output_distribution: {type: fixed, mean: 12.9}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(benchOptionsFromFlags({ config: defaults }).data).toMatchObject({ input: { kind: 'normal', mean: 512, sd: 200, min: 10, max: 1024 }, output: { kind: 'fixed', value: 12 } });
     const both = file('ip-both.yml', 'data: {input: 5, input_distribution: {mean: 6}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
-    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.input and data\.input_distribution are one setting/);
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.input_distribution and data\.input are one setting/);
     const skew = file('ip-skew.yml', 'data: {input_distribution: {type: skew_normal, skew: 2}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(errorOf(() => benchOptionsFromFlags({ config: skew }))).toMatch(/data\.input_distribution\.type: skew_normal is not drawn by benchtruth/);
   });
@@ -188,7 +188,7 @@ server: {base_url: "http://127.0.0.1:1"}
     const defaults = file('ip-sp-defaults.yml', 'data: {type: shared_prefix, shared_prefix: {num_prompts_per_group: 2}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(benchOptionsFromFlags({ config: defaults }).data).toMatchObject({ sharedPrefix: { groups: 10, promptsPerGroup: 2, systemPromptTokens: 100, questionTokens: 50 } });
     const both = file('ip-sp-both.yml', 'data: {type: shared_prefix, output: 9, shared_prefix: {output_len: 40}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
-    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.output and data\.shared_prefix\.output_len are one setting/);
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.shared_prefix\.output_len and data\.output are one setting/);
   });
 
   it("inference-perf's sweep (sweep.type under a constant or poisson load) is our sweep with that spacing and arrival", () => {

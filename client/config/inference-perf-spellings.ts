@@ -1,0 +1,71 @@
+/**
+ * inference-perf's config.yml spellings that name one of our settings, moved to ours in a config
+ * file before flags are applied (so a flag still wins over the file). A file giving one setting
+ * both ways is one line naming both keys. What the keys mean: README, "inference-perf's
+ * config.yml spellings".
+ */
+import { CliError } from '../../contracts/cli-error.ts';
+import { isPlainMapping, type Json } from './resolve-config.ts';
+
+type Renames = ReadonlyArray<readonly [theirs: string, ours: string]>;
+
+/** Same value and unit under another name. */
+const LOAD_KEYS: Renames = [
+  ['request_timeout', 'timeout'],
+  ['base_seed', 'seed'],
+  ['num_workers', 'workers'],
+];
+/** Its sweep block: `type` is the spacing, `num_requests` the probe's size. */
+const SWEEP_KEYS: Renames = [
+  ['type', 'spacing'],
+  ['num_requests', 'probe_requests'],
+];
+/** Its shared-prefix names, current and older. */
+const SHARED_PREFIX_KEYS: Renames = [
+  ['num_unique_system_prompts', 'num_groups'],
+  ['num_users_per_system_prompt', 'prompts_per_group'],
+  ['num_prompts_per_group', 'prompts_per_group'],
+];
+
+export function applyInferencePerfSpellings(raw: Json, path: string): void {
+  const oneSetting = (a: string, b: string): never => {
+    throw new CliError(`--config ${path}: ${a} and ${b} are one setting (inference-perf's name and benchtruth's); give one`);
+  };
+  const rename = (section: Json, where: string, renames: Renames): void => {
+    for (const [theirs, ours] of renames) {
+      if (!(theirs in section)) continue;
+      if (ours in section) oneSetting(`${where}.${theirs}`, `${where}.${ours}`);
+      section[ours] = section[theirs];
+      delete section[theirs];
+    }
+  };
+
+  const load = raw.load;
+  if (isPlainMapping(load)) {
+    rename(load, 'load', LOAD_KEYS);
+    // A sweep block with `type` is inference-perf's, under a constant or poisson load: our
+    // `type: sweep` with that arrival.
+    const sweep = load.sweep;
+    if (isPlainMapping(sweep) && 'type' in sweep) {
+      rename(sweep, 'load.sweep', SWEEP_KEYS);
+      if (load.type === undefined || load.type === 'constant' || load.type === 'poisson') {
+        if ('arrival' in sweep) oneSetting('load.type', 'load.sweep.arrival');
+        sweep.arrival = load.type ?? 'constant';
+        load.type = 'sweep';
+      }
+    }
+  }
+
+  const data = raw.data;
+  if (!isPlainMapping(data)) return;
+  for (const key of ['input', 'output']) if (key in data && `${key}_distribution` in data) oneSetting(`data.${key}_distribution`, `data.${key}`);
+  const prefix = data.shared_prefix;
+  if (!isPlainMapping(prefix)) return;
+  rename(prefix, 'data.shared_prefix', SHARED_PREFIX_KEYS);
+  // Its output length lives in the shared-prefix block; ours is the run's data.output.
+  if ('output_len' in prefix) {
+    if ('output' in data || 'output_distribution' in data) oneSetting('data.shared_prefix.output_len', 'data.output');
+    data.output = prefix.output_len;
+    delete prefix.output_len;
+  }
+}
