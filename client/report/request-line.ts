@@ -13,6 +13,7 @@ export function requestLine(record: RequestRecord, originMs: number, originEpoch
     index: record.index,
     request_id: record.requestId,
     model: record.model ?? null,
+    lora_adapter: record.loraAdapter ?? null,
     stage: record.stage,
     warmup: record.warmup,
     ok: record.failure === null,
@@ -43,6 +44,8 @@ interface RequestLineJson {
   index: number;
   request_id: string;
   model: string | null;
+  /** Absent in lines written before it was added. */
+  lora_adapter?: string | null;
   stage: number;
   warmup: boolean;
   status: number | null;
@@ -81,6 +84,7 @@ export function recordFromLine(line: string): RequestRecord {
     index: json.index,
     requestId: json.request_id,
     ...(json.model === null ? {} : { model: json.model }),
+    ...(typeof json.lora_adapter === 'string' ? { loraAdapter: json.lora_adapter } : {}),
     stage: json.stage,
     warmup: json.warmup,
     scheduledMs: epoch(json.scheduled_ms),
@@ -123,7 +127,8 @@ export interface PerRequestEntry {
       output_token_times: number[];
     };
     extra_info: { request_id: string; index: number; stage: number; model: string | null; status: number | null; finish_reason: string | null; output_tokens_source: string; tokens_per_event_source: string };
-    lora_adapter: null;
+    /** The request's LoRA adapter in a run that splits traffic over adapters, as inference-perf's. */
+    lora_adapter: string | null;
     labels: Record<string, never>;
     /** inference-perf's deprecated top-level mirror of request_metrics.text.input_tokens. */
     input_tokens: number;
@@ -165,7 +170,7 @@ export function perRequestEntry(line: string): PerRequestEntry | null {
         output_tokens_source: json.output_tokens_source,
         tokens_per_event_source: json.tokens_per_event_source,
       },
-      lora_adapter: null,
+      lora_adapter: json.lora_adapter ?? null,
       labels: {},
       input_tokens: json.prompt_tokens,
     },

@@ -100,6 +100,15 @@ describe('perRequestEntry (per_request_lifecycle_metrics.json)', () => {
     expect(info?.extra_info).toMatchObject({ request_id: 'bench-1-7', index: 7, stage: 1, model: 'lora-a', output_tokens_source: 'usage', tokens_per_event_source: 'continuous_usage' });
   });
 
+  it("a LoRA request names its adapter in info.lora_adapter (inference-perf's field), and the line gives it back", () => {
+    const line = requestLine({ ...success(), model: 'movie', loraAdapter: 'movie' }, ORIGIN_MS, ORIGIN_EPOCH_MS);
+    expect(perRequestEntry(line)?.info.lora_adapter).toBe('movie');
+    expect(recordFromLine(line).loraAdapter).toBe('movie');
+    const plain = requestLine(success(), ORIGIN_MS, ORIGIN_EPOCH_MS);
+    expect(perRequestEntry(plain)?.info.lora_adapter).toBeNull();
+    expect(recordFromLine(plain).loraAdapter).toBeUndefined();
+  });
+
   it('a failure carries its kind and message as error_type and error_msg', () => {
     const failed: RequestRecord = { ...success(), status: 503, failure: { kind: 'http_503', message: 'busy' }, events: [], usage: null, outputTokens: 0, metrics: null };
     const entry = perRequestEntry(requestLine(failed, ORIGIN_MS, ORIGIN_EPOCH_MS));
