@@ -162,12 +162,13 @@ function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
     const eq = assignment.indexOf('=');
     if (eq > 0) own(assignment.slice(0, eq), `--set ${assignment.slice(0, eq)}`);
   }
-  return (path) => {
+  return (path, exact = false) => {
     for (let at = path; ; at = at.slice(0, at.lastIndexOf('.'))) {
       const flag = byPath.get(at);
       if (flag !== undefined) return flag;
       if (!at.includes('.')) break;
     }
+    if (exact) return undefined;
     // A key missing beside one a --set created (`--set load.stages.1.rate=12` appends a stage without a duration).
     const parent = path.slice(0, Math.max(0, path.lastIndexOf('.')));
     for (const [at, flag] of byPath) if (parent !== '' && flag.startsWith('--set') && at.startsWith(`${parent}.`)) return flag;

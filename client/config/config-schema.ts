@@ -102,6 +102,8 @@ const inferencePerfDistribution = z
     if (d.type === 'skew_normal' || d.type === 'poisson') ctx.addIssue({ code: 'custom', path: ['type'], message: `${d.type} is not drawn by benchtruth (use normal, lognormal, uniform or fixed)` });
     if (d.min > d.max) ctx.addIssue({ code: 'custom', path: ['min'], message: `min (${d.min}) cannot be greater than max (${d.max})` });
     if (d.std_dev !== undefined && d.variance !== undefined) ctx.addIssue({ code: 'custom', path: ['variance'], message: "give either 'std_dev' or 'variance', not both" });
+    // inference-perf's generate_distribution refuses it too.
+    if (d.type === 'normal' && (d.mean < d.min || d.mean > d.max)) ctx.addIssue({ code: 'custom', path: ['mean'], message: `a normal mean (${d.mean}) must lie within min and max (${d.min}–${d.max})` });
   });
 
 const length = z.union([
@@ -190,7 +192,7 @@ export const configSchema = z.strictObject({
       worker_max_concurrency: whole(1).optional(),
       worker_max_tcp_connections: whole(1).optional(),
       /** inference-perf's spelling of the LoRA traffic split: `split` is the weight (server.lora). */
-      lora_traffic_split: z.array(z.strictObject({ name: z.string().min(1), split: positive })).optional(),
+      lora_traffic_split: z.array(z.strictObject({ name: z.string().min(1), split: positive })).min(1).optional(),
       shard: z
         .string()
         .regex(/^\d+\/\d+$/, 'write the shard as INDEX/COUNT, e.g. 0/4')
@@ -222,6 +224,8 @@ export const configSchema = z.strictObject({
           prompts_per_group: whole(1).max(MAX_PLANNED_SENDS).default(10),
           system_prompt_len: tokens.default(100),
           question_len: tokens.default(50),
+          /** inference-perf's prompt-generation seed: accepted, unused (prompts follow load.seed). */
+          seed: z.number().int().optional(),
         })
         .optional(),
     })

@@ -20,6 +20,11 @@ const SWEEP_KEYS: Renames = [
   ['type', 'spacing'],
   ['num_requests', 'probe_requests'],
 ];
+/** inference-perf's SweepConfig defaults: 180 s stages after a 2,000-request probe. */
+const INFERENCE_PERF_SWEEP_DEFAULTS: ReadonlyArray<readonly [string, unknown]> = [
+  ['stage_duration', 180],
+  ['probe_requests', 2000],
+];
 /** Its shared-prefix names, current and older. */
 const SHARED_PREFIX_KEYS: Renames = [
   ['num_unique_system_prompts', 'num_groups'],
@@ -48,11 +53,15 @@ export function applyInferencePerfSpellings(raw: Json, path: string): void {
     const sweep = load.sweep;
     if (isPlainMapping(sweep) && 'type' in sweep) {
       rename(sweep, 'load.sweep', SWEEP_KEYS);
-      if (load.type === undefined || load.type === 'constant' || load.type === 'poisson') {
-        if ('arrival' in sweep) oneSetting('load.type', 'load.sweep.arrival');
-        sweep.arrival = load.type ?? 'constant';
-        load.type = 'sweep';
+      if (load.type !== undefined && load.type !== 'constant' && load.type !== 'poisson') {
+        // inference-perf refuses a sweep under any other load (loadgen/config.py).
+        throw new CliError(`--config ${path}: load.sweep with a type (inference-perf's sweep) needs load.type constant or poisson, not ${JSON.stringify(load.type)}`);
       }
+      if ('arrival' in sweep) oneSetting('load.type', 'load.sweep.arrival');
+      sweep.arrival = load.type ?? 'constant';
+      load.type = 'sweep';
+      // inference-perf's defaults for what its sweep leaves out, not ours.
+      for (const [key, value] of INFERENCE_PERF_SWEEP_DEFAULTS) if (!(key in sweep)) sweep[key] = value;
     }
   }
 

@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CliError } from '../../contracts/cli-error.ts';
+import { adapterFilePart } from '../report/run-output.ts';
 import type { DataSpec } from '../data/data-spec.ts';
 import type { LengthDistribution } from '../data/length-distribution.ts';
 import type { ArrivalProcess } from '../load/arrivals.ts';
@@ -136,7 +137,11 @@ function unwrap(schema: unknown): unknown {
 }
 
 /** Names the flag that set a config path, when one did (errors then speak of `--rate`, not the path). */
-export type FlagOfPath = (path: string) => string | undefined;
+/**
+ * The flag that set a config path (or a path above it), for errors and for "a flag wins"; with
+ * `exact`, only a flag that set that path or one above it, never one that set a sibling.
+ */
+export type FlagOfPath = (path: string, exact?: boolean) => string | undefined;
 
 /** `a mapping`, `a whole number`, `an integer`: what a config value should be, in YAML's words. */
 function expectedThing(expected: string): string {
@@ -335,7 +340,7 @@ const FILE_DATA_TYPES = new Set(['sharegpt', 'jsonl']);
 function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: FlagOfPath): DataSpec {
   const data = config.data;
   // inference-perf's spelling when the file uses it, unless a flag (--prompt-tokens, --max-tokens) set ours.
-  const theirs = (key: 'input' | 'output'): InferencePerfDistribution | undefined => (flagOf?.(`data.${key}`) === undefined ? data[`${key}_distribution`] : undefined);
+  const theirs = (key: 'input' | 'output'): InferencePerfDistribution | undefined => (flagOf?.(`data.${key}`, true) === undefined ? data[`${key}_distribution`] : undefined);
   const theirOutput = theirs('output');
   const theirInput = theirs('input');
   const output = theirOutput !== undefined ? inferencePerfLength(theirOutput) : data.output !== undefined ? lengthOf(data.output) : null;
@@ -385,11 +390,21 @@ function sloOf(config: BenchConfig): Slo | null {
 }
 
 /** The LoRA traffic split, written as benchtruth's server.lora or inference-perf's load.lora_traffic_split. */
-function loraOf(config: BenchConfig, where: Where): Array<{ name: string; weight: number }> {
+function loraOf(config: BenchConfig, where: Where, flagOf?: FlagOfPath): Array<{ name: string; weight: number }> {
   const split = config.load.lora_traffic_split;
-  if (split === undefined) return config.server.lora;
-  if (config.server.lora.length > 0) throw new CliError(`${where('load.lora_traffic_split')}: the split is also given as server.lora (--lora); give one of them`);
-  return split.map(({ name, split: weight }) => ({ name, weight }));
+  // --lora (or a --set of server.lora) wins over the file's split, as every flag does.
+  const lora = split === undefined || flagOf?.('server.lora', true) !== undefined ? config.server.lora : split.map(({ name, split: weight }) => ({ name, weight }));
+  if (split !== undefined && lora !== config.server.lora && config.server.lora.length > 0) {
+    throw new CliError(`${where('load.lora_traffic_split')}: the split is also given as server.lora; give one of them`);
+  }
+  // Each adapter has its own report file: two names must not become one file name.
+  const files = new Map<string, string>();
+  for (const { name } of lora) {
+    const other = files.get(adapterFilePart(name));
+    if (other !== undefined) throw new CliError(`${where(split !== undefined && lora !== config.server.lora ? 'load.lora_traffic_split' : 'server.lora')}: ${other === name ? `adapter ${JSON.stringify(name)} is listed twice` : `adapters ${JSON.stringify(other)} and ${JSON.stringify(name)} would share one report file (adapter_${adapterFilePart(name)}_…); rename one`}`);
+    files.set(adapterFilePart(name), name);
+  }
+  return lora;
 }
 
 /** The run's options from a validated config (paths relative to the config file's folder). */
@@ -424,7 +439,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     load,
     data,
     slo: sloOf(config),
-    lora: loraOf(config, where),
+    lora: loraOf(config, where, flagOf),
     headers,
     perRequestReport: config.report.per_request || config.report.request_lifecycle?.per_request === true,
     adapterReports: { summary: config.report.request_lifecycle?.per_adapter ?? true, stages: config.report.request_lifecycle?.per_adapter_stage ?? false },

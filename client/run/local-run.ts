@@ -50,8 +50,8 @@ export interface LocalRunInput {
   signal: AbortSignal;
   /** Aborted (after `signal`): the grace period is over at once, in-flight requests are cut off. */
   cutOff?: AbortSignal;
-  /** The first local request number (continues numbering across calls, e.g. after a sweep's probe). */
-  firstLocal?: number;
+  /** The run's first request number for these plans (after a sweep's probe: the probe's planned count). */
+  indexBase?: number;
   onIssue?: (issued: IssuedRequest) => void;
   onRecord?: (record: RequestRecord) => void;
   /** Where measured samples are folded (a worker hands them on in pieces); default a new map. */
@@ -80,7 +80,6 @@ export interface LocalRunOutput {
   samples: Map<number, StageSamples>;
   records: RequestRecord[];
   interrupted: boolean;
-  nextLocal: number;
 }
 
 /** The model of request `index`: the base model, or a LoRA adapter drawn by weight. */
@@ -101,11 +100,20 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   const samples = input.samples ?? new Map<number, StageSamples>();
   const records: RequestRecord[] = [];
   const inFlight = new DeadlineSweep(clock, options.timeoutMs);
-  let local = input.firstLocal ?? 0;
+  // Open stages' sends are numbered by the plan (the same in every split); closed loops, whose
+  // counts a split decides at run time, number theirs after every open send of these plans.
+  const indexBase = input.indexBase ?? 0;
+  const openBases: number[] = [];
+  let openTotal = 0;
+  for (const plan of input.plans) {
+    openBases.push(indexBase + openTotal);
+    if (plan.kind === 'open') openTotal += plan.sends.length;
+  }
+  let local = 0;
   const epochOf = (reading: number): number => clock.epochMs(reading);
 
-  const issue = async (stage: number, warmup: boolean, scheduledMs: number): Promise<void> => {
-    const index = share.worker + share.workers * local++;
+  const issue = async (stage: number, warmup: boolean, scheduledMs: number, planned?: number): Promise<void> => {
+    const index = planned ?? indexBase + openTotal + share.worker + share.workers * local++;
     const requestId = `bench-${options.seed}-${index}`;
     const item = dataset.item(index);
     const model = modelFor(index, input.model, options);
@@ -162,7 +170,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
       // Without warm-up the measured part starts now; with it, once the warm-up has drained.
       if (!warm) await settledWithin(input.onStage?.(plan.stage, 'start'), STAGE_MARK_WAIT_MS);
       const measuredBudget = input.measuredBudget?.(position);
-      await runStage(plan, { clock, signal, issue, measuredStart, ...(measuredBudget === undefined ? {} : { measuredBudget }) }, share, origin);
+      await runStage(plan, { clock, signal, issue, measuredStart, ...(measuredBudget === undefined ? {} : { measuredBudget }) }, share, origin, openBases[position]);
       samples.get(plan.stage)?.trim();
       await settledWithin(input.onStage?.(plan.stage, 'end'), STAGE_MARK_WAIT_MS);
     }
@@ -173,5 +181,5 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     input.cutOff?.removeEventListener('abort', onCutOff);
   }
   records.sort((a, b) => a.index - b.index);
-  return { samples, records, interrupted: signal.aborted, nextLocal: local };
+  return { samples, records, interrupted: signal.aborted };
 }

@@ -164,7 +164,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
       } else {
         const share = { worker: shard.index, workers: shard.count };
         const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
-        const first = await runLocal({ ...common, plans });
+        const firstPlans = plans;
+        const first = await runLocal({ ...common, plans: firstPlans });
         samples = first.samples;
         records = first.records;
         interrupted = first.interrupted;
@@ -178,7 +179,9 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
             options.seed,
           );
           for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
-          const rest = await runLocal({ ...common, plans, firstLocal: first.nextLocal });
+          // The stages number their requests after the probe's (its whole planned count, the same in every shard).
+          const probeCount = firstPlans.reduce((n, p) => n + (p.kind === 'open' ? p.sends.length : p.count), 0);
+          const rest = await runLocal({ ...common, plans, indexBase: probeCount });
           for (const [stage, s] of rest.samples) samples.set(stage, s);
           records = [...records, ...rest.records];
           interrupted = rest.interrupted;

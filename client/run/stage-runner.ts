@@ -27,8 +27,11 @@ export type StagePhase = 'warmup' | 'measured';
 export interface StageIo {
   clock: Clock;
   signal: AbortSignal;
-  /** Sends one request; resolves when it has finished and been recorded. */
-  issue(stage: number, warmup: boolean, scheduledMs: number): Promise<void>;
+  /**
+   * Sends one request; resolves when it has finished and been recorded. `index` is the request's
+   * number in the run when the plan fixes it (an open loop's sends); else the caller numbers it.
+   */
+  issue(stage: number, warmup: boolean, scheduledMs: number, index?: number): Promise<void>;
   /**
    * Called once per stage with warm-up, after the warm-up has drained (even when this worker's
    * share of it was empty): resolves with where the measured part's schedule starts (a clock
@@ -92,11 +95,12 @@ export function closedCountOf(plan: { concurrency: number; count: number }, shar
 
 /**
  * `startMs` anchors the stage's schedule (default: now); worker threads pass a shared start so
- * their shares interleave as one schedule. A closed loop's lanes wait until then.
+ * their shares interleave as one schedule. A closed loop's lanes wait until then. An open
+ * stage's send i is request number `firstIndex + i` in every split (default: the caller numbers).
  */
-export async function runStage(plan: StagePlan, io: StageIo, share: StageShare = { worker: 0, workers: 1 }, startMs?: number): Promise<void> {
+export async function runStage(plan: StagePlan, io: StageIo, share: StageShare = { worker: 0, workers: 1 }, startMs?: number, firstIndex?: number): Promise<void> {
   const origin = startMs ?? io.clock.now();
-  if (plan.kind === 'open') return runOpen(plan, io, share, origin);
+  if (plan.kind === 'open') return runOpen(plan, io, share, origin, firstIndex);
   await waitUntil(io, origin);
   return runClosed(plan, io, share, origin);
 }
@@ -136,21 +140,28 @@ function waitUntil(io: StageIo, ms: number): Promise<void> {
   });
 }
 
-async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
-  // The share is taken over the whole plan's numbering, so a split over workers sends exactly what one process would.
-  const mine = plan.sends.filter((_, i) => i % share.workers === share.worker);
+/** A planned send with its request number (undefined: numbered by the caller). */
+type NumberedSend = PlannedSend & { index: number | undefined };
+
+async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, share: StageShare, startMs: number, firstIndex: number | undefined): Promise<void> {
+  // The share is taken over the whole plan's numbering, and each send keeps its number, so a
+  // split over workers sends exactly what one process would, whatever the stage's count.
+  const mine: NumberedSend[] = [];
+  plan.sends.forEach((send, i) => {
+    if (i % share.workers === share.worker) mine.push({ ...send, index: firstIndex === undefined ? undefined : firstIndex + i });
+  });
   if (!hasWarmup(plan)) return sendOnSchedule(plan.stage, mine, io, startMs);
   await sendOnSchedule(plan.stage, mine.filter((s) => s.warmup), io, startMs);
   const origin = await measuredOrigin(plan, io);
   if (origin === null) return;
   // The measured schedule keeps its spacing and starts at `origin` with its first planned send.
   const firstMeasured = plan.sends.find((s) => !s.warmup)?.offsetMs ?? 0;
-  const measured = mine.filter((s) => !s.warmup).map((s) => ({ offsetMs: s.offsetMs - firstMeasured, warmup: false }));
+  const measured = mine.filter((s) => !s.warmup).map((s) => ({ ...s, offsetMs: s.offsetMs - firstMeasured }));
   return sendOnSchedule(plan.stage, measured, io, origin);
 }
 
 /** Sends each planned send at `startMs + offsetMs` and resolves when every one has finished. */
-async function sendOnSchedule(stage: number, sends: readonly PlannedSend[], io: StageIo, startMs: number): Promise<void> {
+async function sendOnSchedule(stage: number, sends: readonly NumberedSend[], io: StageIo, startMs: number): Promise<void> {
   const pending: Promise<void>[] = [];
   await new Promise<void>((resolve) => {
     let next = 0;
@@ -167,7 +178,7 @@ async function sendOnSchedule(stage: number, sends: readonly PlannedSend[], io: 
         const send = sends[next]!;
         const due = startMs + send.offsetMs;
         if (due > now) break;
-        pending.push(io.issue(stage, send.warmup, due));
+        pending.push(io.issue(stage, send.warmup, due, send.index));
         next++;
       }
       if (next >= sends.length) {

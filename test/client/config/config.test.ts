@@ -122,7 +122,10 @@ report:
     expect(options.adapterReports).toEqual({ summary: true, stages: true });
     // inference-perf's defaults: a summary per adapter, no per-stage adapter reports.
     expect(benchOptionsFromFlags({ url: 'http://x:1' }).adapterReports).toEqual({ summary: true, stages: false });
-    expect(errorOf(() => benchOptionsFromFlags({ config: path, lora: 'a:1' }))).toMatch(/load\.lora_traffic_split: the split is also given as server\.lora \(--lora\); give one of them/);
+    // A flag wins over the file; the file giving the split both ways is one line.
+    expect(benchOptionsFromFlags({ config: path, lora: 'a:1' }).lora).toEqual([{ name: 'a', weight: 1 }]);
+    const both = file('multilora-both.yml', 'load: {lora_traffic_split: [{name: a, split: 1}]}\nserver: {base_url: "http://127.0.0.1:1", lora: [{name: b, weight: 1}]}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/load\.lora_traffic_split: the split is also given as server\.lora; give one of them/);
     expect(errorOf(() => benchOptionsFromFlags({ config: path, set: ['load.lora_traffic_split.0.split=0'] }))).toMatch(/lora_traffic_split\.0\.split/);
   });
 
@@ -207,6 +210,32 @@ server: {base_url: "http://127.0.0.1:1"}
     });
     const both = file('ip-sweep-both.yml', 'load: {sweep: {type: linear, spacing: linear}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/load\.sweep\.type and load\.sweep\.spacing are one setting/);
+  });
+
+  it('inference-perf spellings and flags (audit 8-P): a --set elsewhere keeps the file\'s distributions; --lora wins over the split; clashes are one line', () => {
+    const path = file(
+      'ip-flags.yml',
+      `data: {input_distribution: {type: fixed, mean: 40}, output_distribution: {type: fixed, mean: 3}}
+load: {lora_traffic_split: [{name: a, split: 1}]}
+server: {base_url: "http://127.0.0.1:1"}
+`,
+    );
+    expect(benchOptionsFromFlags({ config: path, set: ['data.type=random'] }).data).toMatchObject({ input: { kind: 'fixed', value: 40 }, output: { kind: 'fixed', value: 3 } });
+    expect(benchOptionsFromFlags({ config: path, set: ['data.input_distribution.mean=20'] }).data).toMatchObject({ input: { kind: 'fixed', value: 20 }, output: { kind: 'fixed', value: 3 } });
+    expect(benchOptionsFromFlags({ config: path, set: ['data.output=5'] }).data).toMatchObject({ input: { kind: 'fixed', value: 40 }, output: { kind: 'fixed', value: 5 } });
+    expect(benchOptionsFromFlags({ config: path, lora: 'b:1' }).lora).toEqual([{ name: 'b', weight: 1 }]);
+    const clash = file('ip-clash.yml', 'load: {lora_traffic_split: [{name: x/y, split: 1}, {name: x_y, split: 1}]}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: clash }))).toMatch(/adapters "x\/y" and "x_y" would share one report file/);
+    const twice = file('ip-twice.yml', 'load: {lora_traffic_split: [{name: a, split: 1}, {name: a, split: 1}]}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: twice }))).toMatch(/adapter "a" is listed twice/);
+    const empty = file('ip-empty.yml', 'load: {lora_traffic_split: []}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: empty }))).toMatch(/lora_traffic_split/);
+    const meanOut = file('ip-mean.yml', 'data: {input_distribution: {min: 10, max: 100, mean: 500, std_dev: 5}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: meanOut }))).toMatch(/a normal mean \(500\) must lie within min and max/);
+    const gammaSweep = file('ip-gsweep.yml', 'load: {type: gamma, sweep: {type: linear}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: gammaSweep }))).toMatch(/needs load\.type constant or poisson, not "gamma"/);
+    const bareSweep = file('ip-bsweep.yml', 'load: {type: constant, sweep: {type: linear}}\ndata: {type: shared_prefix, shared_prefix: {seed: 5}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(benchOptionsFromFlags({ config: bareSweep }).load).toMatchObject({ sweep: { stageDurationSec: 180, probeRequests: 2000 } });
   });
 
   it('a file that is not a mapping', () => {

@@ -91,7 +91,7 @@ function harness(onSend: (job: SendJob) => void = () => {}) {
     discoverModel: () => Promise.resolve('m'),
     close: () => Promise.resolve(),
   };
-  const run = (plans: StagePlan[], firstLocal = 0) =>
+  const run = (plans: StagePlan[], indexBase = 0) =>
     runLocal({
       options: { ...DEFAULT_BENCH_OPTIONS, url: 'http://127.0.0.1:1', seed: 1 },
       plans,
@@ -101,7 +101,7 @@ function harness(onSend: (job: SendJob) => void = () => {}) {
       clock,
       share: { worker: 0, workers: 1 },
       signal: new AbortController().signal,
-      firstLocal,
+      indexBase,
       // As run-bench wires it: a sweep's probe (stage -1) is never marked.
       onStage: (stage, phase) => (stage >= 0 ? scraper.mark(stage, phase) : undefined),
     });
@@ -160,8 +160,8 @@ describe('server-metrics windows cover exactly the measured requests', () => {
         h.intervalScrape();
       }
     });
-    const probe = await h.run([{ stage: -1, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 5, warmupMs: 0 }]);
-    await h.run([{ stage: 0, kind: 'open', loadType: 'constant', intendedRate: 10, sends: Array.from({ length: 3 }, () => ({ offsetMs: 0, warmup: false })) }], probe.nextLocal);
+    await h.run([{ stage: -1, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 5, warmupMs: 0 }]);
+    await h.run([{ stage: 0, kind: 'open', loadType: 'constant', intendedRate: 10, sends: Array.from({ length: 3 }, () => ({ offsetMs: 0, warmup: false })) }], 5);
     const report = await h.scraper.stop();
     expect(h.server.finished).toBe(8);
     expect([...report.stages.keys()]).toEqual([0]);

@@ -1,0 +1,88 @@
+/**
+ * A split over workers or shards sends exactly what one process sends: the same request
+ * numbers, so the same ids, prompts and LoRA adapters, whatever each stage's count (audit 8-P3:
+ * after a stage whose count was not a multiple of the split, every later request had another
+ * number, so another prompt and adapter).
+ */
+import { describe, expect, it } from 'vitest';
+import { realClock } from '../../../contracts/clock.ts';
+import type { StagePlan } from '../../../client/load/load-plan.ts';
+import type { RequestRecord } from '../../../client/record/request-record.ts';
+import { DEFAULT_BENCH_OPTIONS } from '../../../client/run/bench-options.ts';
+import { runLocal } from '../../../client/run/local-run.ts';
+import type { RequestSender, SendJob } from '../../../client/run/request-sender.ts';
+import type { StageShare } from '../../../client/run/stage-runner.ts';
+
+function recordOf(job: SendJob): RequestRecord {
+  const now = realClock.now();
+  return {
+    index: job.index,
+    requestId: job.requestId,
+    stage: job.stage,
+    warmup: job.warmup,
+    scheduledMs: job.scheduledMs,
+    startMs: now,
+    firstByteMs: null,
+    endMs: now,
+    status: 500,
+    failure: { kind: 'http_500', message: 'fake' },
+    events: [],
+    tokensPerEventSource: 'one_per_event',
+    outputTokens: 0,
+    outputTokensSource: 'events',
+    tokenCountMismatch: false,
+    promptTokens: job.item.promptTokens,
+    promptTokensSource: 'client',
+    usage: null,
+    finishReason: null,
+    metrics: null,
+  };
+}
+
+const open = (stage: number, count: number): StagePlan => ({ stage, kind: 'open', loadType: 'constant', intendedRate: 10, sends: Array.from({ length: count }, () => ({ offsetMs: 0, warmup: false })) });
+
+async function sent(plans: StagePlan[], share: StageShare): Promise<Array<{ index: number; id: string; stage: number; model: string; prompt: number }>> {
+  const jobs: SendJob[] = [];
+  const sender: RequestSender = {
+    send: async (job) => {
+      jobs.push(job);
+      return recordOf(job);
+    },
+    discoverModel: async () => 'm',
+    close: async () => {},
+  };
+  await runLocal({
+    options: { ...DEFAULT_BENCH_OPTIONS, url: 'http://127.0.0.1:1', seed: 3, lora: [{ name: 'a', weight: 1 }, { name: 'b', weight: 1 }, { name: 'movie', weight: 1 }] },
+    plans,
+    dataset: { name: 'fake', item: (index) => ({ prompt: `p${index}`, promptTokens: index + 1, maxTokens: 1 }) },
+    model: 'm',
+    sender,
+    clock: realClock,
+    share,
+    signal: new AbortController().signal,
+  });
+  return jobs.map((j) => ({ index: j.index, id: j.requestId, stage: j.stage, model: j.model, prompt: j.item.promptTokens }));
+}
+
+const byIndex = <T extends { index: number }>(rows: T[]): T[] => [...rows].sort((a, b) => a.index - b.index);
+
+describe('numbering over a split', () => {
+  it.each([2, 3, 4])('open stages of odd counts over %i shares send exactly what one process sends', async (workers) => {
+    const plans = [open(0, 3), open(1, 5), open(2, 1), open(3, 7)];
+    const one = await sent(plans, { worker: 0, workers: 1 });
+    const parts = await Promise.all(Array.from({ length: workers }, (_, worker) => sent(plans, { worker, workers })));
+    expect(byIndex(parts.flat())).toEqual(byIndex(one));
+    expect(byIndex(one).map((r) => r.index)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+  });
+
+  it('a closed stage numbers after every open send of the run, in every split, with no number used twice', async () => {
+    const plans: StagePlan[] = [open(0, 3), { stage: 1, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 5, warmupMs: 0 }, open(2, 3)];
+    const one = await sent(plans, { worker: 0, workers: 1 });
+    expect(byIndex(one).map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const split = (await Promise.all([0, 1].map((worker) => sent(plans, { worker, workers: 2 })))).flat();
+    const openRows = (rows: typeof one) => byIndex(rows.filter((r) => r.stage !== 1));
+    expect(openRows(split)).toEqual(openRows(one));
+    const indices = split.map((r) => r.index);
+    expect(new Set(indices).size).toBe(indices.length);
+  });
+});
