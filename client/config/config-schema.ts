@@ -177,6 +177,8 @@ export const configSchema = z.strictObject({
           probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),
           spacing: z.enum(['linear', 'geometric']).default('linear'),
           arrival: z.enum(['constant', 'poisson']).default('constant'),
+          /** benchtruth's spread of stage rates (from saturation/N) or inference-perf's (from 1 req/s); its sweep spelling sets the latter. */
+          rates: z.enum(['benchtruth', 'inference-perf']).default('benchtruth'),
           /** inference-perf's probe time limit and saturation percentile: accepted, unused (benchtruth probes with a closed loop). */
           timeout: z.number().positive().optional(),
           saturation_percentile: z.number().min(0).max(100).optional(),

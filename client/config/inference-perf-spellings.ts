@@ -20,10 +20,11 @@ const SWEEP_KEYS: Renames = [
   ['type', 'spacing'],
   ['num_requests', 'probe_requests'],
 ];
-/** inference-perf's SweepConfig defaults: 180 s stages after a 2,000-request probe. */
+/** inference-perf's SweepConfig defaults (180 s stages after a 2,000-request probe) and its spread of rates. */
 const INFERENCE_PERF_SWEEP_DEFAULTS: ReadonlyArray<readonly [string, unknown]> = [
   ['stage_duration', 180],
   ['probe_requests', 2000],
+  ['rates', 'inference-perf'],
 ];
 /** Its shared-prefix names, current and older. */
 const SHARED_PREFIX_KEYS: Renames = [

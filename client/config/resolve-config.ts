@@ -314,7 +314,7 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     return {
       type: 'sweep',
       arrival: s.arrival === 'poisson' ? { kind: 'poisson' } : { kind: 'constant' },
-      sweep: { probeConcurrency: s.probe_concurrency, probeRequests: s.probe_requests, numStages: s.num_stages, stageDurationSec: s.stage_duration / 1000, spacing: s.spacing },
+      sweep: { probeConcurrency: s.probe_concurrency, probeRequests: s.probe_requests, numStages: s.num_stages, stageDurationSec: s.stage_duration / 1000, spacing: s.spacing, rates: s.rates },
       warmupSec,
     };
   }

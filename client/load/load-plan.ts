@@ -27,6 +27,12 @@ export interface SweepSpec {
   numStages: number;
   stageDurationSec: number;
   spacing: 'linear' | 'geometric';
+  /**
+   * How the stage rates spread up to saturation: ours from saturation/N (default), or
+   * inference-perf's from 1 req/s (linear: linspace(1, sat, N); geometric: 1 + sat −
+   * geomspace(sat, 1, N); each rounded to 0.01, as its load generator does).
+   */
+  rates?: 'benchtruth' | 'inference-perf';
 }
 
 export type LoadSpec =
@@ -81,6 +87,14 @@ export function sweepProbe(sweep: SweepSpec): StagePlan {
 /** Rates of a sweep's stages, from saturation / numStages up to saturation. */
 export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
   const n = sweep.numStages;
+  if (sweep.rates === 'inference-perf') {
+    const t = (i: number): number => (n === 1 ? 0 : i / (n - 1));
+    const round = (rate: number): number => Math.round(rate * 100) / 100;
+    return Array.from({ length: n }, (_, i) =>
+      // geomspace(sat, 1, n)[i] = sat · (1/sat)^t; numpy's linspace(1, sat, 1) is [1].
+      round(sweep.spacing === 'linear' ? 1 + (saturationRate - 1) * t(i) : 1 + saturationRate - saturationRate * Math.pow(1 / saturationRate, t(i))),
+    );
+  }
   const low = saturationRate / n;
   const rates: number[] = [];
   for (let i = 0; i < n; i++) {

@@ -100,20 +100,21 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   const samples = input.samples ?? new Map<number, StageSamples>();
   const records: RequestRecord[] = [];
   const inFlight = new DeadlineSweep(clock, options.timeoutMs);
-  // Open stages' sends are numbered by the plan (the same in every split); closed loops, whose
-  // counts a split decides at run time, number theirs after every open send of these plans.
+  // Every planned send has its number in the run, the same in every split: a stage's numbers
+  // follow the previous stage's planned count (open: its sends; closed: its measured count).
+  // A closed loop's warm-up sends, whose number no plan fixes, come after all of them.
   const indexBase = input.indexBase ?? 0;
-  const openBases: number[] = [];
-  let openTotal = 0;
+  const stageBases: number[] = [];
+  let planned = 0;
   for (const plan of input.plans) {
-    openBases.push(indexBase + openTotal);
-    if (plan.kind === 'open') openTotal += plan.sends.length;
+    stageBases.push(indexBase + planned);
+    planned += plan.kind === 'open' ? plan.sends.length : plan.count;
   }
   let local = 0;
   const epochOf = (reading: number): number => clock.epochMs(reading);
 
-  const issue = async (stage: number, warmup: boolean, scheduledMs: number, planned?: number): Promise<void> => {
-    const index = planned ?? indexBase + openTotal + share.worker + share.workers * local++;
+  const issue = async (stage: number, warmup: boolean, scheduledMs: number, numbered?: number): Promise<void> => {
+    const index = numbered ?? indexBase + planned + share.worker + share.workers * local++;
     const requestId = `bench-${options.seed}-${index}`;
     const item = dataset.item(index);
     const model = modelFor(index, input.model, options);
@@ -170,7 +171,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
       // Without warm-up the measured part starts now; with it, once the warm-up has drained.
       if (!warm) await settledWithin(input.onStage?.(plan.stage, 'start'), STAGE_MARK_WAIT_MS);
       const measuredBudget = input.measuredBudget?.(position);
-      await runStage(plan, { clock, signal, issue, measuredStart, ...(measuredBudget === undefined ? {} : { measuredBudget }) }, share, origin, openBases[position]);
+      await runStage(plan, { clock, signal, issue, measuredStart, ...(measuredBudget === undefined ? {} : { measuredBudget }) }, share, origin, stageBases[position]);
       samples.get(plan.stage)?.trim();
       await settledWithin(input.onStage?.(plan.stage, 'end'), STAGE_MARK_WAIT_MS);
     }

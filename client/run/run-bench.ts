@@ -26,7 +26,7 @@ import { httpRequestSender } from './http-request-sender.ts';
 import { runLocal } from './local-run.ts';
 import { senderFactoryFor } from './request-sender.ts';
 import { watchStalls } from '../measure/stall-watch.ts';
-import { shareOf, type StageShare } from './stage-runner.ts';
+import { closedCountOf, closedFirstOf, localBudget, shardShares, shareOf, type StageShare } from './stage-runner.ts';
 
 export { BenchError } from './bench-error.ts';
 
@@ -155,17 +155,22 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const stalls = watchStalls();
     try {
       if (workers > 1) {
-        const shares = shardWorkerShares(shard, workers);
-        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, plans, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
+        const shares = shardShares(shard, workers);
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, plans, closedFirst: (plan) => closedFirstOf(plan, shard, workers), signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
         lostWorkers = result.lostWorkers;
         clientMaxStallMs = result.maxStallMs;
       } else {
         const share = { worker: shard.index, workers: shard.count };
+        // A shard's closed-loop claims are numbered after the shards before it (closedFirstOf).
+        const measuredBudget = (stagePlans: readonly StagePlan[]) => (position: number) => {
+          const plan = stagePlans[position];
+          return plan?.kind === 'closed' ? localBudget(closedCountOf(plan, [share]), closedFirstOf(plan, shard, 1)) : undefined;
+        };
         const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
         const firstPlans = plans;
-        const first = await runLocal({ ...common, plans: firstPlans });
+        const first = await runLocal({ ...common, plans: firstPlans, measuredBudget: measuredBudget(firstPlans) });
         samples = first.samples;
         records = first.records;
         interrupted = first.interrupted;
@@ -181,7 +186,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
           for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
           // The stages number their requests after the probe's (its whole planned count, the same in every shard).
           const probeCount = firstPlans.reduce((n, p) => n + (p.kind === 'open' ? p.sends.length : p.count), 0);
-          const rest = await runLocal({ ...common, plans, indexBase: probeCount });
+          const rest = await runLocal({ ...common, plans, indexBase: probeCount, measuredBudget: measuredBudget(plans) });
           for (const [stage, s] of rest.samples) samples.set(stage, s);
           records = [...records, ...rest.records];
           interrupted = rest.interrupted;
@@ -218,22 +223,13 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
   }
 }
 
-/**
- * The shares of this shard's workers among every shard's: worker w of shard s is share
- * w × shards + s, so shares go round the shards first and a closed loop's lanes spread over
- * the machines (with 2 lanes, 3 shards and 2 workers each: one lane on each of two shards,
- * not both on the first), and shard s sends every shards-th request of an open schedule.
- */
-function shardWorkerShares(shard: { index: number; count: number }, workers: number): StageShare[] {
-  return Array.from({ length: workers }, (_, w) => ({ worker: w * shard.count + shard.index, workers: shard.count * workers }));
-}
 
 /**
  * What shard `index` of `count` sends of a stage: every count-th request of the schedule (its
  * rate / count) and, of a closed loop, its workers' shares of the concurrency.
  */
 function shardContext(context: StageContext, shard: { index: number; count: number }, workers: number): StageContext {
-  const ownConcurrency = (total: number): number => shardWorkerShares(shard, workers).reduce((sum, share) => sum + shareOf(total, share), 0);
+  const ownConcurrency = (total: number): number => shardShares(shard, workers).reduce((sum, share) => sum + shareOf(total, share), 0);
   return {
     ...context,
     intendedRate: context.intendedRate === null ? null : context.intendedRate / shard.count,

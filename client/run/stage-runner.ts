@@ -47,23 +47,43 @@ export interface StageIo {
 
 /** The measured sends a closed stage has left; every lane drawing on it claims one send at a time. */
 export interface SendBudget {
-  /** Takes one send; false once none is left. */
-  claim(): boolean;
+  /** Takes one send: its number among the stage's measured sends (from `first`), or null once none is left. */
+  claim(): number | null;
 }
 
-/** A budget of `count` sends held in this thread. */
-export function localBudget(count: number): SendBudget {
-  let left = count;
-  return { claim: () => left-- > 0 };
+/** A budget of `count` sends held in this thread, numbered from `first`. */
+export function localBudget(count: number, first = 0): SendBudget {
+  let taken = 0;
+  return { claim: () => (taken < count ? first + taken++ : null) };
 }
 
 /**
  * A budget held in cell `cell` of a counter shared between worker threads (a SharedArrayBuffer
- * view, set to the count before the workers start): Atomics make each claim exactly one send.
+ * view, set to `count` before the workers start): Atomics make each claim exactly one send, and
+ * its number is `first` + how many were claimed before it, whichever worker claims it.
  */
-export function sharedBudget(counter: Int32Array, cell: number): SendBudget {
-  // Atomics.sub answers the value before: a claim that found none left only drives it below zero.
-  return { claim: () => Atomics.sub(counter, cell, 1) > 0 };
+export function sharedBudget(counter: Int32Array, cell: number, count: number, first: number): SendBudget {
+  return {
+    claim: () => {
+      // Atomics.sub answers the value before: a claim that found none left only drives it below zero.
+      const before = Atomics.sub(counter, cell, 1);
+      return before > 0 ? first + count - before : null;
+    },
+  };
+}
+
+/** The shares of shard `shard.index` of `shard.count`, each run by `workers` worker threads. */
+export function shardShares(shard: { index: number; count: number }, workers: number): StageShare[] {
+  return Array.from({ length: workers }, (_, w) => ({ worker: w * shard.count + shard.index, workers: shard.count * workers }));
+}
+
+/**
+ * Where a shard's claims of a closed stage are numbered from: the measured sends of the shards
+ * before it, so every shard's numbers are its own and together they are 0 … count − 1.
+ */
+export function closedFirstOf(plan: { concurrency: number; count: number }, shard: { index: number; count: number }, workers: number): number {
+  const earlier = Array.from({ length: shard.index }, (_, index) => shardShares({ index, count: shard.count }, workers)).flat();
+  return closedCountOf(plan, earlier);
 }
 
 
@@ -102,7 +122,7 @@ export async function runStage(plan: StagePlan, io: StageIo, share: StageShare =
   const origin = startMs ?? io.clock.now();
   if (plan.kind === 'open') return runOpen(plan, io, share, origin, firstIndex);
   await waitUntil(io, origin);
-  return runClosed(plan, io, share, origin);
+  return runClosed(plan, io, share, origin, firstIndex);
 }
 
 /** Whether a plan starts with a warm-up phase. */
@@ -192,7 +212,7 @@ async function sendOnSchedule(stage: number, sends: readonly NumberedSend[], io:
   await Promise.all(pending);
 }
 
-async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare, startMs: number): Promise<void> {
+async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare, startMs: number, firstIndex: number | undefined): Promise<void> {
   const concurrency = shareOf(plan.concurrency, share);
   // Taken before any lane runs: every lane of this worker draws on the same budget.
   const budget = io.measuredBudget ?? localBudget(closedCountOf(plan, [share]));
@@ -209,7 +229,13 @@ async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: Stage
   }
   // A worker with no lane claims nothing: the others' lanes send the whole count. No more
   // lanes than the stage's count: a lane beyond it could never claim a send.
+  // A measured send is numbered by its claim (the stage's first number + the claim's), so the
+  // stage's numbers follow the previous stage's in every split; warm-up sends are the caller's.
   await lanes(async () => {
-    while (!io.signal.aborted && budget.claim()) await io.issue(plan.stage, false, io.clock.now());
+    while (!io.signal.aborted) {
+      const claimed = budget.claim();
+      if (claimed === null) break;
+      await io.issue(plan.stage, false, io.clock.now(), firstIndex === undefined ? undefined : firstIndex + claimed);
+    }
   }, Math.min(concurrency, plan.count));
 }

@@ -20,7 +20,7 @@ import { watchStalls } from '../measure/stall-watch.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('bench-worker must run in a worker thread');
-const { options, share, closedBudgets } = workerData as WorkerInput;
+const { options, share, closedBudgets, closedCounts, closedFirsts } = workerData as WorkerInput;
 const budgetCells = new Int32Array(closedBudgets);
 const post = (message: WorkerMessage): void => port.postMessage(message);
 /** How often finished requests' samples go to the main thread (what a crash could cost). */
@@ -90,7 +90,7 @@ try {
       plans,
       dataset,
       stageOrigin: anchoredOrigin,
-      measuredBudget: (position) => (plans[position]?.kind === 'closed' ? sharedBudget(budgetCells, position) : undefined),
+      measuredBudget: (position) => (plans[position]?.kind === 'closed' ? sharedBudget(budgetCells, position, closedCounts[position] ?? 0, closedFirsts[position] ?? 0) : undefined),
       model: options.model as string,
       sender,
       clock,

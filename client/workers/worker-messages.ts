@@ -11,6 +11,9 @@ export interface WorkerInput {
    * measured sends still unclaimed by any worker of the run (see `sharedBudget`).
    */
   closedBudgets: SharedArrayBuffer;
+  /** Per stage plan: the closed stage's count for this process, and the number its claims start at. */
+  closedCounts: number[];
+  closedFirsts: number[];
 }
 
 /** A request handed to the worker's sender; times as epoch milliseconds. */

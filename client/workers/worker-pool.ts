@@ -27,6 +27,8 @@ export interface WorkerRunInput {
   shares: readonly StageShare[];
   /** The stage plans every worker rebuilds from the options (sizes the shared closed-loop budgets). */
   plans: readonly StagePlan[];
+  /** Where this process's claims of a closed stage are numbered from (closedFirstOf; default 0: one process). */
+  closedFirst?: (plan: { concurrency: number; count: number }) => number;
   signal: AbortSignal;
   /** Aborted after `signal`: no more grace, in-flight requests are cut off at once. */
   cutOff?: AbortSignal;
@@ -94,7 +96,9 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
   // One budget per closed stage for all the workers: what these shares send of its count.
   const closedBudgets = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * input.plans.length);
   const budgetCells = new Int32Array(closedBudgets);
-  for (const [position, plan] of input.plans.entries()) if (plan.kind === 'closed') budgetCells[position] = closedCountOf(plan, input.shares);
+  const closedCounts = input.plans.map((plan) => (plan.kind === 'closed' ? closedCountOf(plan, input.shares) : 0));
+  closedCounts.forEach((count, position) => (budgetCells[position] = count));
+  const closedFirsts = input.plans.map((plan) => (plan.kind === 'closed' ? (input.closedFirst?.(plan) ?? 0) : 0));
   let interrupted = false;
   let lostWorkers = 0;
   let maxStallMs = 0;
@@ -127,7 +131,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
       input.shares.map(
         (share, i) =>
           new Promise<void>((resolve, reject) => {
-            const worker = new Worker(ENTRY, { workerData: { options: input.options, share, closedBudgets } satisfies WorkerInput });
+            const worker = new Worker(ENTRY, { workerData: { options: input.options, share, closedBudgets, closedCounts, closedFirsts } satisfies WorkerInput });
             workers.push(worker);
             if (input.signal.aborted) worker.postMessage({ type: 'stop' });
             let done = false;

@@ -206,7 +206,7 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(benchOptionsFromFlags({ config: path }).load).toMatchObject({
       type: 'sweep',
       arrival: { kind: 'poisson' },
-      sweep: { probeRequests: 80, numStages: 3, stageDurationSec: 20, spacing: 'geometric' },
+      sweep: { probeRequests: 80, numStages: 3, stageDurationSec: 20, spacing: 'geometric', rates: 'inference-perf' },
     });
     const both = file('ip-sweep-both.yml', 'load: {sweep: {type: linear, spacing: linear}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/load\.sweep\.type and load\.sweep\.spacing are one setting/);

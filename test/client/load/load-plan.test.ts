@@ -83,4 +83,13 @@ describe('stage plans', () => {
     expect(geometric[3]).toBeCloseTo(40);
     expect((geometric[2] as number) / (geometric[1] as number)).toBeCloseTo((geometric[1] as number) / (geometric[0] as number));
   });
+
+  it("inference-perf's spread: linspace(1, sat, n) and 1 + sat − geomspace(sat, 1, n), to 0.01 (numpy's values)", () => {
+    const spec = { probeConcurrency: 4, probeRequests: 10, numStages: 5, stageDurationSec: 1, spacing: 'linear' as const, rates: 'inference-perf' as const };
+    expect(sweepRates(10, spec)).toEqual([1, 3.25, 5.5, 7.75, 10]);
+    expect(sweepRates(10, { ...spec, spacing: 'geometric' })).toEqual([1, 5.38, 7.84, 9.22, 10]);
+    expect(sweepRates(37.3, { ...spec, numStages: 7, spacing: 'geometric' })).toEqual([1, 17.89, 27.14, 32.19, 34.96, 36.47, 37.3]);
+    expect(sweepRates(0.5, { ...spec, numStages: 3 })).toEqual([1, 0.75, 0.5]);
+    expect(sweepRates(4.42, { ...spec, numStages: 1 })).toEqual([1]);
+  });
 });

@@ -11,7 +11,7 @@ import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../../../client/run/bench-options.ts';
 import { runLocal } from '../../../client/run/local-run.ts';
 import type { RequestSender, SendJob } from '../../../client/run/request-sender.ts';
-import type { StageShare } from '../../../client/run/stage-runner.ts';
+import { closedCountOf, closedFirstOf, localBudget, type StageShare } from '../../../client/run/stage-runner.ts';
 
 function recordOf(job: SendJob): RequestRecord {
   const now = realClock.now();
@@ -60,6 +60,11 @@ async function sent(plans: StagePlan[], share: StageShare): Promise<Array<{ inde
     clock: realClock,
     share,
     signal: new AbortController().signal,
+    // As run-bench numbers a shard's closed-loop claims: after the shards before it.
+    measuredBudget: (position) => {
+      const plan = plans[position];
+      return plan?.kind === 'closed' ? localBudget(closedCountOf(plan, [share]), closedFirstOf(plan, { index: share.worker, count: share.workers }, 1)) : undefined;
+    },
   });
   return jobs.map((j) => ({ index: j.index, id: j.requestId, stage: j.stage, model: j.model, prompt: j.item.promptTokens }));
 }
@@ -75,14 +80,11 @@ describe('numbering over a split', () => {
     expect(byIndex(one).map((r) => r.index)).toEqual(Array.from({ length: 16 }, (_, i) => i));
   });
 
-  it('a closed stage numbers after every open send of the run, in every split, with no number used twice', async () => {
+  it.each([2, 3])('a closed stage between open ones: numbers in stage order, the same over %i shares (claims numbered after the shards before)', async (shards) => {
     const plans: StagePlan[] = [open(0, 3), { stage: 1, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 5, warmupMs: 0 }, open(2, 3)];
     const one = await sent(plans, { worker: 0, workers: 1 });
-    expect(byIndex(one).map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    const split = (await Promise.all([0, 1].map((worker) => sent(plans, { worker, workers: 2 })))).flat();
-    const openRows = (rows: typeof one) => byIndex(rows.filter((r) => r.stage !== 1));
-    expect(openRows(split)).toEqual(openRows(one));
-    const indices = split.map((r) => r.index);
-    expect(new Set(indices).size).toBe(indices.length);
+    expect(byIndex(one).map((r) => [r.index, r.stage])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => [i, i < 3 ? 0 : i < 8 ? 1 : 2]));
+    const split = (await Promise.all(Array.from({ length: shards }, (_, worker) => sent(plans, { worker, workers: shards })))).flat();
+    expect(byIndex(split)).toEqual(byIndex(one));
   });
 });

@@ -88,7 +88,7 @@ describe('closed loop over workers sharing one budget', () => {
   it('the same through a SharedArrayBuffer counter (what worker threads are handed)', async () => {
     const cells = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * 2));
     cells[1] = 60;
-    const result = await runWorkers(closed(4, 60), 3, () => sharedBudget(cells, 1));
+    const result = await runWorkers(closed(4, 60), 3, () => sharedBudget(cells, 1, 60, 0));
     expect(result.measured).toBe(60);
     expect(result.inFlightWhileSending.every((n) => n === 4)).toBe(true);
     expect(cells[0]).toBe(0);
