@@ -7,37 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { realClock } from '../../../contracts/clock.ts';
 import type { StagePlan } from '../../../client/load/load-plan.ts';
-import type { RequestRecord } from '../../../client/record/request-record.ts';
+import { failedRecord } from '../helpers/failed-record.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../../../client/run/bench-options.ts';
 import { runLocal } from '../../../client/run/local-run.ts';
 import type { RequestSender, SendJob } from '../../../client/run/request-sender.ts';
 import { closedCountOf, closedFirstOf, localBudget, type StageShare } from '../../../client/run/stage-runner.ts';
 
-function recordOf(job: SendJob): RequestRecord {
-  const now = realClock.now();
-  return {
-    index: job.index,
-    requestId: job.requestId,
-    stage: job.stage,
-    warmup: job.warmup,
-    scheduledMs: job.scheduledMs,
-    startMs: now,
-    firstByteMs: null,
-    endMs: now,
-    status: 500,
-    failure: { kind: 'http_500', message: 'fake' },
-    events: [],
-    tokensPerEventSource: 'one_per_event',
-    outputTokens: 0,
-    outputTokensSource: 'events',
-    tokenCountMismatch: false,
-    promptTokens: job.item.promptTokens,
-    promptTokensSource: 'client',
-    usage: null,
-    finishReason: null,
-    metrics: null,
-  };
-}
 
 const open = (stage: number, count: number): StagePlan => ({ stage, kind: 'open', loadType: 'constant', intendedRate: 10, sends: Array.from({ length: count }, () => ({ offsetMs: 0, warmup: false })) });
 
@@ -46,7 +21,7 @@ async function sent(plans: StagePlan[], share: StageShare): Promise<Array<{ inde
   const sender: RequestSender = {
     send: async (job) => {
       jobs.push(job);
-      return recordOf(job);
+      return failedRecord(job, realClock.now(), realClock.now());
     },
     discoverModel: async () => 'm',
     close: async () => {},

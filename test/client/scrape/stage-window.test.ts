@@ -15,6 +15,7 @@ import { runLocal } from '../../../client/run/local-run.ts';
 import type { RequestSender, SendJob } from '../../../client/run/request-sender.ts';
 import type { ServerMetricsSummary } from '../../../client/scrape/metric-summary.ts';
 import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
+import { failedRecord } from '../helpers/failed-record.ts';
 
 const E2E = 'vllm:e2e_request_latency_seconds{model_name="m"}';
 const RUNNING = 'vllm:num_requests_running{model_name="m"}';
@@ -37,30 +38,6 @@ class FakeServer {
   }
 }
 
-function failedRecord(job: SendJob, startMs: number, endMs: number): RequestRecord {
-  return {
-    index: job.index,
-    requestId: job.requestId,
-    stage: job.stage,
-    warmup: job.warmup,
-    scheduledMs: job.scheduledMs,
-    startMs,
-    firstByteMs: null,
-    endMs,
-    status: 500,
-    failure: { kind: 'http_500', message: 'fake' },
-    events: [],
-    tokensPerEventSource: 'one_per_event',
-    outputTokens: 0,
-    outputTokensSource: 'events',
-    tokenCountMismatch: false,
-    promptTokens: 1,
-    promptTokensSource: 'client',
-    usage: null,
-    finishReason: null,
-    metrics: null,
-  };
-}
 
 /** Everything one run needs; `onSend` lets a test fire an interval scrape at a chosen moment. */
 function harness(onSend: (job: SendJob) => void = () => {}) {
