@@ -15,7 +15,6 @@ import { refusalRecord } from '../routes/vllm-refusal-truth.ts';
 import type { JetstreamRuntime } from '../routes/jetstream-runtime.ts';
 import type { ServerContext } from '../server-context.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
-import { VLLM_WIRE_POLICY } from '../wire/wire-policy.ts';
 import { malformedAwareSerializer, playDecode, type DecodeResponseOut } from './decode-player.ts';
 import { httpStatusOfGrpc } from './grpc-http-status.ts';
 import { jetstreamPackage } from './jetstream-proto.ts';
@@ -116,15 +115,12 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
     const sentWire = call.metadata.get(WIRE_HEADER).filter((v): v is string => typeof v === 'string');
     const wire = requestWirePolicy(ctx.options, ctx.options.model, sentWire.length > 0 ? sentWire : undefined);
     if (!wire.ok) return fail(status.INVALID_ARGUMENT, wire.message);
-    // Only what applies is planned and recorded: a truth record's `wire` is the policy in
-    // effect, never items gRPC ignores (framing, cuts).
-    const policy = { ...VLLM_WIRE_POLICY, tokens: wire.policy.tokens, faults: wire.policy.faults };
     const withText = request.content === 'textContent';
     const promptTokens = withText ? countTokens(request.textContent?.text ?? '') : (request.tokenContent?.tokenIds.length ?? 0);
     const admission = admitJetstream(
       ctx,
       runtime,
-      { surface: 'grpc', stream: true, withText, maxTokens: request.maxTokens, wire: policy, requestId: identity.id, requestKey: identity.key, promptTokens, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
+      { surface: 'grpc', stream: true, withText, maxTokens: request.maxTokens, wire: wire.policy, requestId: identity.id, requestKey: identity.key, promptTokens, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
       arrivalMono,
     );
     // A full queue: RESOURCE_EXHAUSTED with JetStream's words (DESIGN §7).
