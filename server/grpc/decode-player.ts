@@ -7,7 +7,7 @@
  * half an encoding, and a disconnect resets the HTTP/2 stream once what went before it is out.
  */
 import { constants as http2 } from 'node:http2';
-import { Metadata, type ServerWritableStream } from '@grpc/grpc-js';
+import { Metadata, status, type ServerWritableStream } from '@grpc/grpc-js';
 import type { TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { DecodeSend } from '../dialects/jetstream/decode-sends.ts';
 import type { DecodeResponseMessage } from '../dialects/jetstream/render.ts';
@@ -52,7 +52,7 @@ type DecodeCall = ServerWritableStream<unknown, DecodeResponseOut>;
 function resetStream(call: DecodeCall): void {
   const stream = (call as unknown as { call?: { stream?: { close?: (code: number) => void } } }).call?.stream;
   if (typeof stream?.close === 'function') stream.close(http2.NGHTTP2_INTERNAL_ERROR);
-  else call.emit('error', { code: 14, details: 'benchtruth wire fault: stream dropped', name: 'Error', message: 'stream dropped' });
+  else call.emit('error', { code: status.UNAVAILABLE, details: 'benchtruth wire fault: stream dropped', name: 'Error', message: 'stream dropped' });
 }
 
 class DecodePlayer implements ScheduledTask {
