@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
-import { applyInferencePerfSpellings } from '../config/inference-perf-spellings.ts';
+import { applyInferencePerfSpellings, oursOfPath } from '../config/inference-perf-spellings.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
@@ -160,7 +160,7 @@ function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
   if (flags.lora !== undefined) own('server.lora', '--lora');
   for (const assignment of flags.set ?? []) {
     const eq = assignment.indexOf('=');
-    if (eq > 0) own(assignment.slice(0, eq), `--set ${assignment.slice(0, eq)}`);
+    if (eq > 0) own(oursOfPath(assignment.slice(0, eq)), `--set ${assignment.slice(0, eq)}`);
   }
   return (path, exact = false) => {
     for (let at = path; ; at = at.slice(0, at.lastIndexOf('.'))) {
@@ -222,7 +222,8 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
   for (const assignment of flags.set ?? []) {
     const eq = assignment.indexOf('=');
     if (eq <= 0) throw new CliError(`--set: expected path=value (e.g. load.stages.0.rate=5), got ${JSON.stringify(assignment)}`);
-    const path = assignment.slice(0, eq);
+    // inference-perf's names are read as ours here too (config/inference-perf-spellings.ts).
+    const path = oursOfPath(assignment.slice(0, eq));
     // Without stages from the file or a load flag, `--set load.stages.0.rate=5` edits the default stage.
     if (path.startsWith('load.stages.') && asObject(raw.load).stages === undefined) setPath(raw, 'load.stages', [defaultStage(asObject(raw.load).type)]);
     setPath(raw, path, flagScalar(assignment.slice(eq + 1)), `--set ${path}`);

@@ -33,6 +33,30 @@ const SHARED_PREFIX_KEYS: Renames = [
   ['num_prompts_per_group', 'prompts_per_group'],
 ];
 
+/** Where each table's renames live, for a `--set` path written in inference-perf's names. */
+const RENAMED_UNDER: ReadonlyArray<readonly [where: string, renames: Renames]> = [
+  ['load', LOAD_KEYS],
+  ['load.sweep', SWEEP_KEYS],
+  ['data.shared_prefix', SHARED_PREFIX_KEYS],
+  ['data.shared_prefix', [['output_len', '']]],
+];
+
+/**
+ * A `--set` path in inference-perf's names as ours (`load.base_seed` → `load.seed`,
+ * `data.shared_prefix.output_len` → `data.output`); any other path as it is.
+ */
+export function oursOfPath(path: string): string {
+  for (const [where, renames] of RENAMED_UNDER) {
+    for (const [theirs, ours] of renames) {
+      const full = `${where}.${theirs}`;
+      if (path !== full && !path.startsWith(`${full}.`)) continue;
+      const target = ours === '' ? 'data.output' : `${where}.${ours}`;
+      return target + path.slice(full.length);
+    }
+  }
+  return path;
+}
+
 export function applyInferencePerfSpellings(raw: Json, path: string): void {
   const oneSetting = (a: string, b: string): never => {
     throw new CliError(`--config ${path}: ${a} and ${b} are one setting (inference-perf's name and benchtruth's); give one`);

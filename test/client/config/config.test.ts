@@ -238,6 +238,17 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(benchOptionsFromFlags({ config: bareSweep }).load).toMatchObject({ sweep: { stageDurationSec: 180, probeRequests: 2000 } });
   });
 
+  it("--set takes inference-perf's key names as the file does", () => {
+    const path = file('ip-set.yml', 'load: {type: constant, sweep: {type: linear}}\ndata: {type: shared_prefix, shared_prefix: {num_groups: 2}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    const options = benchOptionsFromFlags({
+      config: path,
+      set: ['load.base_seed=3', 'load.request_timeout=2', 'load.num_workers=2', 'load.sweep.num_requests=10', 'data.shared_prefix.num_users_per_system_prompt=4', 'data.shared_prefix.output_len=7'],
+    });
+    expect(options).toMatchObject({ seed: 3, timeoutMs: 2000, workers: 2 });
+    expect(options.load).toMatchObject({ sweep: { probeRequests: 10 } });
+    expect(options.data).toMatchObject({ sharedPrefix: { groups: 2, promptsPerGroup: 4 }, output: { kind: 'fixed', value: 7 } });
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });
