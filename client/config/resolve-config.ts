@@ -268,7 +268,7 @@ function inferencePerfLength(d: InferencePerfDistribution): LengthDistribution {
     case 'fixed':
       return { kind: 'fixed', value: Math.trunc(d.mean) };
     case 'uniform':
-      return { kind: 'uniform', min: d.min, max: d.max };
+      return { kind: 'uniform', min: d.min, max: d.max, rounded: true };
     case 'lognormal':
       return { kind: 'lognormal', mean: d.mean, sd, min: d.min, max: d.max, offset: d.min };
     default:

@@ -13,7 +13,8 @@ export const MAX_SAMPLED_TOKENS = 1_048_576;
 
 export type LengthDistribution =
   | { kind: 'fixed'; value: number }
-  | { kind: 'uniform'; min: number; max: number }
+  /** A whole number in [min, max], each equally likely; `rounded`: a real drawn in [min, max) and rounded, as inference-perf draws it (the ends half as likely). */
+  | { kind: 'uniform'; min: number; max: number; rounded?: boolean }
   | { kind: 'normal'; mean: number; sd: number; min?: number; max?: number }
   /**
    * mean and sd of the length itself (not of its logarithm), as users state them. With `offset`
@@ -28,6 +29,7 @@ export function sampleLength(dist: LengthDistribution, rng: Rng): number {
     case 'fixed':
       return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, Math.round(dist.value)));
     case 'uniform':
+      if (dist.rounded === true) return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, Math.round(dist.min + rng.float() * (dist.max - dist.min))));
       return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, rng.int(Math.ceil(dist.min), Math.floor(dist.max))));
     case 'normal':
       value = rng.normal(dist.mean, dist.sd);

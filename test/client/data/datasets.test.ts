@@ -41,6 +41,19 @@ describe('length distributions', () => {
     expect(sampleLength({ kind: 'lognormal', mean: 5, sd: 0, min: 10, max: 100, offset: 10 }, new Rng(1))).toBe(11);
   });
 
+  it("inference-perf's uniform (a rounded real draw): every length in range, the ends about half as likely as the rest", () => {
+    const rng = new Rng(12);
+    const counts = new Map<number, number>();
+    for (let i = 0; i < 40_000; i++) {
+      const n = sampleLength({ kind: 'uniform', min: 10, max: 14, rounded: true }, rng);
+      counts.set(n, (counts.get(n) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort((a, b) => a - b)).toEqual([10, 11, 12, 13, 14]);
+    // P(10) = P(14) = 1/8, P(11..13) = 1/4 each.
+    expect((counts.get(10) ?? 0) / 40_000).toBeCloseTo(0.125, 1);
+    expect((counts.get(12) ?? 0) / 40_000).toBeCloseTo(0.25, 1);
+  });
+
   it('lognormal keeps the stated mean of the length', () => {
     const rng = new Rng(8);
     let sum = 0;
