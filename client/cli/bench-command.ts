@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
-import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig } from '../config/resolve-config.ts';
+import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
 import { applyInferencePerfSpellings, oursOfPath } from '../config/inference-perf-spellings.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
@@ -146,7 +146,7 @@ function loadTypeFromFlags(flags: BenchFlags, fileLoadType: unknown): string | u
  * under one a flag set belongs to that flag (`server.lora.0.name` to `--lora`); a later `--set`
  * owns everything under its path, as it replaced it.
  */
-function flagOfPath(flags: BenchFlags): (path: string) => string | undefined {
+function flagOfPath(flags: BenchFlags): FlagOfPath {
   const byPath = new Map<string, string>();
   const own = (path: string, flag: string): void => {
     for (const key of [...byPath.keys()]) if (key.startsWith(`${path}.`)) byPath.delete(key);
@@ -195,9 +195,9 @@ function defaultStage(loadType: unknown): Record<string, unknown> {
 }
 
 /** The raw config after flags: file first, then each given flag over it. */
-export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
+export function rawConfigFromFlags(flags: BenchFlags, written = new Map<string, string>()): Record<string, unknown> {
   const raw = flags.config !== undefined ? readConfigFile(flags.config) : {};
-  if (flags.config !== undefined) applyInferencePerfSpellings(raw, flags.config);
+  if (flags.config !== undefined) for (const [ours, theirs] of applyInferencePerfSpellings(raw, flags.config)) written.set(ours, theirs);
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
     if (typeof value !== 'string') continue;
@@ -232,8 +232,16 @@ export function rawConfigFromFlags(flags: BenchFlags): Record<string, unknown> {
 }
 
 export function benchOptionsFromFlags(flags: BenchFlags): BenchOptions {
-  const raw = rawConfigFromFlags(flags);
-  const flagOf = flagOfPath(flags);
+  // Keys the file wrote in inference-perf's names: an error names the key as written.
+  const written = new Map<string, string>();
+  const raw = rawConfigFromFlags(flags, written);
+  const byFlag = flagOfPath(flags);
+  const flagOf: FlagOfPath = (path, exact) => {
+    const flag = byFlag(path, exact);
+    if (flag !== undefined || exact === true || flags.config === undefined) return flag;
+    for (const [ours, theirs] of written) if (path === ours || path.startsWith(`${ours}.`)) return `config ${flags.config}: ${theirs}${path.slice(ours.length)}`;
+    return undefined;
+  };
   const config = validateConfig(raw, flags.config !== undefined ? `config ${flags.config}` : 'flags', flagOf);
   if (flags.burstiness !== undefined && config.load.type !== 'gamma') throw new CliError(`--burstiness: only gamma arrivals have a burstiness, this load is ${config.load.type} (fix: --load-type gamma)`);
   return optionsFromConfig(config, flags.config ?? null, flagOf);

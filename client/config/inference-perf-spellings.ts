@@ -57,7 +57,12 @@ export function oursOfPath(path: string): string {
   return path;
 }
 
-export function applyInferencePerfSpellings(raw: Json, path: string): void {
+/**
+ * Moves the file's inference-perf names to ours; answers what it moved (our path → the path the
+ * file wrote), so an error about the value can name the key the user wrote.
+ */
+export function applyInferencePerfSpellings(raw: Json, path: string): Map<string, string> {
+  const written = new Map<string, string>();
   const oneSetting = (a: string, b: string): never => {
     throw new CliError(`--config ${path}: ${a} and ${b} are one setting (inference-perf's name and benchtruth's); give one`);
   };
@@ -67,6 +72,7 @@ export function applyInferencePerfSpellings(raw: Json, path: string): void {
       if (ours in section) oneSetting(`${where}.${theirs}`, `${where}.${ours}`);
       section[ours] = section[theirs];
       delete section[theirs];
+      written.set(`${where}.${ours}`, `${where}.${theirs}`);
     }
   };
 
@@ -91,15 +97,17 @@ export function applyInferencePerfSpellings(raw: Json, path: string): void {
   }
 
   const data = raw.data;
-  if (!isPlainMapping(data)) return;
+  if (!isPlainMapping(data)) return written;
   for (const key of ['input', 'output']) if (key in data && `${key}_distribution` in data) oneSetting(`data.${key}_distribution`, `data.${key}`);
   const prefix = data.shared_prefix;
-  if (!isPlainMapping(prefix)) return;
+  if (!isPlainMapping(prefix)) return written;
   rename(prefix, 'data.shared_prefix', SHARED_PREFIX_KEYS);
   // Its output length lives in the shared-prefix block; ours is the run's data.output.
   if ('output_len' in prefix) {
     if ('output' in data || 'output_distribution' in data) oneSetting('data.shared_prefix.output_len', 'data.output');
     data.output = prefix.output_len;
     delete prefix.output_len;
+    written.set('data.output', 'data.shared_prefix.output_len');
   }
+  return written;
 }

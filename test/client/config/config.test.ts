@@ -249,6 +249,11 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(options.data).toMatchObject({ sharedPrefix: { groups: 2, promptsPerGroup: 4 }, output: { kind: 'fixed', value: 7 } });
   });
 
+  it("an error about a value the file wrote in inference-perf's name names that key", () => {
+    const path = file('ip-named.yml', 'load: {num_workers: 128}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: path }))).toMatch(/: load\.num_workers: Too big/);
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });
