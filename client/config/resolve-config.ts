@@ -345,7 +345,10 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   const theirInput = theirs('input');
   const output = theirOutput !== undefined ? inferencePerfLength(theirOutput) : data.output !== undefined ? lengthOf(data.output) : null;
   const input = theirInput !== undefined ? inferencePerfLength(theirInput) : lengthOf(data.input);
-  if (data.path !== undefined && !FILE_DATA_TYPES.has(data.type)) {
+  // A flag that switches the file's dataset to one without a file (--dataset synthetic) wins
+  // over the file's data.path; a path the same source gives with such a type is a mistake.
+  const typeByFlag = flagOf?.('data.type', true) !== undefined && flagOf?.('data.path', true) === undefined;
+  if (data.path !== undefined && !FILE_DATA_TYPES.has(data.type) && !typeByFlag) {
     throw new CliError(`${where('data.path')}: data.type ${data.type} reads no file (fix: --dataset sharegpt or --dataset jsonl, or data.type in --config)`);
   }
   const needPath = (): string => {

@@ -87,6 +87,14 @@ function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind
  * (`malformed`), or a status ending the stream early (`stream_error`, an error event's twin).
  */
 export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKind; message: string } {
+  const failure = failureKindOf(error, sawMetadata);
+  if (!failure.kind.startsWith('http_')) return failure;
+  // A 429 or 503 says when to come back, as on HTTP (the server's retry-after metadata).
+  const retryAfter = error.metadata?.get('retry-after')[0];
+  return typeof retryAfter === 'string' ? { ...failure, message: `${failure.message} (Retry-After: ${retryAfter})` } : failure;
+}
+
+function failureKindOf(error: ServiceError, sawMetadata: boolean): { kind: FailureKind; message: string } {
   const name = GrpcStatus[error.code] ?? String(error.code);
   const message = `gRPC ${name}: ${error.details}`;
   // The sender sets no gRPC deadline (its --timeout cancels the call), so a DEADLINE_EXCEEDED
@@ -100,9 +108,7 @@ export function failureOf(error: ServiceError, sawMetadata: boolean): { kind: Fa
   if (error.code === GrpcStatus.INTERNAL && PARSE_ERROR.test(error.details)) return { kind: 'malformed', message };
   if (error.code === GrpcStatus.INTERNAL && SERVER_RESET.test(error.details)) return { kind: 'disconnected', message };
   if (sawMetadata) return { kind: 'stream_error', message };
-  // A 429 or 503 says when to come back, as on HTTP (the server's retry-after metadata).
-  const retryAfter = error.metadata?.get('retry-after')[0];
-  return { kind: `http_${httpStatusOfGrpc(error.code)}`, message: typeof retryAfter === 'string' ? `${message} (Retry-After: ${retryAfter})` : message };
+  return { kind: `http_${httpStatusOfGrpc(error.code)}`, message };
 }
 
 const encoder = new TextEncoder();

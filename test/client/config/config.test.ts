@@ -254,6 +254,14 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(errorOf(() => benchOptionsFromFlags({ config: path }))).toMatch(/: load\.num_workers: Too big/);
   });
 
+  it("--dataset synthetic (or a --set of data.type) over a file's ShareGPT dataset wins over its data.path (audit 8-R2)", () => {
+    const path = file('sharegpt-run.yml', 'data: {type: sharegpt, path: ShareGPT.json}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(benchOptionsFromFlags({ config: path, dataset: 'synthetic' }).data).toMatchObject({ type: 'synthetic' });
+    expect(benchOptionsFromFlags({ config: path, set: ['data.type=random'] }).data?.type).not.toBe('sharegpt');
+    const both = file('path-without-file-type.yml', 'data: {type: synthetic, path: x.json}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.path: data\.type synthetic reads no file/);
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });

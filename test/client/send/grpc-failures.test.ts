@@ -80,6 +80,8 @@ describe('failureOf after the response metadata: the stream broke', () => {
     const trailers = serverTrailers();
     trailers.set('retry-after', '3');
     expect(failureOf(serviceError(status.RESOURCE_EXHAUSTED, 'queue full', trailers), false)).toEqual({ kind: 'http_429', message: 'gRPC RESOURCE_EXHAUSTED: queue full (Retry-After: 3)' });
+    // UNAVAILABLE (503) keeps it too (audit 8-R1).
+    expect(failureOf(serviceError(status.UNAVAILABLE, 'overloaded', trailers), false)).toEqual({ kind: 'http_503', message: 'gRPC UNAVAILABLE: overloaded (Retry-After: 3)' });
   });
 
   it('a message grpc-js could not parse is malformed', () => {
