@@ -226,9 +226,20 @@ describe('faults that only move time', () => {
   });
 });
 
-it('a fault drawn with a probability replays: the same id draws the same fault', async () => {
-  const first = await decode('grpc-p-1', 'error:1@0.5,disconnect:1@0.5');
-  const again = await decode('grpc-p-1', 'error:1@0.5,disconnect:1@0.5');
-  expect(again.error?.code).toBe(first.error?.code);
-  expect(again.messages).toEqual(first.messages);
+it('a fault drawn with a probability replays: the same id draws the same fault, and the draws differ over ids', async () => {
+  const wire = 'error:1@0.5,disconnect:1@0.5';
+  const seen = new Set<string>();
+  for (let i = 0; i < 8; i++) {
+    const id = `grpc-p-${i}`;
+    const first = await decode(id, wire);
+    const again = await decode(id, wire);
+    expect(again.error?.code).toBe(first.error?.code);
+    expect(again.messages).toEqual(first.messages);
+    // What the reader saw is the fault the truth says the server drew.
+    const kind = server.context.truth.get(id)?.fault?.kind ?? 'none';
+    expect(first.error === null ? 'none' : first.error.code === status.INTERNAL ? 'disconnect' : 'error').toBe(kind);
+    seen.add(kind);
+  }
+  // Seeded: over these ids both faults and no fault at all are drawn.
+  expect([...seen].sort()).toEqual(['disconnect', 'error', 'none']);
 });
