@@ -55,13 +55,19 @@ function ownsChunkedSocket(res: ServerResponse, socket: unknown): socket is Sock
 const MAX_SENDS_PER_RUN = 64;
 const CR = 0x0d;
 const LF = 0x0a;
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
+/** Hex digits of a positive chunk length (the chunk-size line of HTTP/1.1). */
+function hexDigits(length: number): number {
+  return ((31 - Math.clz32(length)) >> 2) + 1;
+}
 
 /**
  * Bytes of `<hex length>\r\n<bytes>\r\n`, the HTTP/1.1 chunk of one non-empty write; the hex
- * digits counted, not printed (the one string per write is made when it is written).
+ * digits counted here and printed by hand into the buffer.
  */
 function chunkSize(length: number): number {
-  return length === 0 ? 0 : ((31 - Math.clz32(length)) >> 2) + 1 + length + 4;
+  return length === 0 ? 0 : hexDigits(length) + length + 4;
 }
 
 /**
@@ -78,7 +84,10 @@ function framedChunks(body: Buffer, writes: readonly TruthWrite[], from: number,
   for (let i = from; i <= to; i++) {
     const { offset, length } = writes[i] as TruthWrite;
     if (length === 0) continue;
-    at += framed.write(length.toString(16), at, 'latin1');
+    // By hand: a number's toString(16) and a Latin-1 write cost more than the bytes they copy.
+    const digits = hexDigits(length);
+    for (let d = at + digits - 1, rest = length; d >= at; d--, rest >>>= 4) framed[d] = HEX_DIGITS[rest & 15] as number;
+    at += digits;
     framed[at++] = CR;
     framed[at++] = LF;
     at += body.copy(framed, at, offset, offset + length);
@@ -92,9 +101,17 @@ class ResponsePlayer implements ScheduledTask {
   readonly #res: ServerResponse;
   readonly #plan: PlannedResponse;
   readonly #deps: ExecutorDeps;
+  // The plan's parts a turn reads, held here: at thousands of streams every object a turn
+  // reaches through is a cache miss, and the plan and its record are one and two of them.
+  readonly #record: TruthRecord;
+  readonly #writes: readonly TruthWrite[];
+  readonly #arrivalMono: number;
   readonly #body: Buffer;
   readonly #headersDueMs: number;
+  readonly #headersAtArrival: boolean;
   readonly #disconnects: boolean;
+  /** The headers still wait to leave with the response (record.headersMs is null). */
+  #headersPending: boolean;
   #next = 0;
   #finished = false;
 
@@ -102,6 +119,11 @@ class ResponsePlayer implements ScheduledTask {
     this.#res = res;
     this.#plan = plan;
     this.#deps = deps;
+    this.#record = plan.record;
+    this.#writes = plan.record.writes;
+    this.#arrivalMono = plan.arrivalMono;
+    this.#headersPending = plan.record.headersMs === null;
+    this.#headersAtArrival = plan.headersAtArrival;
     const body = plan.record.body;
     this.#body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     this.#headersDueMs = plan.record.headersDueMs ?? 0;
@@ -138,21 +160,22 @@ class ResponsePlayer implements ScheduledTask {
     }
     // Every write its own segment: a reader on 127.0.0.1 then sees the planned cuts.
     if (isRealSocket(socket)) socket.setNoDelay(true);
-    if (this.#plan.headersAtArrival && this.#headersDueMs <= 0) this.#sendHeaders();
+    if (this.#headersAtArrival && this.#headersDueMs <= 0) this.#sendHeaders();
     const next = this.#nextDueMs();
     if (next === null) {
       this.#complete(this.#deps.clock.now());
       return;
     }
-    this.#deps.scheduler.schedule(this, this.#plan.arrivalMono + next);
+    this.#deps.scheduler.schedule(this, this.#arrivalMono + next);
   }
 
   run(now: number): number | null {
     if (this.#finished) return null;
-    const { record, arrivalMono } = this.#plan;
-    const writes = record.writes;
+    const record = this.#record;
+    const writes = this.#writes;
+    const arrivalMono = this.#arrivalMono;
     const res = this.#res;
-    if (record.headersMs === null && this.#plan.headersAtArrival && now - arrivalMono >= this.#headersDueMs) this.#sendHeaders();
+    if (this.#headersPending && this.#headersAtArrival && now - arrivalMono >= this.#headersDueMs) this.#sendHeaders();
     let sends = 0;
     while (this.#next < writes.length) {
       const first = writes[this.#next];
@@ -211,7 +234,7 @@ class ResponsePlayer implements ScheduledTask {
       this.#complete(this.#deps.clock.now());
       return null;
     }
-    const disconnectMs = plannedDisconnectMs(record);
+    const disconnectMs = this.#disconnects ? plannedDisconnectMs(record) : null;
     if (this.#next === writes.length && disconnectMs !== null && now - arrivalMono >= disconnectMs) {
       this.#disconnect();
       return null;
@@ -221,10 +244,9 @@ class ResponsePlayer implements ScheduledTask {
 
   /** The next relative time something is due: headers, a write, or the disconnect; null = nothing left. */
   #nextDueMs(): number | null {
-    const record = this.#plan.record;
-    const pending = record.writes[this.#next];
-    const headers = record.headersMs === null && this.#plan.headersAtArrival ? this.#headersDueMs : Infinity;
-    const step = pending !== undefined ? pending.dueMs : plannedDisconnectMs(record);
+    const pending = this.#writes[this.#next];
+    const headers = this.#headersPending && this.#headersAtArrival ? this.#headersDueMs : Infinity;
+    const step = pending !== undefined ? pending.dueMs : this.#disconnects ? plannedDisconnectMs(this.#record) : null;
     if (step === null) return headers === Infinity ? null : headers;
     return Math.min(step, headers);
   }
@@ -233,7 +255,7 @@ class ResponsePlayer implements ScheduledTask {
   #complete(now: number): void {
     this.#sendHeaders();
     this.#res.end();
-    this.#end(now, endsAsFailure(this.#plan.record.fault) ? 'fault' : 'completed');
+    this.#end(now, endsAsFailure(this.#record.fault) ? 'fault' : 'completed');
   }
 
   /**
@@ -241,7 +263,7 @@ class ResponsePlayer implements ScheduledTask {
    * stamped when it really happens — after the last write's stamp, not at the turn's start.
    */
   #disconnect(): void {
-    if (this.#plan.headersAtArrival) this.#sendHeaders();
+    if (this.#headersAtArrival) this.#sendHeaders();
     this.#end(this.#deps.clock.now(), 'fault');
     const socket = this.#res.socket;
     if (!isRealSocket(socket)) {
@@ -254,13 +276,13 @@ class ResponsePlayer implements ScheduledTask {
   }
 
   #sendHeaders(): void {
-    const record = this.#plan.record;
-    if (record.headersMs !== null) return;
+    if (!this.#headersPending) return;
+    this.#headersPending = false;
     const res = this.#res;
     // Stamped before the bytes are handed over, as every write is: a reader can never see them
     // before their truth time, however long this thread is held between the two.
-    record.headersMs = this.#deps.clock.now() - this.#plan.arrivalMono;
-    res.writeHead(record.status, this.#plan.headers);
+    this.#record.headersMs = this.#deps.clock.now() - this.#arrivalMono;
+    res.writeHead(this.#record.status, this.#plan.headers);
     // Not flushHeaders(): it writes the header block as UTF-8, turning a Latin-1 x-request-id
     // (the bytes a client sent) into different bytes. An empty Latin-1 write carries the
     // headers byte for byte; the uncork sends them now rather than next tick.
@@ -272,8 +294,8 @@ class ResponsePlayer implements ScheduledTask {
   #end(atMono: number, how: EndReason): void {
     if (this.#finished) return;
     this.#finished = true;
-    const record = this.#plan.record;
-    record.end = { atMs: atMono - this.#plan.arrivalMono, how };
+    const record = this.#record;
+    record.end = { atMs: atMono - this.#arrivalMono, how };
     this.#deps.truth.finish(record);
   }
 }
