@@ -12,9 +12,21 @@ import { EngineEvents, type EngineListener, type EngineRequest, type FinishedRea
 import { timingFor } from './model-timing.ts';
 import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
 
+/**
+ * The engine's reason for a request it ran (vLLM's FinishReason). A stream spoiled after the
+ * engine made its last token — no `[DONE]`, a malformed event, a connection dropped or a client
+ * gone while the last events were being sent — spoils the transport, not the generation: the
+ * engine had finished the request with its own reason. An error event is the engine failing it,
+ * and a request that ended before its last token was made is an abort.
+ */
 export function finishedReason(record: TruthRecord): FinishedReason {
-  if (record.end?.how !== 'completed' || record.status >= 400) return 'abort';
-  return record.finishReason === 'stop' ? 'stop' : 'length';
+  const end = record.end;
+  if (end === null || record.status >= 400) return 'abort';
+  const planned = record.finishReason === 'stop' ? 'stop' : 'length';
+  if (end.how === 'completed') return planned;
+  const last = record.tokens[record.tokens.length - 1];
+  // A deferred plan's tokens not yet made are due at placeholder times far past any end.
+  return record.fault?.kind !== 'error' && last !== undefined && last.dueMs <= end.atMs ? planned : 'abort';
 }
 
 /**

@@ -96,7 +96,9 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   };
   const promptTokens = counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
   const generationTokens = counter('vllm:generation_tokens_total', 'Number of generation tokens processed.');
-  const prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
+  // Exposed and never counted: the fake engine caches no prefix (cache_config_info says
+  // enable_prefix_caching False), and vLLM counts no prefix-cache query with caching off.
+  counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
   counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
   const success = new Counter({
     name: 'vllm:request_success_total',
@@ -139,7 +141,6 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
     // `is_prefilling`): a request aborted while still waiting was never prefilled.
     if (outcome.prefillMs !== null) {
       promptTokens.inc(promptTokenCount);
-      prefixQueries.inc(promptTokenCount);
     }
     generationTokens.inc(n);
     successBy[reason].inc();

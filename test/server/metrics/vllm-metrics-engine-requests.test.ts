@@ -99,7 +99,8 @@ describe('vllm:* under --scheduler batching: a request aborted while waiting', (
     const families = await scrape(url);
     const prompt = server.context.truth.get('runs')?.promptTokens ?? NaN;
     expect(value(families, 'vllm:prompt_tokens_total')).toBe(prompt);
-    expect(value(families, 'vllm:prefix_cache_queries_total')).toBe(prompt);
+    // No prefix cache (enable_prefix_caching False): vLLM counts no query then.
+    expect(value(families, 'vllm:prefix_cache_queries_total')).toBe(0);
     expect(value(families, 'vllm:request_success_total', { ...MODEL, finished_reason: 'abort' })).toBe(2);
     for (const name of PER_REQUEST) expect(value(families, `vllm:${name}_count`), name).toBe(2);
     expect(value(families, 'vllm:request_prompt_tokens_sum')).toBe(2 * prompt);

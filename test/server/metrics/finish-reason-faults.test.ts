@@ -1,0 +1,82 @@
+/**
+ * `vllm:request_success_total{finished_reason}` takes the engine's reason: a wire fault that
+ * spoils a stream after its last token (no [DONE], a malformed event, a dropped connection)
+ * leaves the request finished with `length`, as vLLM's engine finished it; a fault that ends it
+ * before its last token, and an error event, are aborts.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import { parsePrometheusText } from '../../../client/scrape/prometheus-text.ts';
+import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
+import { finishedReason } from '../../../server/engine/isolated-engine.ts';
+import { sampleValue } from '../../helpers/prometheus-samples.ts';
+
+const servers: BenchtruthServer[] = [];
+afterAll(async () => {
+  for (const s of servers) s.app.server.closeAllConnections();
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+const MODEL = { model_name: 'benchtruth/fake-model', engine: '0' };
+
+function record(end: TruthRecord['end'], fault: TruthRecord['fault'], finishReason = 'length'): TruthRecord {
+  return {
+    id: 'r',
+    dialect: 'vllm',
+    endpoint: '/v1/completions',
+    model: 'm',
+    stream: true,
+    arrivalEpochMs: 0,
+    status: 200,
+    headersMs: 0,
+    promptTokens: 3,
+    finishReason,
+    tokens: [1, 2, 3].map((i) => ({ id: i, text: 't', dueMs: 10 * i })),
+    events: [],
+    writes: [],
+    fault,
+    body: new Uint8Array(0),
+    end,
+  };
+}
+
+describe('finishedReason', () => {
+  it('keeps the planned reason once the last token was made, whatever spoiled the stream after it', () => {
+    expect(finishedReason(record({ atMs: 40, how: 'completed' }, null, 'stop'))).toBe('stop');
+    expect(finishedReason(record({ atMs: 40, how: 'fault' }, { kind: 'nodone', params: {} }))).toBe('length');
+    expect(finishedReason(record({ atMs: 30, how: 'fault' }, { kind: 'disconnect', params: { atMs: 30 } }))).toBe('length');
+    expect(finishedReason(record({ atMs: 35, how: 'client_aborted' }, null, 'stop'))).toBe('stop');
+  });
+
+  it('is an abort before the last token, for an error event, and without an end', () => {
+    expect(finishedReason(record({ atMs: 25, how: 'fault' }, { kind: 'disconnect', params: { atMs: 20 } }))).toBe('abort');
+    expect(finishedReason(record({ atMs: 25, how: 'client_aborted' }, null))).toBe('abort');
+    expect(finishedReason(record({ atMs: 40, how: 'fault' }, { kind: 'error', params: {} }))).toBe('abort');
+    expect(finishedReason(record(null, null))).toBe('abort');
+    expect(finishedReason({ ...record({ atMs: 40, how: 'completed' }, null), tokens: [] })).toBe('length');
+  });
+});
+
+describe.each(['isolated', 'batching'] as const)('request_success_total under wire faults (--scheduler %s)', (scheduler) => {
+  it('counts a stream spoiled after its last token as length, one cut before it as abort', async () => {
+    const server = buildServer({ scheduler, seed: 4, ttftMs: 2, itlMs: 1 });
+    servers.push(server);
+    const url = `http://127.0.0.1:${await server.listen(0)}`;
+    const faults = ['fault=nodone', 'fault=malformed:2', 'fault=disconnect:2', 'fault=error:2'];
+    for (const [i, wire] of faults.entries()) {
+      const response = await fetch(`${url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': `${scheduler}-${i}`, 'x-benchtruth-wire': wire },
+        body: JSON.stringify({ model: '', prompt: 'one two three', max_tokens: 4, stream: true }),
+      });
+      await response.text().catch(() => '');
+    }
+    for (let i = 0; i < 200 && faults.some((_, k) => server.context.truth.get(`${scheduler}-${k}`)?.end == null); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setImmediate(resolve));
+    const families = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+    const success = (reason: string): number => sampleValue(families, 'vllm:request_success_total', { ...MODEL, finished_reason: reason });
+    // nodone and a malformed event keep every token; a disconnect after token 2 and an error
+    // event after it end the request before its fourth.
+    expect({ length: success('length'), abort: success('abort') }).toEqual({ length: 2, abort: 2 });
+  });
+});
