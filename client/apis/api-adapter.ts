@@ -35,6 +35,12 @@ export interface RequestInput {
 export interface ApiAdapter {
   name: ApiName;
   path: string;
+  /**
+   * A GET the API's servers answer without generating (vLLM's /v1/models, JetStream's health
+   * checks), sent once, unmeasured, before a run over HTTP starts (http-request-sender.ts);
+   * none for an API with a transport of its own (gRPC connects its channel instead).
+   */
+  readyPath?: string;
   /** How a streamed body is cut into payloads. */
   framing: 'sse' | 'json-objects';
   /** Whether a streamed response must end with an explicit terminator payload. */

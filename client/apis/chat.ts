@@ -34,6 +34,7 @@ function interpretChatPayload(data: string): Payload | null {
 export const chatApi: ApiAdapter = {
   name: 'chat',
   path: '/v1/chat/completions',
+  readyPath: '/v1/models',
   framing: 'sse',
   needsTerminator: true,
   body(input: RequestInput): string {

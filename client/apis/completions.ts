@@ -5,6 +5,7 @@ import { interpretVllmPayload } from './vllm-payload.ts';
 export const completionsApi: ApiAdapter = {
   name: 'completions',
   path: '/v1/completions',
+  readyPath: '/v1/models',
   framing: 'sse',
   needsTerminator: true,
   body(input: RequestInput): string {

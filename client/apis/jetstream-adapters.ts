@@ -15,6 +15,7 @@ import { interpretDecodePayload, interpretProxyPayload } from './jetstream-paylo
 export const jetstreamProxyApi: ApiAdapter = {
   name: 'jetstream-proxy',
   path: '/generate',
+  readyPath: '/healthcheck',
   framing: 'json-objects',
   needsTerminator: false,
   body: (input: RequestInput) => JSON.stringify({ prompt: input.prompt, max_tokens: input.maxTokens, stream: input.stream }),
@@ -24,6 +25,7 @@ export const jetstreamProxyApi: ApiAdapter = {
 export const jetstreamHttpApi: ApiAdapter = {
   name: 'jetstream-http',
   path: '/v1/generate',
+  readyPath: '/v1/health',
   framing: 'json-objects',
   // JetStream always ends with the EOS step; a stream without it was cut short.
   needsTerminator: true,

@@ -23,7 +23,7 @@ function jetstreamHttpSender(setup: SenderSetup): RequestSender {
     throw new BenchError(`--lora: --api ${setup.api.name} cannot name a LoRA adapter (JetStream's HTTP APIs take none); use --api jetstream-grpc (lora_adapter_id) or drop --lora`);
   }
   const http = httpRequestSender(setup);
-  return { send: (job, onInFlight) => http.send(job, onInFlight), discoverModel: async () => JETSTREAM_MODEL, close: () => http.close() };
+  return { send: (job, onInFlight) => http.send(job, onInFlight), discoverModel: async () => JETSTREAM_MODEL, ready: () => http.ready(), close: () => http.close() };
 }
 
 export function grpcRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
@@ -54,6 +54,7 @@ export function grpcRequestSender({ base, api, clock, options }: SenderSetup): R
       );
     },
     discoverModel: async () => JETSTREAM_MODEL,
+    ready: () => connected,
     close: async () => client.close(),
   };
 }

@@ -25,6 +25,12 @@ export interface RequestSender {
   send(job: SendJob, onInFlight: (handle: InFlight | null) => void): Promise<RequestRecord>;
   /** The model to request when none is configured. */
   discoverModel(): Promise<string>;
+  /**
+   * Resolves once the transport is ready to measure (never rejects): a connection open and the
+   * request path run once, so that no measured request's TTFT holds the first use of the
+   * transport. A run awaits it before its origin.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 

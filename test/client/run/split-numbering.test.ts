@@ -24,6 +24,7 @@ async function sent(plans: StagePlan[], share: StageShare): Promise<Array<{ inde
       return failedRecord(job, realClock.now(), realClock.now());
     },
     discoverModel: async () => 'm',
+    ready: async () => undefined,
     close: async () => {},
   };
   await runLocal({

@@ -66,6 +66,7 @@ function harness(onSend: (job: SendJob) => void = () => {}) {
       return failedRecord(job, startMs, clock.now());
     },
     discoverModel: () => Promise.resolve('m'),
+    ready: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };
   const run = (plans: StagePlan[], indexBase = 0) =>

@@ -1,0 +1,65 @@
+/**
+ * The HTTP transport's first use happens before a run's origin, unmeasured: one GET of the API's
+ * ready path through the run's Agent, so no measured request's TTFT holds a connection being
+ * opened or undici's parser being compiled. A server slow to answer it delays the start, not a
+ * request; one that never answers is given up after the request timeout.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_BENCH_OPTIONS } from '../../../client/run/bench-options.ts';
+import { runBench } from '../../../client/run/run-bench.ts';
+
+const COMPLETION = JSON.stringify({ id: 'cmpl-1', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: ' hi', logprobs: null, finish_reason: 'length', stop_reason: null }], usage: { prompt_tokens: 4, total_tokens: 5, completion_tokens: 1 } });
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function serve(onReady: (res: ServerResponse) => void): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    seen.push(`${req.method} ${req.url}`);
+    req.resume();
+    if (req.method === 'GET') return onReady(res);
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+const run = (url: string, timeoutMs: number) =>
+  runBench({ ...DEFAULT_BENCH_OPTIONS, url, model: 'm', api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs, keepRecords: true, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.1 }], warmupSec: 0 } });
+
+describe('the HTTP sender is ready before a run starts', () => {
+  it('sends one GET of the ready path before the first request, and waits for it outside every measurement', async () => {
+    const { url, seen } = await serve((res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}'), 300));
+    const result = await run(url, 20_000);
+    expect(seen[0]).toBe('GET /v1/models');
+    expect(seen.filter((s) => s.startsWith('GET'))).toHaveLength(1);
+    expect(result.records.length).toBeGreaterThan(0);
+    for (const record of result.records) {
+      expect(record.failure).toBeNull();
+      // The 300 ms answer is before the origin: no send waited for it.
+      expect(record.startMs - record.scheduledMs).toBeLessThan(250);
+      expect(record.endMs - record.startMs).toBeLessThan(250);
+    }
+  });
+
+  it('goes on when the ready path never answers (given up after the request timeout) or is refused', async () => {
+    const { url, seen } = await serve(() => {});
+    const result = await run(url, 400);
+    expect(seen[0]).toBe('GET /v1/models');
+    expect(result.records.length).toBeGreaterThan(0);
+    for (const record of result.records) expect(record.failure).toBeNull();
+
+    const refused = await serve((res) => res.writeHead(404).end());
+    const after404 = await run(refused.url, 20_000);
+    for (const record of after404.records) expect(record.failure).toBeNull();
+  });
+});
