@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
-import { flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
+import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
 import { applyInferencePerfSpellings, oursOfPath } from '../config/inference-perf-spellings.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
@@ -162,13 +162,13 @@ function flagOfPath(flags: BenchFlags): FlagOfPath {
     const eq = assignment.indexOf('=');
     if (eq > 0) own(oursOfPath(assignment.slice(0, eq)), `--set ${assignment.slice(0, eq)}`);
   }
-  return (path, exact = false) => {
+  return (path, only) => {
     for (let at = path; ; at = at.slice(0, at.lastIndexOf('.'))) {
       const flag = byPath.get(at);
       if (flag !== undefined) return flag;
       if (!at.includes('.')) break;
     }
-    if (exact) return undefined;
+    if (only !== 'missing') return undefined;
     // A key missing beside one a --set created (`--set load.stages.1.rate=12` appends a stage without a duration).
     const parent = path.slice(0, Math.max(0, path.lastIndexOf('.')));
     for (const [at, flag] of byPath) if (parent !== '' && flag.startsWith('--set') && at.startsWith(`${parent}.`)) return flag;
@@ -195,9 +195,19 @@ function defaultStage(loadType: unknown): Record<string, unknown> {
 }
 
 /** The raw config after flags: file first, then each given flag over it. */
+/** An error about a key the file wrote in inference-perf's name names that key, as written. */
+function fileSpelling(written: ReadonlyMap<string, string>, configPath: string, path: string): string | undefined {
+  for (const [ours, theirs] of written) if (path === ours || path.startsWith(`${ours}.`)) return `config ${configPath}: ${theirs}${path.slice(ours.length)}`;
+  return undefined;
+}
+
 export function rawConfigFromFlags(flags: BenchFlags, written = new Map<string, string>()): Record<string, unknown> {
   const raw = flags.config !== undefined ? readConfigFile(flags.config) : {};
-  if (flags.config !== undefined) for (const [ours, theirs] of applyInferencePerfSpellings(raw, flags.config)) written.set(ours, theirs);
+  if (flags.config !== undefined) {
+    const configPath = flags.config;
+    for (const [ours, theirs] of applyInferencePerfSpellings(raw, configPath)) written.set(ours, theirs);
+    checkConfigFile(raw, `config ${configPath}`, (path) => fileSpelling(written, configPath, path));
+  }
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
     if (typeof value !== 'string') continue;
@@ -236,11 +246,10 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchOptions {
   const written = new Map<string, string>();
   const raw = rawConfigFromFlags(flags, written);
   const byFlag = flagOfPath(flags);
-  const flagOf: FlagOfPath = (path, exact) => {
-    const flag = byFlag(path, exact);
-    if (flag !== undefined || exact === true || flags.config === undefined) return flag;
-    for (const [ours, theirs] of written) if (path === ours || path.startsWith(`${ours}.`)) return `config ${flags.config}: ${theirs}${path.slice(ours.length)}`;
-    return undefined;
+  const flagOf: FlagOfPath = (path, only) => {
+    const flag = byFlag(path, only);
+    if (flag !== undefined || only === 'flag' || flags.config === undefined) return flag;
+    return fileSpelling(written, flags.config, path);
   };
   const config = validateConfig(raw, flags.config !== undefined ? `config ${flags.config}` : 'flags', flagOf);
   if (flags.burstiness !== undefined && config.load.type !== 'gamma') throw new CliError(`--burstiness: only gamma arrivals have a burstiness, this load is ${config.load.type} (fix: --load-type gamma)`);

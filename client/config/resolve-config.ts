@@ -138,10 +138,13 @@ function unwrap(schema: unknown): unknown {
 
 /** Names the flag that set a config path, when one did (errors then speak of `--rate`, not the path). */
 /**
- * The flag that set a config path (or a path above it), for errors and for "a flag wins"; with
- * `exact`, only a flag that set that path or one above it, never one that set a sibling.
+ * Who wrote a config path, for errors and for "a flag wins": the flag that set it or a path above
+ * it, else the file's own spelling of it (an inference-perf key); undefined = the file, as ours.
+ * `flag`: only a flag that set that path or one above it. `missing`: also a `--set` that made the
+ * path's parent (`--set load.stages.1.rate=12` appends a stage without a duration): only a key
+ * missing there is that flag's doing; any other mistake beside it is still the file's.
  */
-export type FlagOfPath = (path: string, exact?: boolean) => string | undefined;
+export type FlagOfPath = (path: string, only?: 'flag' | 'missing') => string | undefined;
 
 /** `a mapping`, `a whole number`, `an integer`: what a config value should be, in YAML's words. */
 function expectedThing(expected: string): string {
@@ -167,18 +170,28 @@ function firstToReport(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | 
   return issues.find((issue) => issue.code === 'unrecognized_keys') ?? issues[0];
 }
 
+/**
+ * A union's complaints about the branch the input came closest to (fewest complaints), at their
+ * full paths; null for any other issue. A branch that rejected the value's very type (a number
+ * where an object was given) is the least likely meant.
+ */
+function closestBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] | null {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return null;
+  const score = (issues: z.core.$ZodIssue[]): number => issues.length + (issues[0]?.code === 'invalid_type' && issues[0].path.length === 0 ? 100 : 0);
+  const best = [...issue.errors].sort((a, b) => score(a) - score(b))[0] as z.core.$ZodIssue[];
+  return best.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }) as z.core.$ZodIssue);
+}
+
+const isMissingKey = (issue: z.core.$ZodIssue): boolean =>
+  (issue.code === 'invalid_type' && issue.input === undefined) || (issue.code === 'custom' && (issue.params as { missing?: boolean } | undefined)?.missing === true);
+
 function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPath): string {
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    // Report the branch the input came closest to (fewest complaints), at its full path.
-    // A branch that rejected the value's very type (a number where an object was given) is
-    // the least likely meant.
-    const score = (issues: z.core.$ZodIssue[]): number => issues.length + (issues[0]?.code === 'invalid_type' && issues[0].path.length === 0 ? 100 : 0);
-    const best = [...issue.errors].sort((a, b) => score(a) - score(b))[0] as z.core.$ZodIssue[];
-    const inner = firstToReport(best);
-    if (inner !== undefined) return formatIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, source, flagOf);
-  }
+  const branch = closestBranch(issue);
+  const inner = branch === null ? undefined : firstToReport(branch);
+  if (inner !== undefined) return formatIssue(inner, source, flagOf);
   const dotted = issue.path.map(String).join('.') || '(top level)';
-  const flag = flagOf?.(dotted);
+  const missing = isMissingKey(issue);
+  const flag = flagOf?.(dotted, missing ? 'missing' : undefined);
   const path = flag ?? dotted;
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.path);
@@ -193,7 +206,6 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
   }
   // The flag that set this path, or the file, leads; a path under what a flag set is named too.
   const lead = (what: string): string => (flag === undefined ? `${source}: ${dotted}: ${what}` : flag.endsWith(` ${dotted}`) || !flag.startsWith('--set') ? `${flag}: ${what}` : `${flag}: ${dotted}: ${what}`);
-  const missing = (issue.code === 'invalid_type' && issue.input === undefined) || (issue.code === 'custom' && (issue.params as { missing?: boolean } | undefined)?.missing === true);
   if (missing) {
     const what = issue.code === 'invalid_type' ? ` (fix: give it ${expectedThing(issue.expected)})` : ' (fix: give it a duration, e.g. 10s)';
     return flag === undefined ? `${source}: missing key ${dotted}${what}` : `${flag}: missing key ${dotted}${what}`;
@@ -230,12 +242,35 @@ function firstNonPlain(value: unknown, path: string[] = []): { path: string; kin
   return null;
 }
 
-export function validateConfig(raw: Json, source: string, flagOf?: FlagOfPath): BenchConfig {
+/**
+ * The file's own mistakes, before any flag goes over it: an unknown key or a wrong value is the
+ * file's even where a flag replaces that part (`--rate` over the file's stages), so a typo in a
+ * shared config is reported whatever flags a run adds. A key the file leaves out is not checked
+ * here (a flag may give it), nor a rule across keys (the merged config is checked in full).
+ */
+export function checkConfigFile(raw: Json, source: string, flagOf?: FlagOfPath): void {
+  rejectNonPlain(raw, source, flagOf);
+  const result = configSchema.safeParse(raw, { reportInput: true });
+  if (result.success) return;
+  const own = (issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] =>
+    issues.flatMap((issue) => {
+      const branch = closestBranch(issue);
+      if (branch !== null) return own(branch);
+      return isMissingKey(issue) || issue.code === 'custom' ? [] : [issue];
+    });
+  const first = firstToReport(own(result.error.issues));
+  if (first !== undefined) throw new CliError(formatIssue(first, source, flagOf));
+}
+
+function rejectNonPlain(raw: Json, source: string, flagOf?: FlagOfPath): void {
   const odd = firstNonPlain(raw);
-  if (odd !== null) {
-    const flag = flagOf?.(odd.path);
-    throw new CliError(`${flag ?? `${source}: ${odd.path}`}: wrong type: a ${odd.kind} (from a YAML tag such as !!binary) is no config value`);
-  }
+  if (odd === null) return;
+  const flag = flagOf?.(odd.path);
+  throw new CliError(`${flag ?? `${source}: ${odd.path}`}: wrong type: a ${odd.kind} (from a YAML tag such as !!binary) is no config value`);
+}
+
+export function validateConfig(raw: Json, source: string, flagOf?: FlagOfPath): BenchConfig {
+  rejectNonPlain(raw, source, flagOf);
   const result = configSchema.safeParse(raw, { reportInput: true });
   if (!result.success) throw new CliError(formatIssue(firstToReport(result.error.issues) as z.core.$ZodIssue, source, flagOf));
   return result.data;
@@ -340,14 +375,14 @@ const FILE_DATA_TYPES = new Set(['sharegpt', 'jsonl']);
 function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: FlagOfPath): DataSpec {
   const data = config.data;
   // inference-perf's spelling when the file uses it, unless a flag (--prompt-tokens, --max-tokens) set ours.
-  const theirs = (key: 'input' | 'output'): InferencePerfDistribution | undefined => (flagOf?.(`data.${key}`, true) === undefined ? data[`${key}_distribution`] : undefined);
+  const theirs = (key: 'input' | 'output'): InferencePerfDistribution | undefined => (flagOf?.(`data.${key}`, 'flag') === undefined ? data[`${key}_distribution`] : undefined);
   const theirOutput = theirs('output');
   const theirInput = theirs('input');
   const output = theirOutput !== undefined ? inferencePerfLength(theirOutput) : data.output !== undefined ? lengthOf(data.output) : null;
   const input = theirInput !== undefined ? inferencePerfLength(theirInput) : lengthOf(data.input);
   // A flag that switches the file's dataset to one without a file (--dataset synthetic) wins
   // over the file's data.path; a path the same source gives with such a type is a mistake.
-  const typeByFlag = flagOf?.('data.type', true) !== undefined && flagOf?.('data.path', true) === undefined;
+  const typeByFlag = flagOf?.('data.type', 'flag') !== undefined && flagOf?.('data.path', 'flag') === undefined;
   if (data.path !== undefined && !FILE_DATA_TYPES.has(data.type) && !typeByFlag) {
     throw new CliError(`${where('data.path')}: data.type ${data.type} reads no file (fix: --dataset sharegpt or --dataset jsonl, or data.type in --config)`);
   }
@@ -396,7 +431,7 @@ function sloOf(config: BenchConfig): Slo | null {
 function loraOf(config: BenchConfig, where: Where, flagOf?: FlagOfPath): Array<{ name: string; weight: number }> {
   const split = config.load.lora_traffic_split;
   // --lora (or a --set of server.lora) wins over the file's split, as every flag does.
-  const lora = split === undefined || flagOf?.('server.lora', true) !== undefined ? config.server.lora : split.map(({ name, split: weight }) => ({ name, weight }));
+  const lora = split === undefined || flagOf?.('server.lora', 'flag') !== undefined ? config.server.lora : split.map(({ name, split: weight }) => ({ name, weight }));
   if (split !== undefined && lora !== config.server.lora && config.server.lora.length > 0) {
     throw new CliError(`${where('load.lora_traffic_split')}: the split is also given as server.lora; give one of them`);
   }

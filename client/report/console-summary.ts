@@ -21,8 +21,10 @@ export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<numb
   if (stages.size > 1) {
     lines.push('stages:');
     for (const [stage, r] of stages) {
+      // A closed loop's intended load already reads "concurrency N".
+      const load = r.load_summary.load_type === undefined || r.load_summary.load_type === 'concurrency' ? intended(r) : `${r.load_summary.load_type} ${intended(r)}`;
       lines.push(
-        `  stage ${stage}: ${r.load_summary.load_type ?? ''} ${intended(r)}, achieved ${num(r.load_summary.achieved_rate)} req/s, ` +
+        `  stage ${stage}: ${load}, achieved ${num(r.load_summary.achieved_rate)} req/s, ` +
           `schedule delay p99 ${ms(r.load_summary.schedule_delay?.p99)} ms; ${r.successes.count} ok, ${r.failures.count} failed; ` +
           `TTFT p50 ${ms(r.successes.latency.time_to_first_token?.median)} ms; ${num(r.successes.throughput.output_tokens_per_sec, 1)} output tok/s`,
       );

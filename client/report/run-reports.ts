@@ -58,7 +58,8 @@ export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, cont
   const summaryContext: ReportContext = {
     intendedRate: only?.intendedRate ?? null,
     concurrency: only?.concurrency ?? null,
-    loadType: loadTypes.size === 1 ? [...loadTypes][0]! : 'mixed',
+    // No load type when no stage ran (a run stopped during a sweep's probe).
+    ...(loadTypes.size === 0 ? {} : { loadType: loadTypes.size === 1 ? [...loadTypes][0]! : 'mixed' }),
     slo,
   };
   const summary = lifecycleReportFromSamples(all, summaryContext);

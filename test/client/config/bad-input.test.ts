@@ -135,3 +135,29 @@ describe('a run that never reached the server (D3)', () => {
     expect(serverNeverReached(report(0, {}))).toBeNull();
   });
 });
+
+describe('a mistake in the file is the file\'s, whatever flags go over it (audit 9-X4 F1, F2)', () => {
+  it('names the file, not a --set of another key, and a fix for the file', () => {
+    const streaming = file('f1a.yaml', 'api: {type: completions, streaming: "yes"}\n');
+    expect(errorOf({ config: streaming, set: ['api.type=chat'] })).toMatch(/^config .*f1a\.yaml: api\.streaming: expected true or false, got the text "yes" \(fix: make api\.streaming true or false\)$/);
+    const stageRate = file('f1b.yaml', 'load: {type: constant, stages: [{rate: "fast", duration: 1s}]}\n');
+    expect(errorOf({ config: stageRate, set: ['load.stages.0.duration=2s'] })).toMatch(/^config .*f1b\.yaml: load\.stages\.0\.rate: expected a number/);
+    const output = file('f1d.yaml', 'data: {output: "many"}\n');
+    expect(errorOf({ config: output, set: ['data.input=20'] })).toMatch(/^config .*f1d\.yaml: data\.output: expected a number/);
+  });
+
+  it('reports the file\'s unknown keys and wrong values even where a flag replaces that part', () => {
+    const typo = file('f2b.yaml', 'load: {type: constant, stages: [{rate: 1, duration: 1s}, {rate: 2, duraton: 1s}]}\n');
+    expect(errorOf({ config: typo, rate: '2', duration: '1s' })).toMatch(/^config .*f2b\.yaml: unknown key load\.stages\.1\.duraton \(did you mean duration\?\)$/);
+    const rate = file('f2a.yaml', 'load: {type: constant, stages: [{rate: "fast", duration: 1s}]}\n');
+    expect(errorOf({ config: rate, concurrency: '1', count: '1' })).toMatch(/^config .*f2a\.yaml: load\.stages\.0\.rate: expected a number/);
+    expect(errorOf({ config: file('f2c.yaml', 'api: {streaming: "yes"}\n'), stream: true })).toMatch(/^config .*f2c\.yaml: api\.streaming/);
+    expect(errorOf({ config: file('f2d.yaml', 'server: {base_url: 5}\n'), url: 'http://127.0.0.1:1' })).toMatch(/^config .*f2d\.yaml: server\.base_url: expected a string/);
+  });
+
+  it('still lets flags give what the file leaves out, and names a --set for a key missing beside the stage it appended', () => {
+    const partial = file('partial.yaml', 'load: {type: constant, stages: [{rate: 5}]}\n');
+    expect(benchOptionsFromFlags({ ...base, config: partial, duration: '2s' }).load).toMatchObject({ stages: [{ kind: 'rate', rate: 5, durationSec: 2 }] });
+    expect(errorOf({ set: ['load.stages.1.rate=12'] })).toBe('--set load.stages.1.rate: missing key load.stages.1.duration (fix: give it a duration, e.g. 10s)');
+  });
+});

@@ -9,6 +9,7 @@ import { requestMetrics } from '../../../contracts/metrics.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { StageSamples } from '../../../client/record/stage-samples.ts';
 import { consoleSummary } from '../../../client/report/console-summary.ts';
+import { buildRunReports } from '../../../client/report/run-reports.ts';
 import { lifecycleReport, lifecycleReportFromSamples } from '../../../client/report/lifecycle-report.ts';
 
 /** A success with one token per event at the given times (ms), or a failure when `failed`. */
@@ -81,6 +82,26 @@ describe('empty samples', () => {
     expect(text).toMatch(/TTFT p50 — ms/);
     const empty = lifecycleReportFromSamples(new StageSamples(), { intendedRate: null });
     expect(consoleSummary(empty)).toMatch(/schedule delay p99 — ms/);
+  });
+
+  it('a stage line names its load once: "concurrency 2", "constant intended 5.00 req/s" (audit 9-X4 F4)', () => {
+    const closed = lifecycleReport([record(0, 0, [5])], { intendedRate: null, concurrency: 2, loadType: 'concurrency' });
+    const open = lifecycleReport([record(0, 0, [5])], { intendedRate: 5, loadType: 'constant' });
+    const text = consoleSummary(closed, new Map([[0, closed], [1, open]]));
+    expect(text).toMatch(/stage 0: concurrency 2, achieved/);
+    expect(text).toMatch(/stage 1: constant intended 5\.00 req\/s, achieved/);
+  });
+});
+
+describe('run reports', () => {
+  it('a run whose stages never ran states no load type (not "mixed"); stages of two kinds are "mixed" (audit 9-X4 F5)', () => {
+    const probeOnly = buildRunReports(new Map(), new Map([[-1, { loadType: 'constant', intendedRate: 50, concurrency: null }]]), null);
+    expect(probeOnly.summary.load_summary).not.toHaveProperty('load_type');
+    const contexts = new Map([
+      [0, { loadType: 'constant', intendedRate: 5, concurrency: null }],
+      [1, { loadType: 'concurrency', intendedRate: null, concurrency: 2 }],
+    ]);
+    expect(buildRunReports(new Map(), contexts, null).summary.load_summary.load_type).toBe('mixed');
   });
 });
 
