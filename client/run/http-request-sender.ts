@@ -43,6 +43,8 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
         throw new BenchError(`cannot reach ${base.origin}: ${error instanceof Error ? error.message : String(error)}`);
       }
       const text = await response.body.text();
+      // That request was the transport's first use: the run needs no other before it starts.
+      readiness ??= Promise.resolve();
       if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; pass --model`);
       try {
         const id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;

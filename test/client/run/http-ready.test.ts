@@ -63,3 +63,12 @@ describe('the HTTP sender is ready before a run starts', () => {
     for (const record of after404.records) expect(record.failure).toBeNull();
   });
 });
+
+describe('model discovery is the first use', () => {
+  it('sends no second GET when the model was discovered', async () => {
+    const { url, seen } = await serve((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}'));
+    const result = await runBench({ ...DEFAULT_BENCH_OPTIONS, url, api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs: 20_000, keepRecords: true, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.1 }], warmupSec: 0 } });
+    expect(seen.filter((s) => s.startsWith('GET'))).toEqual(['GET /v1/models']);
+    for (const record of result.records) expect(record.failure).toBeNull();
+  });
+});
