@@ -59,19 +59,23 @@ describe('finishedReason', () => {
 
 describe.each(['isolated', 'batching'] as const)('request_success_total under wire faults (--scheduler %s)', (scheduler) => {
   it('counts a stream spoiled after its last token as length, one cut before it as abort', async () => {
-    const server = buildServer({ scheduler, seed: 4, ttftMs: 2, itlMs: 1 });
+    // Tokens 150 ms apart: a cut after token 2 stays 300 ms before the last token is made,
+    // however late a busy machine runs the writes.
+    const server = buildServer({ scheduler, seed: 4, ttftMs: 2, itlMs: 150 });
     servers.push(server);
     const url = `http://127.0.0.1:${await server.listen(0)}`;
     const faults = ['fault=nodone', 'fault=malformed:2', 'fault=disconnect:2', 'fault=error:2'];
-    for (const [i, wire] of faults.entries()) {
-      const response = await fetch(`${url}/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-request-id': `${scheduler}-${i}`, 'x-benchtruth-wire': wire },
-        body: JSON.stringify({ model: '', prompt: 'one two three', max_tokens: 4, stream: true }),
-      });
-      await response.text().catch(() => '');
-    }
-    for (let i = 0; i < 200 && faults.some((_, k) => server.context.truth.get(`${scheduler}-${k}`)?.end == null); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await Promise.all(
+      faults.map(async (wire, i) => {
+        const response = await fetch(`${url}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': `${scheduler}-${i}`, 'x-benchtruth-wire': wire },
+          body: JSON.stringify({ model: '', prompt: 'one two three', max_tokens: 4, stream: true }),
+        });
+        await response.text().catch(() => '');
+      }),
+    );
+    for (let i = 0; i < 300 && faults.some((_, k) => server.context.truth.get(`${scheduler}-${k}`)?.end == null); i++) await new Promise((resolve) => setTimeout(resolve, 10));
     await new Promise((resolve) => setImmediate(resolve));
     const families = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
     const success = (reason: string): number => sampleValue(families, 'vllm:request_success_total', { ...MODEL, finished_reason: reason });
