@@ -23,7 +23,14 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   let listening = 0;
   let stopping = false;
   const listened: boolean[] = new Array(options.workers).fill(false);
-  let failure: string | null = null;
+  /** A worker could not start: the others would fail alike, so the server stops with its line. */
+  const failStart = (line: string): void => {
+    if (stopping) return;
+    stopping = true;
+    for (const w of workers) if (!w.isDead()) w.process.kill('SIGTERM');
+    process.stderr.write(`${line}\n`);
+    process.exit(2);
+  };
   const broadcast = (): void => {
     const message: PeerList = { benchtruth: 'peers', peerPorts };
     for (const w of workers) if (w.isConnected()) w.send(message);
@@ -36,7 +43,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         peerPorts[message.index] = message.peerPort;
         broadcast();
       } else if (message.benchtruth === 'failed') {
-        failure ??= message.line;
+        failStart(message.line);
       } else if (message.benchtruth === 'listening') {
         listened[index] = true;
         if (++listening !== options.workers) return;
@@ -48,10 +55,12 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     worker.on('exit', (code) => {
       if (stopping) return;
       if (!listened[index]) {
-        stopping = true;
-        for (const w of workers) if (w !== worker && !w.isDead()) w.process.kill('SIGTERM');
-        process.stderr.write(`${failure ?? `benchtruth: worker ${index} exited (${code ?? 'signal'}) before it could listen`}\n`);
-        process.exit(2);
+        // Its exit can be seen before its last message (why it failed) is read off the channel:
+        // that line, once the channel has closed, is the one to print.
+        const unexplained = (): void => failStart(`benchtruth: worker ${index} exited (${code ?? 'signal'}) before it could listen`);
+        if (worker.isConnected()) worker.once('disconnect', unexplained);
+        else unexplained();
+        return;
       }
       // A worker that dies takes its in-flight requests with it; start a fresh one in its place.
       process.stderr.write(`benchtruth: worker ${index} exited (${code ?? 'signal'}), restarting it\n`);

@@ -130,7 +130,7 @@ describe('report files', () => {
   it('console table: stages, intended vs achieved, latency rows, goodput, failures', () => {
     const text = consoleSummary(result.report, result.stageReports);
     expect(text).toMatch(/stage 0: constant intended 20\.00 req\/s, achieved/);
-    expect(text).toMatch(/stage 1: concurrency concurrency 4/);
+    expect(text).toMatch(/stage 1: concurrency 4,/);
     expect(text).toMatch(/time to first token/);
     expect(text).toMatch(/goodput: \d+\/\d+ met every SLO/);
     expect(text).toMatch(/failures http_404: \d+ \(e\.g\. The model `missing-lora` does not exist\.\)/);
