@@ -10,6 +10,7 @@ import { parsePrometheusText } from '../../../client/scrape/prometheus-text.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
 import { finishedReason } from '../../../server/engine/isolated-engine.ts';
 import { sampleValue } from '../../helpers/prometheus-samples.ts';
+import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 
 const servers: BenchtruthServer[] = [];
 afterAll(async () => {
@@ -19,25 +20,9 @@ afterAll(async () => {
 
 const MODEL = { model_name: 'benchtruth/fake-model', engine: '0' };
 
+/** Three tokens made at 10, 20 and 30 ms. */
 function record(end: TruthRecord['end'], fault: TruthRecord['fault'], finishReason = 'length'): TruthRecord {
-  return {
-    id: 'r',
-    dialect: 'vllm',
-    endpoint: '/v1/completions',
-    model: 'm',
-    stream: true,
-    arrivalEpochMs: 0,
-    status: 200,
-    headersMs: 0,
-    promptTokens: 3,
-    finishReason,
-    tokens: [1, 2, 3].map((i) => ({ id: i, text: 't', dueMs: 10 * i })),
-    events: [],
-    writes: [],
-    fault,
-    body: new Uint8Array(0),
-    end,
-  };
+  return { ...minimalTruthRecord('r'), finishReason, tokens: [1, 2, 3].map((i) => ({ id: i, text: 't', dueMs: 10 * i })), fault, end };
 }
 
 describe('finishedReason', () => {
