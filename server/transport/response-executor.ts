@@ -11,6 +11,7 @@ import type { Clock } from '../../contracts/clock.ts';
 import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
+import { pieceGapMs } from '../wire/writes.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
 
 export interface PlannedResponse {
@@ -183,6 +184,13 @@ class ResponsePlayer implements ScheduledTask {
       // A stream far behind (or cut with no gap) has thousands of sends due at once: after a
       // batch it goes back in the scheduler, due now, so the turn's budget lets sockets in.
       if (sends++ >= MAX_SENDS_PER_RUN) return arrivalMono + first.dueMs;
+      // A later piece of a cut keeps its gap after the piece before it really left (DESIGN §8:
+      // the reader must see separate reads), however late the stream runs.
+      if ((first.afterMs ?? 0) > 0 && this.#next > 0) {
+        const previous = writes[this.#next - 1] as TruthWrite;
+        const heldUntilMs = (previous.actualMs ?? 0) + pieceGapMs(first, previous);
+        if (arrivalMono + heldUntilMs > now) return arrivalMono + heldUntilMs;
+      }
       this.#sendHeaders();
       // Writes planned for different times that are all due by now (a late stream) leave in
       // one send: one syscall instead of several, each stamped with the moment the bytes are

@@ -16,16 +16,26 @@ import { cutPositions } from './cut-places.ts';
 import { gapMsOf, VLLM_WIRE_POLICY, type WritePolicy } from './wire-policy.ts';
 
 /**
+ * The gap a later piece of a cut (afterMs > 0) keeps after the write ahead of it: its afterMs
+ * less the previous piece's of the same event (afterMs is piece × gap), or all of its afterMs
+ * when it continues a cut that began in an earlier event; 0 for a whole write or a first piece.
+ * The executor keeps it after the previous write's actual send too, so a late stream's pieces
+ * still reach the reader as separate reads.
+ */
+export function pieceGapMs(write: Readonly<TruthWrite>, previous: Readonly<TruthWrite> | undefined): number {
+  const afterMs = write.afterMs ?? 0;
+  if (!(afterMs > 0)) return 0;
+  return previous !== undefined && previous.anchorEvent === write.anchorEvent ? afterMs - (previous.afterMs ?? 0) : afterMs;
+}
+
+/**
  * The due time of `write` (see the header): `previous` is the write ahead of it (undefined for
- * the first), `previousDueMs` that write's due (the headers' due for the first). The gap a
- * later piece keeps is its afterMs less the previous piece's of the same event (afterMs is
- * piece × gap), or all of its afterMs when it continues a cut that began in an earlier event.
+ * the first), `previousDueMs` that write's due (the headers' due for the first).
  */
 export function writeDueMs(write: Readonly<TruthWrite>, previous: Readonly<TruthWrite> | undefined, previousDueMs: number, anchorDueMs: number): number {
   const afterMs = write.afterMs ?? 0;
   if (!(afterMs > 0)) return Math.max(previousDueMs, anchorDueMs);
-  const gapMs = previous !== undefined && previous.anchorEvent === write.anchorEvent ? afterMs - (previous.afterMs ?? 0) : afterMs;
-  return Math.max(previousDueMs + gapMs, anchorDueMs + afterMs);
+  return Math.max(previousDueMs + pieceGapMs(write, previous), anchorDueMs + afterMs);
 }
 
 export function oneWritePerEvent(events: readonly TruthEvent[]): TruthWrite[] {

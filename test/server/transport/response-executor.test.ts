@@ -13,6 +13,7 @@ import { TruthStore } from '../../../server/truth/truth-store.ts';
 import { applyWirePolicy } from '../../../server/wire/apply-wire-policy.ts';
 import type { PayloadEvent } from '../../../server/wire/payload-event.ts';
 import { parseWireSpec } from '../../../server/wire/wire-spec.ts';
+import { pieceGapMs } from '../../../server/wire/writes.ts';
 
 const content = (i: number, text: string, dueMs: number): PayloadEvent => ({
   kind: 'content',
@@ -94,7 +95,7 @@ describe('ResponsePlayer stamps', () => {
 });
 
 describe('ResponsePlayer after a stall', () => {
-  it('stamps overdue whole events together, each still its own write, and sends every later piece of a cut event apart', () => {
+  it('stamps overdue whole events together, each still its own write, and holds every later piece of a cut event its gap after the piece before it left', () => {
     const record = plannedRecord('cut=utf8;gap=2ms');
     const pieces = record.writes.filter((w) => (w.afterMs ?? 0) > 0);
     expect(pieces).toHaveLength(1);
@@ -102,6 +103,11 @@ describe('ResponsePlayer after a stall', () => {
     const { res, sends } = fakeResponse(clock, 0.01);
     const task = player(record, clock, res);
     clock.set(5000);
+    // The piece is long overdue, yet it waits 2 ms after the write before it really left.
+    const held = task.run(clock.now());
+    expect(held).not.toBeNull();
+    expect(held as number).toBeGreaterThan(clock.now());
+    clock.set(held as number);
     expect(task.run(clock.now())).toBeNull();
     expect(Buffer.concat(sends).equals(Buffer.from(record.body))).toBe(true);
     // Without a socket of its own (this fake) each write is its own res.write, so its own HTTP
@@ -111,26 +117,32 @@ describe('ResponsePlayer after a stall', () => {
     const pieceIndex = record.writes.indexOf(pieces[0] as (typeof record.writes)[number]);
     const together = record.writes.slice(0, pieceIndex).map((w) => w.actualMs);
     expect(new Set(together).size).toBe(1);
-    // ...while the later piece of the cut event (inside 你) is a send of its own, after them.
-    expect(pieces[0]?.actualMs as number).toBeGreaterThan(together[0] as number);
+    // ...while the later piece of the cut event (inside 你) is a send of its own, its gap after
+    // the write before it.
+    const before = record.writes[pieceIndex - 1]?.actualMs as number;
+    expect((pieces[0]?.actualMs as number) - before).toBeGreaterThanOrEqual(2);
   });
 
-  it('byte-per-write pieces stay separate reads however late the stream runs', () => {
+  it('byte-per-write pieces stay separate reads however late the stream runs: each keeps its gap after the one before it left', () => {
     const record = plannedRecord('writes=bytes');
     const clock = new VirtualClock();
     const { res, sends } = fakeResponse(clock, 0);
     const task = player(record, clock, res);
     clock.set(60_000);
-    // A run makes a bounded batch of sends, then asks to run again at once (it is overdue).
     let runs = 0;
     let next = task.run(clock.now());
     while (next !== null && runs < 10_000) {
-      expect(next).toBeLessThanOrEqual(clock.now());
       runs++;
+      clock.set(Math.max(clock.now(), next));
       next = task.run(clock.now());
     }
     expect(next).toBeNull();
     expect(runs).toBeGreaterThan(0);
+    for (const [i, write] of record.writes.entries()) {
+      const previous = record.writes[i - 1];
+      if (previous === undefined || !((write.afterMs ?? 0) > 0)) continue;
+      expect((write.actualMs as number) - (previous.actualMs as number)).toBeGreaterThanOrEqual(pieceGapMs(write, previous) - 1e-9);
+    }
     // Only the first byte of each event may ride on the write before it.
     expect(sends.length).toBeGreaterThanOrEqual(record.body.length - EVENTS.length);
     expect(Buffer.concat(sends).equals(Buffer.from(record.body))).toBe(true);
