@@ -187,6 +187,9 @@ describe('stream faults', () => {
     expect(JSON.parse(VLLM_FAULT_SHAPES.httpErrorBody(429))).toEqual({
       error: { message: expect.stringContaining('Too many requests') as unknown, type: 'TooManyRequestsError', param: null, code: 429 },
     });
+    // vLLM's own 404 type (an unknown model), not a 4xx fallback.
+    expect(JSON.parse(VLLM_FAULT_SHAPES.httpErrorBody(404))).toMatchObject({ error: { type: 'NotFoundError', code: 404 } });
+    expect(JSON.parse(VLLM_FAULT_SHAPES.httpErrorBody(409))).toMatchObject({ error: { type: 'BadRequestError', code: 409 } });
   });
 
   it('a fault with probability p fires for about p of the request streams, the same way every time', () => {
