@@ -4,7 +4,7 @@
  * tokens of the prompt (or last chat message), as llm-d-inference-sim's echo mode does.
  */
 import type { Rng } from '../../contracts/rng.ts';
-import { FIRST_MULTIBYTE_ID, VOCABULARY } from './vocabulary.ts';
+import { EOS_ID, FIRST_MULTIBYTE_ID, VOCABULARY } from './vocabulary.ts';
 
 export interface GeneratedToken {
   id: number;
@@ -21,15 +21,28 @@ export interface TextOptions {
    * after the echo) or at the token limit, whichever comes first.
    */
   echo?: readonly GeneratedToken[];
+  /**
+   * `min_tokens`: the model's EOS is masked until this many tokens exist, so an echo shorter
+   * than it goes on with random text (its EOS stand-in dropped) up to it, within `count`.
+   */
+  minTokens?: number;
 }
 
 export function generateTokens(rng: Rng, count: number, options: TextOptions): GeneratedToken[] {
-  if (options.echo !== undefined) return options.echo.slice(0, count);
+  if (options.echo !== undefined) {
+    const least = Math.min(count, options.minTokens ?? 0);
+    const echoed = options.echo.slice(0, count).filter((token) => !(token.id === EOS_ID && least > 0));
+    return echoed.length >= least ? echoed : [...echoed, ...randomTokens(rng, least - echoed.length, options.multibyteRate)];
+  }
+  return randomTokens(rng, count, options.multibyteRate);
+}
+
+function randomTokens(rng: Rng, count: number, multibyteRate: number): GeneratedToken[] {
   const tokens: GeneratedToken[] = new Array(count);
   const asciiCount = FIRST_MULTIBYTE_ID;
   const multibyteCount = VOCABULARY.length - FIRST_MULTIBYTE_ID;
   for (let i = 0; i < count; i++) {
-    const id = rng.chance(options.multibyteRate)
+    const id = rng.chance(multibyteRate)
       ? FIRST_MULTIBYTE_ID + rng.int(0, multibyteCount - 1)
       : rng.int(0, asciiCount - 1);
     tokens[i] = { id, text: VOCABULARY[id] as string };

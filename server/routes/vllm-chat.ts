@@ -47,7 +47,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const wire = wirePolicyFor(ctx, model, request);
     if (wire instanceof VllmError) return refuse(wire);
 
-    const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos);
+    const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos, req.sampling?.minTokens);
     const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop.length });
     if (huge !== null) return refuse(huge);
     const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens });

@@ -60,7 +60,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     // A loop, not Math.max(...counts): a batch of 100k+ prompts would overflow the call stack.
     let longest = 0;
     for (const count of counts) if (count > longest) longest = count;
-    const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos);
+    const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos, req.sampling?.minTokens);
     const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop?.length ?? 0 });
     if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;

@@ -72,12 +72,14 @@ export function echoTokens(tokenizer: ServerTokenizer, text: string): GeneratedT
 
 /**
  * The output limit of a request that set none: vLLM runs to the context limit; a real model
- * stops at its EOS first, which benchtruth places after --eos-after tokens (unless ignore_eos).
+ * stops at its EOS first, which benchtruth places after --eos-after tokens (unless ignore_eos),
+ * and never before `min_tokens` (vLLM masks the EOS until then).
  */
-export function unlimitedOutput(ctx: ServerContext, promptTokens: number, ignoreEos: boolean): { maxTokens: number; naturalStop: boolean } {
+export function unlimitedOutput(ctx: ServerContext, promptTokens: number, ignoreEos: boolean, minTokens = 0): { maxTokens: number; naturalStop: boolean } {
   const room = Math.max(1, ctx.options.maxModelLen - promptTokens);
-  if (ignoreEos || ctx.options.eosAfterTokens >= room) return { maxTokens: room, naturalStop: false };
-  return { maxTokens: ctx.options.eosAfterTokens, naturalStop: true };
+  const eosAt = Math.max(ctx.options.eosAfterTokens, minTokens);
+  if (ignoreEos || eosAt >= room) return { maxTokens: room, naturalStop: false };
+  return { maxTokens: eosAt, naturalStop: true };
 }
 
 export function createdAt(ctx: ServerContext): number {

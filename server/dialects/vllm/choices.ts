@@ -11,6 +11,11 @@ export type FinishReason = 'length' | 'stop';
 export interface StopRule {
   stop: readonly string[];
   includeStopStrInOutput: boolean;
+  /**
+   * `min_tokens`: vLLM checks no stop string until the choice has more tokens than this (a stop
+   * string wholly inside the first min_tokens tokens never fires; one that ends after them does).
+   */
+  minTokens?: number;
 }
 
 export interface PlannedChoice {
@@ -67,7 +72,7 @@ export function planChoice(index: number, planned: readonly PlannedToken[], engi
   for (let k = 0; k < planned.length; k++) {
     const before = output.length;
     output += (planned[k] as PlannedToken).text;
-    const hit = findStop(output, before, rule.stop);
+    const hit = k + 1 > (rule.minTokens ?? 0) ? findStop(output, before, rule.stop) : null;
     const last = hit !== null || k === planned.length - 1;
     if (hit !== null) output = output.slice(0, rule.includeStopStrInOutput ? hit.at + hit.stop.length : hit.at);
     const visibleEnd = last ? output.length : dropCodePoints(output, holdBack);

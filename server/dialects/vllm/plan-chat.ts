@@ -44,7 +44,7 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     n: request.n,
     maxTokens: input.maxTokens,
     naturalStop: input.naturalStop,
-    stop: { stop: request.stop, includeStopStrInOutput: request.includeStopStrInOutput },
+    stop: { stop: request.stop, includeStopStrInOutput: request.includeStopStrInOutput, minTokens: request.sampling?.minTokens ?? 0 },
     promptTokens: input.promptTokens,
   });
   const model = input.servedModel ?? options.model;

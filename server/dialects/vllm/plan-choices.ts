@@ -44,7 +44,7 @@ export function planChoices(input: ChoicesInput): PlannedChoices {
         requestKey: choiceKey(input.requestKey, index),
         maxTokens: input.maxTokens,
         timing: input.options.planTiming ?? { ttftMs: input.options.ttftMs, itlMs: input.options.itlMs },
-        text: echo === null ? { multibyteRate: input.options.multibyteRate } : { multibyteRate: 0, echo },
+        text: echo === null ? { multibyteRate: input.options.multibyteRate } : { multibyteRate: 0, echo, minTokens: input.stop.minTokens ?? 0 },
         promptTokens: input.promptTokens,
       });
       rng ??= plan.rng;

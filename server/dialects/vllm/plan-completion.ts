@@ -51,7 +51,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     n,
     maxTokens: request.maxTokens,
     naturalStop: input.naturalStop ?? false,
-    stop: { stop: request.stop ?? [], includeStopStrInOutput: request.includeStopStrInOutput ?? false },
+    stop: { stop: request.stop ?? [], includeStopStrInOutput: request.includeStopStrInOutput ?? false, minTokens: request.sampling?.minTokens ?? 0 },
     promptTokens: input.promptTokens,
   });
   if (input.echoPrompts !== undefined) {
