@@ -15,6 +15,7 @@ export interface VllmServeFlags {
   maxRequestBodySizeMb?: string;
   loraModules?: string[];
   eosAfter?: string;
+  enableServerLoadTracking?: boolean;
   /** vLLM's --served-model-name: every name the base model answers to; the first is reported. */
   servedModelName?: string[];
 }
@@ -53,6 +54,7 @@ export function vllmOptionsFromFlags(flags: VllmServeFlags): Partial<VllmOptions
   else if (flags.maxRequestBodySizeMb !== undefined) out.maxBodySizeBytes = flagValue('--max-request-body-size-mb', flags.maxRequestBodySizeMb, mebibytes);
   if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));
   if (flags.eosAfter !== undefined) out.eosAfterTokens = flagValue('--eos-after', flags.eosAfter, wholeNumber(1));
+  if (flags.enableServerLoadTracking === true) out.serverLoadTracking = true;
   return out;
 }
 
@@ -80,5 +82,6 @@ export function registerVllmFlags<C extends { option(flags: string, description:
     .option('--max-request-body-size-mb <n>', 'llm-d-inference-sim spelling of --max-body-size in MiB, 1 to 512 (--max-body-size wins)')
     .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
     .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); a request is answered under the name it used; metrics report the first (default: --model)')
-    .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)');
+    .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)')
+    .option('--enable-server-load-tracking', "vLLM's: GET /load reports the generation requests in flight (else 0)");
 }

@@ -27,6 +27,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
 
     const { tokenizer } = state;
     const prompts = promptList(req.prompt);
+    // vLLM's renderer: no prompt at all, or a first token list that is empty.
+    const first = prompts[0];
+    if (first === undefined || (Array.isArray(first) && first.length === 0)) return refuse(badRequest('please provide at least one prompt'));
     const texts = prompts.map((p) => (typeof p === 'string' ? p : null));
     const counts = prompts.map((p) => (typeof p === 'string' ? tokenizer.count(p) : p.length));
     if (counts.some((c) => c === 0)) return refuse(badRequest('The decoder prompt cannot be empty'));

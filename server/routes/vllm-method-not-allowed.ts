@@ -13,8 +13,12 @@ const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'
  * FastAPI's `@app.get` routes do not answer HEAD (405), so GET routes registered with
  * `exposeHeadRoute: false` get HEAD here too.
  */
-export function methodNotAllowed(app: FastifyInstance, url: string, allowed: 'GET' | 'POST'): void {
-  const others: HTTPMethods[] = METHODS.filter((m) => m !== allowed);
+/**
+ * `served`: every method another route serves on this path (vLLM's `/ping` has a GET and a POST
+ * route); the Allow header names the first route's, as Starlette's router does.
+ */
+export function methodNotAllowed(app: FastifyInstance, url: string, allowed: 'GET' | 'POST', served: readonly HTTPMethods[] = [allowed]): void {
+  const others: HTTPMethods[] = METHODS.filter((m) => !served.includes(m));
   if (allowed === 'GET') others.push('HEAD');
   const answer = (reply: FastifyReply): FastifyReply =>
     reply.code(405).headers({ allow: allowed, 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"detail":"Method Not Allowed"}'));

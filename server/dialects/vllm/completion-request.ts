@@ -32,10 +32,11 @@ export interface CompletionRequest {
 
 function isPrompt(value: unknown): value is CompletionRequest['prompt'] {
   if (typeof value === 'string') return true;
-  if (!Array.isArray(value) || value.length === 0) return false;
+  if (!Array.isArray(value)) return false;
+  // Empty lists pass pydantic (list[int], list[list[int]]); vLLM's renderer refuses them later.
   if (value.every((v) => typeof v === 'string')) return true;
   if (value.every((v) => Number.isInteger(v))) return true;
-  return value.every((v) => Array.isArray(v) && v.length > 0 && v.every((t) => Number.isInteger(t)));
+  return value.every((v) => Array.isArray(v) && v.every((t) => Number.isInteger(t)));
 }
 
 /** The prompts of a request, one entry per prompt (a batch gives several). */

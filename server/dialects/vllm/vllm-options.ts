@@ -28,6 +28,8 @@ export interface VllmOptions {
    * would run to the context limit; a real model stops at EOS long before.
    */
   eosAfterTokens: number;
+  /** vLLM's --enable-server-load-tracking: `GET /load` reports the requests in flight (else 0). */
+  serverLoadTracking: boolean;
 }
 
 export const DEFAULT_VLLM_OPTIONS: Readonly<VllmOptions> = Object.freeze({
@@ -38,4 +40,5 @@ export const DEFAULT_VLLM_OPTIONS: Readonly<VllmOptions> = Object.freeze({
   maxBodySizeBytes: 16 * 1024 * 1024,
   loraModules: [],
   eosAfterTokens: 256,
+  serverLoadTracking: false,
 });
