@@ -3,9 +3,10 @@
  * base and no max_model_len), and vLLM's runtime adapter routes `POST /v1/load_lora_adapter`
  * and `POST /v1/unload_lora_adapter`.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hex32, Rng } from '../../contracts/rng.ts';
-import { bodyNotObject, isPlainObject } from '../dialects/vllm/request-fields.ts';
+import { bodyNotObject, FieldReader, isPlainObject, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import type { VllmError } from '../dialects/vllm/errors.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -38,12 +39,41 @@ function card(ctx: ServerContext, id: string, root: string, parent: string | nul
   };
 }
 
+/** Starlette's bare `Response(content=...)`: the text's bytes with no content type. */
 function plainText(reply: FastifyReply, text: string): FastifyReply {
-  return reply.code(200).headers({ 'content-type': 'text/plain; charset=utf-8', server: 'uvicorn' }).send(Buffer.from(text));
+  return reply.code(200).headers({ server: 'uvicorn' }).send(Buffer.from(text));
 }
+
+/** Fastify names a Buffer's type (octet-stream) before the route's onSend; a bare Response has none. */
+const BARE_RESPONSE = {
+  onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    if (reply.statusCode === 200) reply.removeHeader('content-type');
+    return payload;
+  },
+};
 
 function objectBody(body: unknown): Record<string, unknown> | null {
   return isPlainObject(body) ? body : null;
+}
+
+/**
+ * pydantic's pass over vLLM's LoRA request models, before vLLM's own checks: `lora_name: str`,
+ * `lora_path: str` (load), `lora_int_id: Optional[int]` (unload). A field left out is
+ * `missing`; a value of another type is pydantic's type error.
+ */
+function loraRequestErrors(body: Record<string, unknown>, strings: readonly string[], optionalInt: string | null): VllmError | null {
+  const issues: FieldIssue[] = [];
+  for (const key of strings) {
+    const value = body[key];
+    if (value === undefined) issues.push({ type: 'missing', loc: [key], msg: 'Field required', input: body });
+    else if (typeof value !== 'string') issues.push({ type: 'string_type', loc: [key], msg: 'Input should be a valid string', input: value });
+  }
+  if (optionalInt !== null) {
+    const reader = new FieldReader(body);
+    reader.int(optionalInt, null);
+    issues.push(...reader.issues);
+  }
+  return issues.length > 0 ? validationError(issues) : null;
 }
 
 export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
@@ -58,18 +88,18 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
     return reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ object: 'list', data })));
   });
 
-  app.post('/v1/load_lora_adapter', async (request, reply) => {
+  app.post('/v1/load_lora_adapter', BARE_RESPONSE, async (request, reply) => {
     const body = objectBody(request.body);
     if (body === null) return fail(reply, bodyNotObject(request.body));
-    const error = state.models.load(body.lora_name, body.lora_path);
+    const error = loraRequestErrors(body, ['lora_name', 'lora_path'], null) ?? state.models.load(body.lora_name, body.lora_path);
     if (error !== null) return fail(reply, error);
     return plainText(reply, `Success: LoRA adapter '${String(body.lora_name)}' added successfully.`);
   });
 
-  app.post('/v1/unload_lora_adapter', async (request, reply) => {
+  app.post('/v1/unload_lora_adapter', BARE_RESPONSE, async (request, reply) => {
     const body = objectBody(request.body);
     if (body === null) return fail(reply, bodyNotObject(request.body));
-    const error = state.models.unload(body.lora_name);
+    const error = loraRequestErrors(body, ['lora_name'], 'lora_int_id') ?? state.models.unload(body.lora_name);
     if (error !== null) return fail(reply, error);
     return plainText(reply, `Success: LoRA adapter '${String(body.lora_name)}' removed successfully.`);
   });

@@ -31,6 +31,8 @@ describe('/v1/models and LoRA adapters', () => {
     const load = await post('/v1/load_lora_adapter', { lora_name: 'chat-lora', lora_path: '/adapters/chat' });
     expect(load.statusCode).toBe(200);
     expect(load.body).toBe("Success: LoRA adapter 'chat-lora' added successfully.");
+    // Starlette's bare Response: no content type.
+    expect(load.headers['content-type']).toBeUndefined();
     const again = await post('/v1/load_lora_adapter', { lora_name: 'chat-lora', lora_path: '/adapters/chat' });
     expect(again.statusCode).toBe(400);
     expect(JSON.parse(again.body)).toEqual({ error: { message: "The lora adapter 'chat-lora' has already been loaded.", type: 'InvalidUserInput', param: null, code: 400 } });
@@ -42,6 +44,16 @@ describe('/v1/models and LoRA adapters', () => {
     expect(gone.statusCode).toBe(404);
     const unknown = await post('/v1/completions', { model: 'chat-lora', prompt: 'x' });
     expect(JSON.parse(unknown.body)).toEqual({ error: { message: 'The model `chat-lora` does not exist.', type: 'NotFoundError', param: null, code: 404 } });
+  });
+
+  it('checks the LoRA request models as pydantic does before vLLM’s own checks (audit 9-Y1)', async () => {
+    const message = async (url: string, body: Json): Promise<string> => (JSON.parse((await post(url, body)).body) as { error: { message: string; type: string } }).error.message;
+    expect(await message('/v1/load_lora_adapter', { lora_name: 'x' })).toBe("[{'type': 'missing', 'loc': ('body', 'lora_path'), 'msg': 'Field required', 'input': {'lora_name': 'x'}}]");
+    expect(await message('/v1/load_lora_adapter', { lora_name: 5, lora_path: '/p' })).toBe("[{'type': 'string_type', 'loc': ('body', 'lora_name'), 'msg': 'Input should be a valid string', 'input': 5}]");
+    // Present but empty: vLLM's own check.
+    expect(await message('/v1/load_lora_adapter', { lora_name: '', lora_path: '/p' })).toBe("Both 'lora_name' and 'lora_path' must be provided.");
+    expect(await message('/v1/unload_lora_adapter', {})).toBe("[{'type': 'missing', 'loc': ('body', 'lora_name'), 'msg': 'Field required', 'input': {}}]");
+    expect(await message('/v1/unload_lora_adapter', { lora_name: 'x', lora_int_id: 'y' })).toMatch(/^\[\{'type': 'int_parsing', 'loc': \('body', 'lora_int_id'\)/);
   });
 });
 
