@@ -8,7 +8,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import { BenchError } from '../run/bench-error.ts';
 import { httpRequestSender } from '../run/http-request-sender.ts';
 import { registerSender, type RequestSender, type SenderSetup } from '../run/request-sender.ts';
-import { connectOrchestrator, grpcMetadataOf, orchestratorClient, sendAndMeasureGrpc } from '../send/grpc-sender.ts';
+import { grpcMetadataOf, orchestratorClient, readyOrchestrator, sendAndMeasureGrpc } from '../send/grpc-sender.ts';
 import { decodeRequestOf } from './jetstream-adapters.ts';
 
 export const JETSTREAM_MODEL = 'jetstream';
@@ -35,9 +35,10 @@ export function grpcRequestSender({ base, api, clock, options }: SenderSetup): R
     throw error instanceof RangeError ? new BenchError(error.message) : error;
   }
   const client = orchestratorClient(base.host);
-  // Connect now, while the run prepares; the first send waits for it (bounded), so no TTFT
-  // includes the handshake. An unreachable server still fails each call with connect_error.
-  const connected = connectOrchestrator(client, clock, Math.min(CONNECT_WITHIN_MS, options.timeoutMs));
+  // Connect now and make one unmeasured call, while the run prepares; the run's origin and the
+  // first send wait for it (bounded), so no TTFT includes the handshake or grpc-js's first call.
+  // An unreachable server still fails each call with connect_error.
+  const connected = readyOrchestrator(client, clock, Math.min(CONNECT_WITHIN_MS, options.timeoutMs));
   const adapters = new Set((options.lora ?? []).map((lora) => lora.name));
   return {
     async send(job, onInFlight) {

@@ -32,6 +32,8 @@ export interface StageSamplesJson {
   tokenCountSources?: Record<string, number>;
   tokenCountMismatches: number;
   failuresByKind: Record<string, FailureKindSummary>;
+  /** `disconnected` failures whose response headers had arrived (absent in older files: 0). */
+  disconnectedAfterHeaders?: number;
   /** The same requests again, by LoRA adapter (runs that split traffic over adapters only). */
   adapters?: Record<string, StageSamplesJson>;
 }
@@ -104,6 +106,11 @@ export class StageSamples {
   tokenCountMismatches = 0;
   readonly failuresByKind: Record<string, FailureKindSummary> = {};
   /**
+   * `disconnected` failures cut after their response headers: aiohttp raises ClientPayloadError
+   * for those, not ServerDisconnectedError, and the latency profile generator counts them apart.
+   */
+  disconnectedAfterHeaders = 0;
+  /**
    * The stage's requests of each LoRA adapter, sampled a second time (inference-perf's
    * per-adapter reports); empty unless records name an adapter. An adapter's own samples hold none.
    */
@@ -146,6 +153,7 @@ export class StageSamples {
       this.failure.latencyMs.push(record.endMs - record.startMs);
       this.failure.promptTokens.push(record.promptTokens);
       this.#addFailure(record.failure?.kind ?? 'malformed', record.failure?.message ?? 'no metrics');
+      if (record.failure?.kind === 'disconnected' && record.status !== null) this.disconnectedAfterHeaders++;
       return;
     }
     let maxGap = Number.NaN;
@@ -237,6 +245,7 @@ export class StageSamples {
     for (const [source, count] of Object.entries(other.tokensPerEventSources)) tally(this.tokensPerEventSources, source, count);
     for (const [source, count] of Object.entries(other.outputTokensSources)) tally(this.outputTokensSources, source, count);
     this.tokenCountMismatches += other.tokenCountMismatches;
+    this.disconnectedAfterHeaders += other.disconnectedAfterHeaders;
     for (const [kind, entry] of Object.entries(other.failuresByKind)) {
       const [first, ...rest] = entry.sample_messages;
       this.#addFailure(kind, first ?? '', entry.count);
@@ -271,6 +280,7 @@ export class StageSamples {
       outputTokensSources: { ...this.outputTokensSources },
       tokenCountMismatches: this.tokenCountMismatches,
       failuresByKind: structuredClone(this.failuresByKind),
+      ...(this.disconnectedAfterHeaders === 0 ? {} : { disconnectedAfterHeaders: this.disconnectedAfterHeaders }),
       ...(this.byAdapter.size === 0 ? {} : { adapters: Object.fromEntries([...this.byAdapter].map(([name, samples]) => [name, samples.toJSON()])) }),
     };
   }
@@ -291,6 +301,7 @@ export class StageSamples {
     Object.assign(samples.outputTokensSources, json.outputTokensSources);
     samples.tokenCountMismatches = json.tokenCountMismatches;
     Object.assign(samples.failuresByKind, structuredClone(json.failuresByKind));
+    samples.disconnectedAfterHeaders = json.disconnectedAfterHeaders ?? 0;
     for (const [name, adapter] of Object.entries(json.adapters ?? {})) samples.byAdapter.set(name, StageSamples.fromJSON(adapter));
     return samples;
   }

@@ -70,9 +70,11 @@ export const LPG_METRIC_FALLBACKS: Readonly<Record<string, readonly string[]>> =
 /**
  * The newer generator's per-error counters (init_errors_map: aiohttp exception names) and which
  * of our failure kinds each one counts. Its reader sees what aiohttp would have raised:
- * connect_error → ClientConnectorError, timeout → TimeoutError, disconnected →
- * ServerDisconnectedError; HTTP errors, stream error events, malformed or truncated bodies and
- * worker crashes fail there while parsing (a JSON or key error), so → unknown_error.
+ * connect_error → ClientConnectorError, timeout → TimeoutError, disconnected before the response
+ * headers → ServerDisconnectedError (after them aiohttp raises ClientPayloadError, which the
+ * generator has no counter for: unknown_error); HTTP errors, stream error events, malformed or
+ * truncated bodies and worker crashes fail there while parsing (a JSON or key error), so →
+ * unknown_error.
  * ContentTypeError and ClientOSError stay 0: benchtruth has no such failure of its own.
  */
 export const LPG_ERROR_KEYS = ['ClientConnectorError', 'TimeoutError', 'ContentTypeError', 'ClientOSError', 'ServerDisconnectedError', 'unknown_error'] as const;
@@ -85,9 +87,11 @@ export function lpgErrorKey(kind: string): LpgErrorKey {
   return 'unknown_error';
 }
 
-function lpgErrorCounts(failuresByKind: Readonly<Record<string, number>>): Record<LpgErrorKey, number> {
+function lpgErrorCounts(failuresByKind: Readonly<Record<string, number>>, disconnectedAfterHeaders: number): Record<LpgErrorKey, number> {
   const out = Object.fromEntries(LPG_ERROR_KEYS.map((key) => [key, 0])) as Record<LpgErrorKey, number>;
   for (const [kind, count] of Object.entries(failuresByKind)) out[lpgErrorKey(kind)] += count;
+  out.ServerDisconnectedError -= disconnectedAfterHeaders;
+  out.unknown_error += disconnectedAfterHeaders;
   return out;
 }
 
@@ -107,6 +111,8 @@ export interface LpgSamples {
   outputTokens: ArrayLike<number>;
   /** Failed measured requests by failure kind (`http_503`, `timeout` …). */
   failuresByKind: Record<string, number>;
+  /** Of the `disconnected` ones, those cut after their response headers. */
+  disconnectedAfterHeaders: number;
 }
 
 export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSamples {
@@ -114,6 +120,7 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
   let first = Infinity;
   let last = -Infinity;
   const failuresByKind: Record<string, number> = {};
+  let disconnectedAfterHeaders = 0;
   for (const r of records) {
     first = Math.min(first, r.startMs);
     last = Math.max(last, r.endMs);
@@ -121,6 +128,7 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
     if (r.failure !== null || r.metrics === null) {
       const kind = r.failure?.kind ?? 'malformed';
       failuresByKind[kind] = (failuresByKind[kind] ?? 0) + 1;
+      if (kind === 'disconnected' && r.status !== null) disconnectedAfterHeaders++;
     }
   }
   return {
@@ -131,6 +139,7 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
     promptTokens: successes.map((r) => r.promptTokens),
     outputTokens: successes.map((r) => r.outputTokens),
     failuresByKind,
+    disconnectedAfterHeaders,
   };
 }
 
@@ -142,8 +151,10 @@ export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>):
   let last: number | null = null;
   let attempted = 0;
   const failuresByKind: Record<string, number> = {};
+  let disconnectedAfterHeaders = 0;
   for (const s of all) {
     attempted += s.success.latencyMs.length + s.failure.latencyMs.length;
+    disconnectedAfterHeaders += s.disconnectedAfterHeaders;
     for (const [kind, entry] of Object.entries(s.failuresByKind)) failuresByKind[kind] = (failuresByKind[kind] ?? 0) + entry.count;
     const { firstStartEpochMs: a, lastEndEpochMs: b } = s.window;
     if (a !== null && (first === null || a < first)) first = a;
@@ -157,6 +168,7 @@ export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>):
     promptTokens: cat((s) => s.success.promptTokens.view()),
     outputTokens: cat((s) => s.success.outputTokens.view()),
     failuresByKind,
+    disconnectedAfterHeaders,
   };
 }
 
@@ -305,7 +317,7 @@ export function lpgReport(input: LpgInput): LpgReport {
       num_prompts_attempted: samples.attempted,
       num_prompts_succeeded: samples.latencyMs.length,
       throughput_rps: throughput,
-      ...lpgErrorCounts(samples.failuresByKind),
+      ...lpgErrorCounts(samples.failuresByKind, samples.disconnectedAfterHeaders),
     },
     dimensions: { date: lpgDate(input.startEpochMs), backend: input.backend, model_id: input.modelId, tokenizer_id: input.tokenizerId },
     config: { model: input.modelId, model_server: input.backend },

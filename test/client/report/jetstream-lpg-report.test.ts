@@ -130,6 +130,18 @@ describe('lpgReport, key by key against a real report', () => {
     expect([m.TimeoutError, m.ClientConnectorError, m.unknown_error, m.num_prompts_succeeded, m.num_prompts_attempted]).toEqual([1, 1, 1, 0, 3]);
   });
 
+  it('a disconnect after the response headers is aiohttp\'s ClientPayloadError: unknown_error, from records and from merged samples alike (audit 9-Y3)', () => {
+    const cut = (index: number, status: number | null): RequestRecord => ({ ...record(index, 0, 10, 5, 0, true), status, failure: { kind: 'disconnected', message: 'socket closed' } });
+    const records = [cut(0, null), cut(1, 200), cut(2, 200)];
+    const fromRecords = lpgReport({ ...INPUT, samples: lpgSamplesFromRecords(records) }).metrics as Record<string, number>;
+    expect([fromRecords.ServerDisconnectedError, fromRecords.unknown_error]).toEqual([1, 2]);
+    const halves = [new StageSamples(), new StageSamples()];
+    records.forEach((r, i) => halves[i % 2]?.add(r, (ms) => ms));
+    const merged = StageSamples.fromJSON(JSON.parse(JSON.stringify(StageSamples.merge(halves).toJSON())));
+    const fromStages = lpgReport({ ...INPUT, samples: lpgSamplesFromStages(new Map([[0, merged]])) }).metrics as Record<string, number>;
+    expect([fromStages.ServerDisconnectedError, fromStages.unknown_error]).toEqual([1, 2]);
+  });
+
   it('reads vLLM 0.11’s kv_cache_usage_perc for the gpu_cache_usage_perc the generator asks for', () => {
     const renamed: ServerMetricsSummary = {
       ...SCRAPES,

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { connectivityState, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ADAPTERS } from '../../../client/apis/index.ts';
-import { connectOrchestrator, failureOf, orchestratorClient, sendAndMeasureGrpc } from '../../../client/send/grpc-sender.ts';
+import { connectOrchestrator, failureOf, orchestratorClient, readyOrchestrator, sendAndMeasureGrpc } from '../../../client/send/grpc-sender.ts';
 import { realClock } from '../../../contracts/clock.ts';
 
 function serviceError(code: status, details: string, metadata: Metadata = new Metadata()): ServiceError {
@@ -138,6 +138,24 @@ describe('connectOrchestrator', () => {
       expect(client.getChannel().getConnectivityState(false)).toBe(connectivityState.IDLE);
       await connectOrchestrator(client, realClock, 10_000);
       expect(client.getChannel().getConnectivityState(false)).toBe(connectivityState.READY);
+    } finally {
+      client.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('readyOrchestrator also makes one unmeasured HealthCheck, so no measured call is the first (audit 9-Y3)', async () => {
+    const paths: string[] = [];
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      paths.push(String(headers[':path']));
+      stream.close();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = orchestratorClient(`127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      await readyOrchestrator(client, realClock, 10_000);
+      expect(paths).toEqual(['/jetstream_proto.Orchestrator/HealthCheck']);
     } finally {
       client.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
