@@ -18,7 +18,8 @@ import { pythonJsonDumps, pythonJsonString } from './python-json.ts';
 
 /** One decode step's sample, as the proto has it. */
 export interface StreamSample {
-  text: string;
+  /** Absent when empty (token-id requests, the EOS step), as protobuf leaves a default out. */
+  text?: string;
   tokenIds: number[];
 }
 
@@ -104,7 +105,10 @@ export function proxyResponseBody(tokens: readonly PlannedToken[]): string {
 export function decodeMessage(tokens: readonly PlannedToken[], start: number, end: number, withText: boolean): DecodeResponseMessage {
   const tokenIds: number[] = [];
   for (let i = start; i < end; i++) tokenIds.push((tokens[i] as PlannedToken).id);
-  return { streamContent: { samples: [{ text: withText ? joinText(tokens, start, end) : '', tokenIds }] } };
+  // No `text` when it is empty: Python's protobuf never writes a proto3 string at its default,
+  // so JetStream's token-id and EOS samples carry none on the wire.
+  const text = withText ? joinText(tokens, start, end) : '';
+  return { streamContent: { samples: [text === '' ? { tokenIds } : { text, tokenIds }] } };
 }
 
 /** The DecodeResponse messages of a request: one per step, then the EOS step. */
@@ -118,7 +122,7 @@ export function decodeMessages(tokens: readonly PlannedToken[], withText: boolea
 export function protoJson(message: DecodeResponseMessage): string {
   const samples = message.streamContent.samples.map((s) => {
     const out: { text?: string; tokenIds?: number[] } = {};
-    if (s.text !== '') out.text = s.text;
+    if (s.text !== undefined && s.text !== '') out.text = s.text;
     if (s.tokenIds.length > 0) out.tokenIds = s.tokenIds;
     return out;
   });
