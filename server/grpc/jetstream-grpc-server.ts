@@ -122,6 +122,8 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
       runtime,
       { surface: 'grpc', stream: true, withText, maxTokens: request.maxTokens, wire: wire.policy, requestId: identity.id, requestKey: identity.key, promptTokens, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
       arrivalMono,
+      // JetStream tests `if request.metadata.start_time`: absent and 0 alike observe no wait.
+      (request.metadata?.startTime ?? 0) !== 0,
     );
     // A full queue: RESOURCE_EXHAUSTED with JetStream's words (DESIGN §7).
     if (!admission.ok) return admission.reason === 'full' ? fail(status.RESOURCE_EXHAUSTED, PREFILL_QUEUE_FULL) : fail(status.INVALID_ARGUMENT, admission.message);

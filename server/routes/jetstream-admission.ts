@@ -30,7 +30,12 @@ export function exceedsContext(maxModelLen: number, promptTokens: number, maxTok
   return `prompt (${promptTokens} tokens) + max_tokens (${maxTokens}) exceeds the maximum length ${maxModelLen}`;
 }
 
-export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number): JetstreamAdmission {
+/**
+ * `startTime`: the request reaches the orchestrator with `metadata.start_time` set (JetStream's
+ * HTTP server always sets it; a gRPC call when it sends one; the proxy never), which is when
+ * JetStream observes its wait time.
+ */
+export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number, startTime: boolean): JetstreamAdmission {
   const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
   if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
   if (runtime.slots.full) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests in flight)` };
@@ -47,6 +52,6 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   const planned = planGenerate({ ...input, options: admission.options });
   // An HTTP-fault answer never reaches the engine (answeredBeforeEngine), whose `finished` frees
   // a slot: it takes none, as a refusal takes none.
-  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record);
+  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime);
   return { ok: true, planned, play: (player) => admission.admitted.run(planned.record, () => player(planned.record)) };
 }

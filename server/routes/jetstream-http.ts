@@ -113,6 +113,8 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
         runtime,
         { ...plan, wire: wire.policy, requestId: identity.id, requestKey: identity.key, arrivalEpochMs: ctx.clock.epochMs(arrivalMono) },
         arrivalMono,
+        // JetStream's HTTP server stamps every request's start time; the proxy sends none.
+        plan.surface === 'native',
       );
       if (!admission.ok) return refuse(request, reply, start, plan.surface, plan.stream, admissionError(admission.reason, admission.message, plan.maxTokens));
       const { headers } = admission.planned;

@@ -12,7 +12,8 @@ export class DecodeSlots {
   /** Most requests in flight (in slots plus backlog); beyond it requests are refused. */
   readonly limit: number;
   readonly #metrics: JetstreamMetrics;
-  readonly #admitted = new Set<TruthRecord>();
+  /** Each admitted record, and whether it carries a start time (jetstream-admission.ts). */
+  readonly #admitted = new Map<TruthRecord, boolean>();
 
   constructor(slots: number, limit: number, metrics: JetstreamMetrics) {
     this.slots = slots;
@@ -31,9 +32,9 @@ export class DecodeSlots {
   }
 
   /** False when the queue is full: the caller refuses the request. */
-  admit(record: TruthRecord): boolean {
+  admit(record: TruthRecord, startTime = false): boolean {
     if (this.full) return false;
-    this.#admitted.add(record);
+    this.#admitted.set(record, startTime);
     this.#metrics.usage({ active: this.#admitted.size, slots: this.slots });
     return true;
   }
@@ -43,8 +44,10 @@ export class DecodeSlots {
    * `queuedMs` is the engine's arrival → scheduled wait.
    */
   release(record: TruthRecord, queuedMs: number): void {
-    if (!this.#admitted.delete(record)) return;
-    this.#metrics.observe(record, queuedMs);
+    const startTime = this.#admitted.get(record);
+    if (startTime === undefined) return;
+    this.#admitted.delete(record);
+    this.#metrics.observe(record, queuedMs, startTime);
     this.#metrics.usage({ active: this.#admitted.size, slots: this.slots });
   }
 }

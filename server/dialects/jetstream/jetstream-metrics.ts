@@ -83,29 +83,38 @@ export class JetstreamMetrics {
   }
 
   /**
-   * A finished JetStream request. `queueMs` is the time it waited for a slot: JetStream's TTFT
-   * starts when prefill starts, so the wait is excluded from TTFT and reported on its own.
+   * A finished JetStream request, observed as JetStream's orchestrator does (`_collect_metrics`
+   * and its prefill thread). `queueMs` is the time it waited for a slot: JetStream's TTFT starts
+   * when prefill starts, so the wait is excluded from TTFT and reported on its own. Its first
+   * token ends prefill (JetStream's transfer_enqueue_time): time per request and time per output
+   * token run from there to the end, the decode phase only. `startTime`: the request carried
+   * `metadata.start_time`, without which JetStream observes no wait time.
    */
-  observe(record: TruthRecord, queueMs: number): void {
-    if (record.end?.how !== 'completed') return;
+  observe(record: TruthRecord, queueMs: number, startTime: boolean): void {
+    const end = record.end;
+    if (end === null) return;
     // A one-body answer (the proxy's stream=false) is timed per token in the engine, as JetStream does.
     const tokenTimes = latencyTokenTimes(record, record.stream ? tokenEventTimesMs(record) : []);
     const first = tokenTimes[0];
-    const last = tokenTimes[tokenTimes.length - 1];
-    const outputTokens = record.tokens.length;
     const sec = (ms: number): number => ms / 1000;
-    this.#success.inc(this.#labels);
-    this.#queueDuration.observe(this.#labels, sec(queueMs));
-    this.#waitTime.observe(this.#labels, sec(queueMs));
-    this.#timePerRequest.observe(this.#labels, sec(record.end.atMs));
-    this.#inputLength.observe(this.#labels, record.promptTokens);
-    this.#outputLength.observe(this.#labels, outputTokens);
+    // Prefill ran and its first token went back: JetStream observes these there, whatever follows.
     if (first !== undefined) {
       const prefillMs = Math.max(0, first - queueMs);
+      this.#queueDuration.observe(this.#labels, sec(queueMs));
+      this.#inputLength.observe(this.#labels, record.promptTokens);
       this.#ttft.observe(this.#labels, sec(prefillMs));
       if (record.promptTokens > 0) this.#prefillPerToken.observe(this.#labels, sec(prefillMs) / record.promptTokens);
     }
-    if (first !== undefined && last !== undefined && outputTokens > 1) this.#tpot.observe(this.#labels, sec(last - first) / (outputTokens - 1));
+    if (end.how !== 'completed') return;
+    const outputTokens = record.tokens.length;
+    this.#success.inc(this.#labels);
+    if (startTime) this.#waitTime.observe(this.#labels, sec(queueMs));
+    this.#outputLength.observe(this.#labels, outputTokens);
+    if (first !== undefined) {
+      const decodeMs = Math.max(0, end.atMs - first);
+      this.#timePerRequest.observe(this.#labels, sec(decodeMs));
+      if (outputTokens > 0) this.#tpot.observe(this.#labels, sec(decodeMs) / outputTokens);
+    }
   }
 
   text(): Promise<string> {
