@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { VLLM_RELEASE } from '../dialects/vllm/dialect-version.ts';
 import { badRequest, VllmError } from '../dialects/vllm/errors.ts';
-import { bodyNotObject, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import { beforeValidatorError, bodyNotObject, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import { pyTruthy } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -32,6 +33,17 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     // Chat messages count as chat's prompt_tokens do (one rule): each message's text tokenized
     // on its own, the token lists joined; never the texts joined, which can merge tokens.
     let texts: string[];
+    // TokenizeChatRequest's `check_generation_prompt` before-validator.
+    if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
+      return fail(reply, beforeValidatorError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.', body));
+    }
+    // The request models' plain `bool` fields (null is a type error too).
+    const bools = body.messages !== undefined ? ['add_generation_prompt', 'continue_final_message', 'add_special_tokens'] : ['add_special_tokens'];
+    for (const key of bools) {
+      if (body[key] === undefined) continue;
+      const parsed = laxBool(body[key]);
+      if (typeof parsed !== 'boolean') issues.push({ ...parsed, loc: [key], input: body[key] });
+    }
     if (body.messages !== undefined) {
       const chat = parseChatRequest({ messages: body.messages });
       if (!chat.ok) return fail(reply, chat.error);

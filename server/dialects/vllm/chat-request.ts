@@ -91,10 +91,10 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const reader = new FieldReader(body);
   const messages = readMessages(body, reader.issues);
   const fields = readSamplingFields(reader);
-  reader.str('request_id');
+  reader.strNotNull('request_id');
   // Chat's own typed fields the fake model does not use: a wrong type is still vLLM's 400.
   // Plain `bool` in vLLM's ChatCompletionRequest (null is refused), but parallel_tool_calls is Optional.
-  for (const key of ['echo', 'include_reasoning', 'continue_final_message', 'add_special_tokens', 'use_beam_search']) reader.boolNotNull(key, false);
+  for (const key of ['echo', 'include_reasoning', 'continue_final_message', 'add_special_tokens']) reader.boolNotNull(key, false);
   reader.bool('parallel_tool_calls', false);
   reader.literal('reasoning_effort', REASONING_EFFORTS);
   const maxTokensField = reader.int('max_tokens', null);

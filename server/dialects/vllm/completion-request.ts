@@ -58,6 +58,10 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
   }
   const reader = new FieldReader(body);
   const fields: SamplingFields = readSamplingFields(reader);
+  // Completions' own types: `n: int = 1` (chat's is Optional), `request_id: str`, `add_special_tokens: bool = True`.
+  if (body.n === null) reader.issues.push({ type: 'int_type', loc: ['n'], msg: 'Input should be a valid integer', input: null });
+  reader.strNotNull('request_id');
+  reader.boolNotNull('add_special_tokens', true);
   const explicitNull = body.max_tokens === null;
   const maxTokens = reader.int('max_tokens', defaultMaxTokens);
   const logprobs = reader.int('logprobs', null);

@@ -88,6 +88,11 @@ export class FieldReader {
     return this.#lax(key, fallback, laxFloat);
   }
 
+  /** A required-type float with a default (`length_penalty: float = 1.0`): null is a type error. */
+  floatNotNull(key: string, fallback: number): number {
+    return this.#lax(key, fallback, laxFloat, false);
+  }
+
   /** A required-type integer with a default (`min_tokens: int = 0`): null is a type error. */
   intNotNull(key: string, fallback: number): number {
     return this.#lax(key, fallback, laxInt, false);
@@ -101,6 +106,13 @@ export class FieldReader {
   /** A required-type boolean with a default (`ignore_eos: bool = False`): null is a type error. */
   boolNotNull(key: string, fallback: boolean): boolean {
     return this.#lax(key, fallback, laxBool, false);
+  }
+
+  /** A required-type string with a default (`request_id: str = Field(default_factory=…)`): null is a type error. */
+  strNotNull(key: string): string | null {
+    if (this.#body[key] !== null) return this.str(key);
+    this.issues.push({ type: 'string_type', loc: [key], msg: 'Input should be a valid string', input: null });
+    return null;
   }
 
   str(key: string): string | null {

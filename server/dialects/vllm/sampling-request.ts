@@ -144,6 +144,8 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   }
   const toolUsage = toolUsageError(body);
   if (toolUsage !== null) return fail(toolUsage);
+  const salt = cacheSaltError(body);
+  if (salt !== null) return fail(salt);
   return null;
 }
 
@@ -178,6 +180,8 @@ function toolUsageError(body: Record<string, unknown>): string | null {
 /** Completions' own before-validator. */
 export function completionBeforeValidators(body: Record<string, unknown>): Parsed<never> | null {
   if (numberBelow(body.logprobs, 0)) return { ok: false, error: beforeValidatorError('`logprobs` must be a positive value.', body) };
+  const salt = cacheSaltError(body);
+  if (salt !== null) return { ok: false, error: beforeValidatorError(salt, body) };
   return null;
 }
 
@@ -260,6 +264,17 @@ function readTypedOnlyFields(reader: FieldReader): void {
   reader.int('truncate_prompt_tokens', null);
   reader.boolNotNull('skip_special_tokens', true);
   reader.boolNotNull('spaces_between_special_tokens', true);
+  reader.intNotNull('priority', 0);
+  reader.bool('return_tokens_as_token_ids', false);
+  reader.floatNotNull('length_penalty', 1);
+  reader.boolNotNull('use_beam_search', false);
+}
+
+/** vLLM's `check_cache_salt_support` before-validator (both endpoints). */
+function cacheSaltError(body: Record<string, unknown>): string | null {
+  const salt = body.cache_salt;
+  if (salt === undefined || salt === null) return null;
+  return typeof salt === 'string' && salt !== '' ? null : "Parameter 'cache_salt' must be a non-empty string if provided.";
 }
 
 /** Reads the shared fields; type errors stay in `reader.issues` for the caller to report. */
