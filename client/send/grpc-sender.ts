@@ -82,7 +82,7 @@ export async function readyOrchestrator(client: OrchestratorClient, clock: Clock
   await connectOrchestrator(client, clock, withinMs);
   const left = withinMs - (clock.now() - started);
   if (left <= 0) return;
-  await new Promise<void>((resolve) => client.HealthCheck({}, { deadline: Date.now() + left }, () => resolve()));
+  await new Promise<void>((resolve) => client.HealthCheck({}, { deadline: clock.epochMs(clock.now()) + left }, () => resolve()));
 }
 
 function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind {
