@@ -23,7 +23,11 @@ function jetstreamHttpSender(setup: SenderSetup): RequestSender {
     throw new BenchError(`--lora: --api ${setup.api.name} cannot name a LoRA adapter (JetStream's HTTP APIs take none); use --api jetstream-grpc (lora_adapter_id) or drop --lora`);
   }
   const http = httpRequestSender(setup);
-  return { send: (job, onInFlight) => http.send(job, onInFlight), discoverModel: async () => JETSTREAM_MODEL, ready: () => http.ready(), close: () => http.close() };
+  return { send: (job, onInFlight) => http.send(job, onInFlight), discoverModel: async () => JETSTREAM_MODEL, ready: (signal) => http.ready(signal), close: () => http.close() };
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
 
 export function grpcRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
@@ -55,7 +59,8 @@ export function grpcRequestSender({ base, api, clock, options }: SenderSetup): R
       );
     },
     discoverModel: async () => JETSTREAM_MODEL,
-    ready: () => connected,
+    // An interrupt ends the wait; the channel goes on connecting for the calls that follow.
+    ready: (signal) => (signal === undefined ? connected : Promise.race([connected, aborted(signal)])),
     close: async () => client.close(),
   };
 }

@@ -54,8 +54,8 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
       }
       throw new BenchError(`${base.origin}/v1/models lists no model; pass --model`);
     },
-    ready() {
-      readiness ??= firstUse(dispatcher, api.readyPath === undefined ? null : urlOf(api.readyPath), headers, Math.min(READY_WITHIN_MS, options.timeoutMs));
+    ready(signal) {
+      readiness ??= firstUse(dispatcher, api.readyPath === undefined ? null : urlOf(api.readyPath), headers, Math.min(READY_WITHIN_MS, options.timeoutMs), signal);
       return readiness;
     },
     close: () => dispatcher.close(),
@@ -69,10 +69,11 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
  * once 176 ms, on this machine. Whatever the answer, or none, the run goes on: its own requests
  * report what is wrong with the server.
  */
-async function firstUse(dispatcher: Agent, url: URL | null, headers: Record<string, string>, withinMs: number): Promise<void> {
+async function firstUse(dispatcher: Agent, url: URL | null, headers: Record<string, string>, withinMs: number, interrupt?: AbortSignal): Promise<void> {
   if (url === null) return;
+  const within = AbortSignal.timeout(withinMs);
   try {
-    const response = await request(url, { dispatcher, headers, signal: AbortSignal.timeout(withinMs) });
+    const response = await request(url, { dispatcher, headers, signal: interrupt === undefined ? within : AbortSignal.any([within, interrupt]) });
     await response.body.dump();
   } catch {
     // Unreachable, refused or slow: the measured requests say so, each as its own record.

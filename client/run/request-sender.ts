@@ -28,9 +28,9 @@ export interface RequestSender {
   /**
    * Resolves once the transport is ready to measure (never rejects): a connection open and the
    * request path run once, so that no measured request's TTFT holds the first use of the
-   * transport. A run awaits it before its origin.
+   * transport. A run awaits it before its origin; `signal` (the run's interrupt) ends the wait.
    */
-  ready(): Promise<void>;
+  ready(signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 

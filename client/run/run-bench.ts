@@ -131,8 +131,9 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
 
     const output: RunOutput | null = options.outputDir !== null ? openRunOutput(options.outputDir, options.perRequestReport === true) : null;
-    // The transport's first use (a connection, undici's parser) before the origin, not in a TTFT.
-    await sender.ready();
+    // The transport's first use (a connection, undici's parser) before the origin, not in a TTFT;
+    // with --workers each worker's own sender makes it (this process sends nothing measured).
+    if (workers === 1) await sender.ready(controller.signal);
     const originMs = clock.now();
     const originEpochMs = clock.epochMs(originMs);
     const counters = new LiveCounters();

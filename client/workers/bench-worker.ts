@@ -60,7 +60,7 @@ try {
   const plans = planLoad(loadSpecOf(options), options.seed);
   const dataset = datasetFor(options);
   // Before this worker says it is ready for the first stage (the barrier starts every stage).
-  await sender.ready();
+  await sender.ready(controller.signal);
   // Lines are stamped relative to the first shared start, so every worker's lines share it.
   let originMs = 0;
   let originEpochMs = clock.epochMs(0);

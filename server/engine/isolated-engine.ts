@@ -13,20 +13,21 @@ import { timingFor } from './model-timing.ts';
 import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
 
 /**
- * The engine's reason for a request it ran (vLLM's FinishReason). A stream spoiled after the
- * engine made its last token — no `[DONE]`, a malformed event, a connection dropped or a client
- * gone while the last events were being sent — spoils the transport, not the generation: the
- * engine had finished the request with its own reason. An error event is the engine failing it,
- * and a request that ended before its last token was made is an abort.
+ * The engine's reason for a request it ran (vLLM's FinishReason). A stream spoiled after its
+ * last token went out — no `[DONE]`, a malformed event, a connection dropped after it — spoils
+ * the transport, not the generation: the engine had finished the request with its own reason.
+ * An error event is the engine failing it, and a request that ended before its last token was
+ * produced is an abort. Produced means what the metrics count (token-times.ts): a stream's token
+ * when its write left (a stalled or slowly cut stream has not produced what it has not sent), a
+ * one-body answer's token at its engine time.
  */
 export function finishedReason(record: TruthRecord): FinishedReason {
   const end = record.end;
   if (end === null || record.status >= 400) return 'abort';
   const planned = record.finishReason === 'stop' ? 'stop' : 'length';
   if (end.how === 'completed') return planned;
-  const last = record.tokens[record.tokens.length - 1];
-  // A deferred plan's tokens not yet made are due at placeholder times far past any end.
-  return record.fault?.kind !== 'error' && last !== undefined && last.dueMs <= end.atMs ? planned : 'abort';
+  if (record.fault?.kind === 'error') return 'abort';
+  return latencyTokenTimes(record, deliveredTokenTimes(record)).length === record.tokens.length ? planned : 'abort';
 }
 
 /**

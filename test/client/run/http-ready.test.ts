@@ -72,3 +72,14 @@ describe('model discovery is the first use', () => {
     for (const record of result.records) expect(record.failure).toBeNull();
   });
 });
+
+describe('an interrupt while the first use waits', () => {
+  it('ends the wait at once (a server hanging on the ready path does not hold the run for the timeout)', async () => {
+    const { url } = await serve(() => {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const started = performance.now();
+    await runBench({ ...DEFAULT_BENCH_OPTIONS, url, model: 'm', api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs: 20_000, keepRecords: true, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.1 }], warmupSec: 0 } }, { signal: controller.signal });
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});

@@ -20,9 +20,17 @@ afterAll(async () => {
 
 const MODEL = { model_name: 'benchtruth/fake-model', engine: '0' };
 
-/** Three tokens made at 10, 20 and 30 ms. */
+/** A one-body answer of three tokens the engine made at 10, 20 and 30 ms. */
 function record(end: TruthRecord['end'], fault: TruthRecord['fault'], finishReason = 'length'): TruthRecord {
-  return { ...minimalTruthRecord('r'), finishReason, tokens: [1, 2, 3].map((i) => ({ id: i, text: 't', dueMs: 10 * i })), fault, end };
+  return { ...minimalTruthRecord('r'), stream: false, finishReason, tokens: [1, 2, 3].map((i) => ({ id: i, text: 't', dueMs: 10 * i })), fault, end };
+}
+
+/** A stream of three one-token events, one write each; `sent` of them left (the rest stalled). */
+function stream(sent: number, end: TruthRecord['end'], fault: TruthRecord['fault']): TruthRecord {
+  const tokens = [1, 2, 3].map((i) => ({ id: i, text: 't', dueMs: 10 * i }));
+  const events = tokens.map((t, i) => ({ kind: 'content' as const, tokenStart: i, tokenCount: 1, offset: i, length: 1, completesAt: i, dueMs: t.dueMs }));
+  const writes = tokens.map((t, i) => ({ offset: i, length: 1, dueMs: t.dueMs, actualMs: i < sent ? t.dueMs : null, anchorEvent: i, afterMs: 0 }));
+  return { ...minimalTruthRecord('s', { bodyBytes: 3 }), tokens, events, writes, fault, end };
 }
 
 describe('finishedReason', () => {
@@ -31,6 +39,11 @@ describe('finishedReason', () => {
     expect(finishedReason(record({ atMs: 40, how: 'fault' }, { kind: 'nodone', params: {} }))).toBe('length');
     expect(finishedReason(record({ atMs: 30, how: 'fault' }, { kind: 'disconnect', params: { atMs: 30 } }))).toBe('length');
     expect(finishedReason(record({ atMs: 35, how: 'client_aborted' }, null, 'stop'))).toBe('stop');
+  });
+
+  it('a stream has produced only what left: one stalled past the client\'s exit is an abort, though its tokens were due', () => {
+    expect(finishedReason(stream(3, { atMs: 40, how: 'fault' }, { kind: 'nodone', params: {} }))).toBe('length');
+    expect(finishedReason(stream(1, { atMs: 40, how: 'client_aborted' }, { kind: 'stall', params: {} }))).toBe('abort');
   });
 
   it('is an abort before the last token, for an error event, and without an end', () => {
