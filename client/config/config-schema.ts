@@ -42,7 +42,8 @@ export function durationMs(value: string | number): number {
 const durationOf = (mustBePositive: boolean) =>
   z.unknown().transform((value, ctx) => {
     const fail = (message: string): never => {
-      ctx.addIssue({ code: 'custom', message });
+      // `value`: a mistake in this value alone, not a rule across keys (resolve-config's file check).
+      ctx.addIssue({ code: 'custom', message, params: { value: true } });
       return z.NEVER;
     };
     if (value === undefined) {

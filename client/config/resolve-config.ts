@@ -256,7 +256,8 @@ export function checkConfigFile(raw: Json, source: string, flagOf?: FlagOfPath):
     issues.flatMap((issue) => {
       const branch = closestBranch(issue);
       if (branch !== null) return own(branch);
-      return isMissingKey(issue) || issue.code === 'custom' ? [] : [issue];
+      const ownValue = issue.code !== 'custom' || (issue.params as { value?: boolean } | undefined)?.value === true;
+      return isMissingKey(issue) || !ownValue ? [] : [issue];
     });
   const first = firstToReport(own(result.error.issues));
   if (first !== undefined) throw new CliError(formatIssue(first, source, flagOf));

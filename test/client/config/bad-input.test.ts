@@ -153,6 +153,8 @@ describe('a mistake in the file is the file\'s, whatever flags go over it (audit
     expect(errorOf({ config: rate, concurrency: '1', count: '1' })).toMatch(/^config .*f2a\.yaml: load\.stages\.0\.rate: expected a number/);
     expect(errorOf({ config: file('f2c.yaml', 'api: {streaming: "yes"}\n'), stream: true })).toMatch(/^config .*f2c\.yaml: api\.streaming/);
     expect(errorOf({ config: file('f2d.yaml', 'server: {base_url: 5}\n'), url: 'http://127.0.0.1:1' })).toMatch(/^config .*f2d\.yaml: server\.base_url: expected a string/);
+    // A duration that does not parse is the file's mistake too (audit 9-R9).
+    expect(errorOf({ config: file('f2e.yaml', 'load: {timeout: abc}\n'), timeout: '5s' })).toMatch(/^config .*f2e\.yaml: load\.timeout: not a duration/);
   });
 
   it('still lets flags give what the file leaves out, and names a --set for a key missing beside the stage it appended', () => {
