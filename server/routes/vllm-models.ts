@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hex32, Rng } from '../../contracts/rng.ts';
-import { bodyNotObject, FieldReader, isPlainObject, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import { bodyNotObject, FieldReader, isPlainObject, validationError } from '../dialects/vllm/request-fields.ts';
 import type { VllmError } from '../dialects/vllm/errors.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail } from './vllm-generation.ts';
@@ -62,18 +62,10 @@ function objectBody(body: unknown): Record<string, unknown> | null {
  * `missing`; a value of another type is pydantic's type error.
  */
 function loraRequestErrors(body: Record<string, unknown>, strings: readonly string[], optionalInt: string | null): VllmError | null {
-  const issues: FieldIssue[] = [];
-  for (const key of strings) {
-    const value = body[key];
-    if (value === undefined) issues.push({ type: 'missing', loc: [key], msg: 'Field required', input: body });
-    else if (typeof value !== 'string') issues.push({ type: 'string_type', loc: [key], msg: 'Input should be a valid string', input: value });
-  }
-  if (optionalInt !== null) {
-    const reader = new FieldReader(body);
-    reader.int(optionalInt, null);
-    issues.push(...reader.issues);
-  }
-  return issues.length > 0 ? validationError(issues) : null;
+  const reader = new FieldReader(body);
+  for (const key of strings) reader.requiredStr(key);
+  if (optionalInt !== null) reader.int(optionalInt, null);
+  return reader.issues.length > 0 ? validationError(reader.issues) : null;
 }
 
 export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {

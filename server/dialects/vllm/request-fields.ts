@@ -108,6 +108,13 @@ export class FieldReader {
     return this.#lax(key, fallback, laxBool, false);
   }
 
+  /** A required string without a default (`lora_name: str`): absent is `missing`, null a type error. */
+  requiredStr(key: string): string | null {
+    if (this.#body[key] !== undefined) return this.strNotNull(key);
+    this.issues.push({ type: 'missing', loc: [key], msg: 'Field required', input: this.#body });
+    return null;
+  }
+
   /** A required-type string with a default (`request_id: str = Field(default_factory=…)`): null is a type error. */
   strNotNull(key: string): string | null {
     if (this.#body[key] !== null) return this.str(key);
