@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_BENCH_OPTIONS } from '../../../client/run/bench-options.ts';
 import { runBench } from '../../../client/run/run-bench.ts';
+import { realClock } from '../../../contracts/clock.ts';
 
 const COMPLETION = JSON.stringify({ id: 'cmpl-1', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: ' hi', logprobs: null, finish_reason: 'length', stop_reason: null }], usage: { prompt_tokens: 4, total_tokens: 5, completion_tokens: 1 } });
 
@@ -38,16 +39,22 @@ const run = (url: string, timeoutMs: number) =>
 
 describe('the HTTP sender is ready before a run starts', () => {
   it('sends one GET of the ready path before the first request, and waits for it outside every measurement', async () => {
-    const { url, seen } = await serve((res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}'), 300));
+    let answeredAt = Infinity;
+    const { url, seen } = await serve((res) =>
+      setTimeout(() => {
+        answeredAt = realClock.now();
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}');
+      }, 300),
+    );
     const result = await run(url, 20_000);
     expect(seen[0]).toBe('GET /v1/models');
     expect(seen.filter((s) => s.startsWith('GET'))).toHaveLength(1);
     expect(result.records.length).toBeGreaterThan(0);
     for (const record of result.records) {
       expect(record.failure).toBeNull();
-      // The 300 ms answer is before the origin: no send waited for it.
-      expect(record.startMs - record.scheduledMs).toBeLessThan(250);
-      expect(record.endMs - record.startMs).toBeLessThan(250);
+      // The slow answer came before the run's schedule began: no send, and no measurement, waited for it.
+      expect(record.scheduledMs).toBeGreaterThanOrEqual(answeredAt);
+      expect(record.startMs).toBeGreaterThanOrEqual(answeredAt);
     }
   });
 
@@ -80,6 +87,7 @@ describe('an interrupt while the first use waits', () => {
     setTimeout(() => controller.abort(), 200);
     const started = performance.now();
     await runBench({ ...DEFAULT_BENCH_OPTIONS, url, model: 'm', api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs: 20_000, keepRecords: true, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.1 }], warmupSec: 0 } }, { signal: controller.signal });
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // Without the interrupt the wait is the 10 s cap on the first use.
+    expect(performance.now() - started).toBeLessThan(8_000);
   });
 });
