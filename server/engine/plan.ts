@@ -39,10 +39,17 @@ export interface PlanInput {
   running?: number;
   /** Token i gets the placeholder due (i + 1) × NOMINAL_TOKEN_SPACING_MS; see token-availability.ts. */
   deferred?: boolean;
+  /**
+   * Engine steps after the last token that make none (JetStream's EOS step): `endDueMs` is when
+   * the last of them is done. Default 0: the plan ends with its last token.
+   */
+  stepsAfter?: number;
 }
 
 export interface TokenPlan {
   tokens: PlannedToken[];
+  /** When the engine's last step for this request is done (the last token's due, or the last of `stepsAfter`). */
+  endDueMs: number;
   finishReason: 'length' | 'stop';
   /** The request's stream after planning tokens, for later stages (ids, wire cuts, faults). */
   rng: Rng;
@@ -61,13 +68,10 @@ export function planTokens(input: PlanInput): TokenPlan {
   const timing = input.timing;
   const deferred = input.deferred === true || ('deferred' in timing && timing.deferred);
   const running = 'deferred' in timing && !timing.deferred ? timing.running : (input.running ?? 1);
-  const due = deferred
-    ? null
-    : tokenDueTimes(timingRng, generated.length, timingModel(timing), { promptTokens: input.promptTokens ?? 0, running });
-  const tokens = generated.map((token, i): PlannedToken => ({
-    id: token.id,
-    text: token.text,
-    dueMs: due === null ? (i + 1) * NOMINAL_TOKEN_SPACING_MS : (due[i] as number),
-  }));
-  return { tokens, finishReason: 'length', rng };
+  const steps = generated.length + (input.stepsAfter ?? 0);
+  // Due times are drawn in order, so steps after the last token leave the tokens' own times as they were.
+  const due = deferred ? null : tokenDueTimes(timingRng, steps, timingModel(timing), { promptTokens: input.promptTokens ?? 0, running });
+  const dueOf = (step: number): number => (due === null ? (step + 1) * NOMINAL_TOKEN_SPACING_MS : (due[step] as number));
+  const tokens = generated.map((token, i): PlannedToken => ({ id: token.id, text: token.text, dueMs: dueOf(i) }));
+  return { tokens, endDueMs: steps === 0 ? 0 : dueOf(steps - 1), finishReason: 'length', rng };
 }

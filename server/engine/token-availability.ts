@@ -63,6 +63,9 @@ export function deferTiming(record: TruthRecord): DeferredTiming {
     timing.tokenStep[i] = step;
     if (step + 1 > timing.steps) timing.steps = step + 1;
   });
+  // A step after the last token that makes none (JetStream's EOS step) is a step all the same:
+  // an event anchored on it waits for the engine to run it.
+  for (const e of events) timing.steps = Math.max(timing.steps, anchorOf(e.dueMs).anchor + 1);
   timing.stepDueMs = new Float64Array(timing.steps).fill(Infinity);
   timing.tokensByStep = Int32Array.from(tokens.keys()).sort((a, b) => (timing.tokenStep[a] as number) - (timing.tokenStep[b] as number) || a - b);
   writes.forEach((w, i) => {

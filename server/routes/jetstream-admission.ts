@@ -45,7 +45,8 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
     model: ctx.options.model,
     lora: null,
     promptTokens: input.promptTokens,
-    maxTokens: input.maxTokens,
+    // One step more than tokens: JetStream's EOS step holds the slot too (plan-generate.ts).
+    maxTokens: input.maxTokens + 1,
     arrivalMono,
   });
   if (!admission.ok) return { ok: false, reason: admission.refused.status === 429 ? 'full' : 'invalid', message: admission.refused.message };

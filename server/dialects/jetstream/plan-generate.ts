@@ -60,9 +60,12 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
     timing: options.planTiming ?? { ttftMs: options.ttftMs, itlMs: options.itlMs },
     text: { multibyteRate: options.multibyteRate },
     promptTokens: input.promptTokens,
+    // JetStream's EOS sample comes from a decode step of its own, after the last token's
+    // (token_utils.process_result_tokens), and the slot is held for it.
+    stepsAfter: 1,
   });
   const tokens = plan.tokens;
-  const lastDue = tokens[tokens.length - 1]?.dueMs ?? 0;
+  const eosDueMs = plan.endDueMs;
   const streamed = input.surface !== 'proxy' || input.stream;
   const wire = input.wire ?? VLLM_WIRE_POLICY;
   const grpc = input.surface === 'grpc';
@@ -75,12 +78,13 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
     framing: 'objects',
     tokenCount: tokens.length,
     render: (groups): PayloadEvent[] => {
-      if (input.surface !== 'proxy') return decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, groups);
+      if (input.surface !== 'proxy') return decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, eosDueMs, groups);
       if (input.stream) {
         const dueTimesKnown = options.planTiming?.deferred !== true;
-        return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec: input.arrivalEpochMs / 1000, dueTimesKnown }, tokens, groups);
+        return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec: input.arrivalEpochMs / 1000, dueTimesKnown }, tokens, eosDueMs, groups);
       }
-      return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: lastDue }];
+      // The proxy answers once Decode has ended, its EOS step included.
+      return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: eosDueMs }];
     },
     shapes: jetstreamFaultShapes(input.surface),
   });

@@ -78,7 +78,8 @@ export function fixedWidthEpochSec(epochSec: number): number {
   return (micros % 10 === 0 ? micros + 1 : micros) / 1e6;
 }
 
-export function proxyStreamEvents(ctx: ProxyStreamContext, tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
+/** `eosDueMs`: when Decode's EOS step is done (a step after the last token's). */
+export function proxyStreamEvents(ctx: ProxyStreamContext, tokens: readonly PlannedToken[], eosDueMs: number, groups?: readonly number[]): PayloadEvent[] {
   const ids = ctx.rng.derive('proxy-chunk-ids');
   const chunk = (text: string, dueMs: number): string => {
     const created = fixedWidthEpochSec(ctx.arrivalEpochSec + (ctx.dueTimesKnown ? dueMs / 1000 : 0));
@@ -89,8 +90,7 @@ export function proxyStreamEvents(ctx: ProxyStreamContext, tokens: readonly Plan
     return { kind: 'content', tokenStart: start, tokenCount: end - start, data: chunk(joinText(tokens, start, end), dueMs), dueMs };
   });
   // The proxy relays Decode's EOS step too: its sample has no text.
-  const endMs = tokens[tokens.length - 1]?.dueMs ?? 0;
-  events.push({ kind: 'done', tokenStart: 0, tokenCount: 0, data: chunk('', endMs), dueMs: endMs });
+  events.push({ kind: 'done', tokenStart: 0, tokenCount: 0, data: chunk('', eosDueMs), dueMs: eosDueMs });
   return events;
 }
 
@@ -129,14 +129,16 @@ export function protoJson(message: DecodeResponseMessage): string {
   return pythonJsonDumps({ streamContent: { samples } }, 2);
 }
 
-/** Payload events of the decode messages: step i carries the tokens of step i; EOS carries none. */
-export function decodeEvents(messages: readonly DecodeResponseMessage[], tokens: readonly PlannedToken[], groups?: readonly number[]): PayloadEvent[] {
+/**
+ * Payload events of the decode messages: step i carries the tokens of step i; the EOS step
+ * carries none and is due at `eosDueMs` (a decode step of its own, after the last token's).
+ */
+export function decodeEvents(messages: readonly DecodeResponseMessage[], tokens: readonly PlannedToken[], eosDueMs: number, groups?: readonly number[]): PayloadEvent[] {
   const steps = decodeSteps(tokens.length, groups);
-  const endMs = tokens[tokens.length - 1]?.dueMs ?? 0;
   return messages.map((message, i) => {
     const step = steps[i];
     const data = protoJson(message);
-    if (step === undefined) return { kind: 'done', tokenStart: 0, tokenCount: 0, data, dueMs: endMs };
+    if (step === undefined) return { kind: 'done', tokenStart: 0, tokenCount: 0, data, dueMs: eosDueMs };
     const [start, end] = step;
     return { kind: 'content', tokenStart: start, tokenCount: end - start, data, dueMs: (tokens[end - 1] as PlannedToken).dueMs };
   });

@@ -25,7 +25,7 @@ describe('the proxy chunk’s time_created', () => {
   it('gives chunks of the same lengths for arrivals on and off a round microsecond', () => {
     const tokens = [0, 1, 2].map((i) => ({ id: i, text: ` t${i}`, dueMs: 10 * (i + 1) }));
     const lengths = (arrivalEpochSec: number) =>
-      proxyStreamEvents({ rng: requestRng(5, 'r'), arrivalEpochSec, dueTimesKnown: true }, tokens).map((e) => e.data.length);
+      proxyStreamEvents({ rng: requestRng(5, 'r'), arrivalEpochSec, dueTimesKnown: true }, tokens, 40).map((e) => e.data.length);
     expect(lengths(1_764_500_000.12345)).toEqual(lengths(1_764_500_000.123457));
   });
 });
