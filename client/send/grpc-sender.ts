@@ -83,6 +83,11 @@ export async function readyOrchestrator(client: OrchestratorClient, clock: Clock
   const left = withinMs - (clock.now() - started);
   if (left <= 0) return;
   await new Promise<void>((resolve) => client.HealthCheck({}, { deadline: clock.epochMs(clock.now()) + left }, () => resolve()));
+  // protobufjs builds each message type's coder on first use: build Decode's now, not on the
+  // first measured message.
+  const decode = jetstreamPackage().Orchestrator.service.Decode as unknown as { requestSerialize(value: object): Buffer; responseSerialize(value: object): Buffer; responseDeserialize(bytes: Buffer): object };
+  decode.requestSerialize({ maxTokens: 1, textContent: { text: 'warm' } });
+  decode.responseDeserialize(decode.responseSerialize({ streamContent: { samples: [{ text: 'warm', tokenIds: [1] }] } }));
 }
 
 function unavailableKind(error: ServiceError, sawMetadata: boolean): FailureKind {
