@@ -16,7 +16,7 @@ import { EngineEvents, type EngineListener, type EngineRequest } from './engine-
 import { answeredBeforeEngine, finishedReason } from './isolated-engine.ts';
 import { timingFor } from './model-timing.ts';
 import { prefillMeanMs, samplePrefillMs, usesPrefillCost } from './timing.ts';
-import { deliveredTokenTimes } from './token-times.ts';
+import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
 import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availability.ts';
 
 interface Tracked {
@@ -195,17 +195,18 @@ export class BatchingEngine implements Engine {
     const scheduledAt = seq?.scheduledAt ?? null;
     const first = seq?.firstTokenAt ?? null;
     const last = seq?.lastTokenAt ?? null;
+    const delivered = deliveredTokenTimes(record);
     this.#events.finished({
       request,
       record,
-      reason: finishedReason(record),
+      reason: finishedReason(record, latencyTokenTimes(record, delivered)),
       queuedMs: (scheduledAt ?? end) - request.arrivalMono,
       prefillMs: scheduledAt === null || first === null ? null : first - scheduledAt,
       decodeMs: first === null || last === null ? null : last - first,
       // Every choice's tokens (n > 1, prompt lists), as the isolated engine counts: one step
       // gives each choice a token, so the step count alone undercounts.
       generatedTokens: seq === null ? 0 : producedTokens(record),
-      deliveredMs: deliveredTokenTimes(record),
+      deliveredMs: delivered,
     });
   }
 

@@ -17,17 +17,17 @@ import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
  * last token went out — no `[DONE]`, a malformed event, a connection dropped after it — spoils
  * the transport, not the generation: the engine had finished the request with its own reason.
  * An error event is the engine failing it, and a request that ended before its last token was
- * produced is an abort. Produced means what the metrics count (token-times.ts): a stream's token
- * when its write left (a stalled or slowly cut stream has not produced what it has not sent), a
- * one-body answer's token at its engine time.
+ * produced is an abort. `produced` are the times the metrics count (token-times.ts
+ * `latencyTokenTimes`): a stream's token when its write left (a stalled or slowly cut stream has
+ * not produced what it has not sent), a one-body answer's token at its engine time.
  */
-export function finishedReason(record: TruthRecord): FinishedReason {
+export function finishedReason(record: TruthRecord, produced: readonly number[]): FinishedReason {
   const end = record.end;
   if (end === null || record.status >= 400) return 'abort';
   const planned = record.finishReason === 'stop' ? 'stop' : 'length';
   if (end.how === 'completed') return planned;
   if (record.fault?.kind === 'error') return 'abort';
-  return latencyTokenTimes(record, deliveredTokenTimes(record)).length === record.tokens.length ? planned : 'abort';
+  return produced.length === record.tokens.length ? planned : 'abort';
 }
 
 /**
@@ -94,7 +94,7 @@ export class IsolatedEngine implements Engine {
     this.#events.finished({
       request,
       record,
-      reason: finishedReason(record),
+      reason: finishedReason(record, times),
       queuedMs: 0,
       prefillMs: first ?? null,
       decodeMs: first === undefined || last === undefined ? null : last - first,

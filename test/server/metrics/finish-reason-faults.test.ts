@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { parsePrometheusText } from '../../../client/scrape/prometheus-text.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
-import { finishedReason } from '../../../server/engine/isolated-engine.ts';
+import { finishedReason as reasonOf } from '../../../server/engine/isolated-engine.ts';
+import { deliveredTokenTimes, latencyTokenTimes } from '../../../server/engine/token-times.ts';
 import { sampleValue } from '../../helpers/prometheus-samples.ts';
 import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 
@@ -32,6 +33,9 @@ function stream(sent: number, end: TruthRecord['end'], fault: TruthRecord['fault
   const writes = tokens.map((t, i) => ({ offset: i, length: 1, dueMs: t.dueMs, actualMs: i < sent ? t.dueMs : null, anchorEvent: i, afterMs: 0 }));
   return { ...minimalTruthRecord('s', { bodyBytes: 3 }), tokens, events, writes, fault, end };
 }
+
+/** As the engines call it: with the times of the tokens the record says were produced. */
+const finishedReason = (record: TruthRecord) => reasonOf(record, latencyTokenTimes(record, deliveredTokenTimes(record)));
 
 describe('finishedReason', () => {
   it('keeps the planned reason once the last token was made, whatever spoiled the stream after it', () => {

@@ -91,7 +91,7 @@ describe.each(['isolated', 'batching'] as const)('vllm:* metrics with --schedule
     expect(value(families, 'vllm:prompt_tokens_total', model)).toBe(sum(records.map((r) => r.promptTokens)));
     expect(value(families, 'vllm:generation_tokens_total', model)).toBe(sum(delivered.map((d) => d.length)));
     for (const reason of ['stop', 'length', 'abort'] as const) {
-      expect(value(families, 'vllm:request_success_total', { ...model, finished_reason: reason })).toBe(records.filter((r) => finishedReason(r) === reason).length);
+      expect(value(families, 'vllm:request_success_total', { ...model, finished_reason: reason })).toBe(records.filter((r) => finishedReason(r, latencyTokenTimes(r, deliveredTokenTimes(r))) === reason).length);
     }
     expect(value(families, 'vllm:request_success_total', { ...model, finished_reason: 'abort' })).toBe(2);
 
