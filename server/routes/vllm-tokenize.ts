@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { VLLM_RELEASE } from '../dialects/vllm/dialect-version.ts';
 import { badRequest, VllmError } from '../dialects/vllm/errors.ts';
-import { beforeValidatorError, bodyNotObject, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
 import { pyTruthy } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
@@ -38,12 +38,10 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
       return fail(reply, beforeValidatorError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.', body));
     }
     // The request models' plain `bool` fields (null is a type error too).
+    const reader = new FieldReader(body);
     const bools = body.messages !== undefined ? ['add_generation_prompt', 'continue_final_message', 'add_special_tokens'] : ['add_special_tokens'];
-    for (const key of bools) {
-      if (body[key] === undefined) continue;
-      const parsed = laxBool(body[key]);
-      if (typeof parsed !== 'boolean') issues.push({ ...parsed, loc: [key], input: body[key] });
-    }
+    for (const key of bools) reader.boolNotNull(key, false);
+    issues.push(...reader.issues);
     if (body.messages !== undefined) {
       const chat = parseChatRequest({ messages: body.messages });
       if (!chat.ok) return fail(reply, chat.error);

@@ -90,7 +90,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   if (early !== null) return early;
   const reader = new FieldReader(body);
   const messages = readMessages(body, reader.issues);
-  const fields = readSamplingFields(reader);
+  const fields = readSamplingFields(reader, true);
   reader.strNotNull('request_id');
   // Chat's own typed fields the fake model does not use: a wrong type is still vLLM's 400.
   // Plain `bool` in vLLM's ChatCompletionRequest (null is refused), but parallel_tool_calls is Optional.

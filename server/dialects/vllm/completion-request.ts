@@ -57,9 +57,8 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
     return { ok: false, error: beforeValidatorError('At least one of `prompt` or `prompt_embeds` must be set.', body) };
   }
   const reader = new FieldReader(body);
-  const fields: SamplingFields = readSamplingFields(reader);
-  // Completions' own types: `n: int = 1` (chat's is Optional), `request_id: str`, `add_special_tokens: bool = True`.
-  if (body.n === null) reader.issues.push({ type: 'int_type', loc: ['n'], msg: 'Input should be a valid integer', input: null });
+  const fields: SamplingFields = readSamplingFields(reader, false);
+  // Completions' own types: `request_id: str`, `add_special_tokens: bool = True`.
   reader.strNotNull('request_id');
   reader.boolNotNull('add_special_tokens', true);
   const explicitNull = body.max_tokens === null;

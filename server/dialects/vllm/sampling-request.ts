@@ -277,15 +277,18 @@ function cacheSaltError(body: Record<string, unknown>): string | null {
   return typeof salt === 'string' && salt !== '' ? null : "Parameter 'cache_salt' must be a non-empty string if provided.";
 }
 
-/** Reads the shared fields; type errors stay in `reader.issues` for the caller to report. */
-export function readSamplingFields(reader: FieldReader): SamplingFields {
+/**
+ * Reads the shared fields; type errors stay in `reader.issues` for the caller to report.
+ * `nullableN`: chat's `n: Optional[int]` (None means 1); completions' `n: int` refuses null.
+ */
+export function readSamplingFields(reader: FieldReader, nullableN: boolean): SamplingFields {
   readTypedOnlyFields(reader);
   return {
     model: reader.str('model') ?? '',
     stream: reader.bool('stream', false),
     streamOptions: readStreamOptions(reader),
     ignoreEos: reader.boolNotNull('ignore_eos', false),
-    n: reader.int('n', 1),
+    n: nullableN ? reader.int('n', 1) : reader.intNotNull('n', 1),
     stop: reader.strings('stop'),
     includeStopStrInOutput: reader.boolNotNull('include_stop_str_in_output', false),
     returnTokenIds: reader.bool('return_token_ids', false),
