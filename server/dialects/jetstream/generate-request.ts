@@ -113,10 +113,9 @@ export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerate
   const text = body.text_content;
   const tokens = body.token_content;
   if (text !== undefined && text !== null && modelType(text, ['body', 'text_content'], issues)) {
-    if (typeof text.text === 'string') content = { kind: 'text', text: text.text.trim() };
+    if (typeof text.text === 'string') content = { kind: 'text', text: text.text };
     else if (text.text === undefined) issues.push(missing(['body', 'text_content', 'text'], text));
     else issues.push({ type: 'string_type', loc: ['body', 'text_content', 'text'], msg: 'Input should be a valid string', input: text.text });
-    forbidExtra(text, ['text'], ['body', 'text_content'], issues);
   }
   if (tokens !== undefined && tokens !== null && modelType(tokens, ['body', 'token_content'], issues)) {
     const ids = tokens.token_ids;
@@ -126,15 +125,15 @@ export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerate
       const parsed = ids.map((id, i) => laxInt(id, ['body', 'token_content', 'token_ids', i], issues));
       if (parsed.every((id): id is number => id !== null)) content = { kind: 'tokens', tokenIds: parsed };
     }
-    forbidExtra(tokens, ['token_ids'], ['body', 'token_content'], issues);
   }
+  // Only DecodeRequest forbids extra keys (and its whitespace stripping has no str field to act
+  // on): TextContent, TokenContent and Metadata are plain models, which drop unknown keys.
   forbidExtra(body, ['max_tokens', 'text_content', 'token_content', 'metadata'], ['body'], issues);
   if (body.metadata !== undefined && body.metadata !== null && modelType(body.metadata, ['body', 'metadata'], issues)) {
     // Metadata's start_time is a required float.
     const start = body.metadata.start_time;
     if (start === undefined) issues.push(missing(['body', 'metadata', 'start_time'], body.metadata));
     else laxFloat(start, ['body', 'metadata', 'start_time'], issues);
-    forbidExtra(body.metadata, ['start_time'], ['body', 'metadata'], issues);
   }
   if (issues.length > 0) return { ok: false, error: validationError(issues) };
   // The proto has a oneof: JetStream's orchestrator cannot prefill without content.
