@@ -77,6 +77,10 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request) => {
     request.arrivalMono = clock.now();
+    // Fastify's '*' parser does not match an empty media type and would answer 415, a status
+    // neither vLLM nor FastAPI sends; both read a body under an empty header as JSON.
+    const type = request.headers['content-type'];
+    if (type !== undefined && type.trim() === '') request.headers['content-type'] = 'application/json';
   });
   // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch
   // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake

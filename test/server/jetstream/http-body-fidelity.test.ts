@@ -71,8 +71,11 @@ describe('the media type (FastAPI decodes only JSON media types)', () => {
     const vllm = buildServer({ seed: 7, ttftMs: 0, itlMs: 0 });
     await vllm.app.ready();
     try {
-      const response = await vllm.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': 'text/plain' }, payload: '{"prompt":"hi","max_tokens":2}' });
-      expect(response.statusCode).toBe(200);
+      for (const contentType of ['text/plain', '', ' ']) {
+        // An empty header is no media type Fastify can match: it must not become a 415 (audit 10 Z2-2).
+        const response = await vllm.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': contentType }, payload: '{"prompt":"hi","max_tokens":2}' });
+        expect(response.statusCode, JSON.stringify(contentType)).toBe(200);
+      }
     } finally {
       await vllm.close();
     }
