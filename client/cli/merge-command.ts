@@ -25,7 +25,7 @@ function mergedLpgInfo(shards: ReadonlyArray<{ raw: RawSamplesFile }>): LpgRunIn
   return first === undefined ? null : { ...first, startEpochMs: Math.min(...infos.map((info) => info.startEpochMs)) };
 }
 
-function readShard(dir: string): { raw: RawSamplesFile; lines: string; perRequest: boolean } {
+function readShard(dir: string): { raw: RawSamplesFile; lines: string | null; perRequest: boolean } {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(join(dir, 'raw_samples.json'), 'utf8'));
@@ -38,14 +38,14 @@ function readShard(dir: string): { raw: RawSamplesFile; lines: string; perReques
   } catch (error) {
     throw new CliError(`merge: ${join(dir, 'raw_samples.json')}: ${error instanceof Error ? error.message : String(error)}; pass directories written by bench --output`);
   }
-  let lines = '';
+  let lines: string | null = null;
   try {
     lines = readFileSync(join(dir, 'requests.jsonl'), 'utf8');
   } catch {
-    // requests.jsonl is optional for merging reports.
+    // Only the console summary can do without it (checked where --output is known).
   }
   // Every line goes into the merged requests.jsonl: a line that is no JSON object would corrupt it.
-  lines.split('\n').forEach((line, i) => {
+  (lines ?? '').split('\n').forEach((line, i) => {
     if (line === '') return;
     let row: unknown;
     try {
@@ -73,13 +73,18 @@ export function registerMergeCommand(program: Command): void {
       const again = real.findIndex((dir, i) => real.indexOf(dir) !== i);
       if (again >= 0) throw new CliError(`merge: ${dirs[again]} is given twice; each shard may be merged once`);
       if (flags.output !== undefined && real.includes(resolve(flags.output))) throw new CliError(`merge: --output ${flags.output} is one of the inputs; write the merged reports to another directory`);
+      // bench --output always writes requests.jsonl: without one, the merged requests.jsonl and
+      // per-request file would silently miss that shard's requests while the summary counts them.
+      const unlisted = shards.findIndex((shard) => shard.lines === null);
+      if (flags.output !== undefined && unlisted >= 0) throw new CliError(`merge: ${dirs[unlisted]} has no requests.jsonl, so the merged requests.jsonl would miss its requests; pass complete directories written by bench --output`);
       let merged;
       let identity;
       try {
         const checked = checkShardSet(shards.map((s, i) => ({ dir: dirs[i] as string, run: s.raw.run })));
-        for (const warning of checked.warnings) process.stderr.write(`benchtruth: merge: warning: ${warning}\n`);
         identity = checked.identity;
         merged = mergeRawSamples(shards.map((s) => s.raw));
+        // Only once the shards merge: a refusal stays one line.
+        for (const warning of checked.warnings) process.stderr.write(`benchtruth: merge: warning: ${warning}\n`);
       } catch (error) {
         throw new CliError(`merge: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -90,7 +95,7 @@ export function registerMergeCommand(program: Command): void {
       if (flags.output !== undefined) {
         // Shards that kept per-request lifecycle metrics get them merged too (same lines).
         const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest), 'merge --output');
-        for (const shard of shards) for (const line of shard.lines.split('\n')) if (line !== '') out.writeLine(line);
+        for (const shard of shards) for (const line of (shard.lines ?? '').split('\n')) if (line !== '') out.writeLine(line);
         const lpg = mergedLpgInfo(shards);
         const client = stall === null ? {} : { client: { max_stall_ms: stall } };
         // The per-adapter reports the shards wrote (the first that says; older files: summaries only).

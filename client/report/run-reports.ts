@@ -178,13 +178,19 @@ export function parseRawSamplesFile(json: unknown): RawSamplesFile {
 }
 
 /** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */
+function sloKey(slo: Slo | null): string {
+  return slo === null ? 'none' : JSON.stringify(Object.fromEntries(Object.entries(slo).sort(([a], [b]) => a.localeCompare(b))));
+}
+
 export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Map<number, StageSamples>; contexts: Map<number, StageContext>; slo: Slo | null } {
   const samples = new Map<number, StageSamples>();
   const contexts = new Map<number, StageContext>();
-  let slo: Slo | null = null;
+  const slo = files[0]?.slo ?? null;
   for (const file of files) {
     if (file.version !== 1) throw new Error(`unsupported raw_samples.json version ${String(file.version)}`);
-    slo ??= file.slo;
+    // Goodput of one run is judged against one set of objectives: shards run with different
+    // ones are not one run, and which file came first must not decide the merged figures.
+    if (sloKey(file.slo) !== sloKey(slo)) throw new Error(`the shards were run with different SLOs (${sloKey(slo)} vs ${sloKey(file.slo)}); merge the shards of one run`);
     for (const { stage, context, samples: json } of file.stages) {
       if (!contexts.has(stage)) contexts.set(stage, context);
       const existing = samples.get(stage);

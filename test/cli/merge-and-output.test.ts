@@ -26,6 +26,8 @@ function shardDir(name: string, index: number, seed = 0, withIdentity = true): s
   const file = rawSamplesFile(new Map(), contexts, null, run);
   if (!withIdentity) delete file.run;
   writeFileSync(join(dir, 'raw_samples.json'), JSON.stringify(file));
+  // bench --output always writes one (empty: these shards hold no request).
+  writeFileSync(join(dir, 'requests.jsonl'), '');
   return dir;
 }
 

@@ -44,6 +44,24 @@ describe('merge refuses corrupt shards in one line', () => {
     oneLine(await runCli(['merge', dir]), /^benchtruth: merge: .*bad-lines\/requests\.jsonl:2: not a JSON object/);
   });
 
+  it('a shard without requests.jsonl cannot feed a merged requests.jsonl (was a silent partial merge, audit 10 Z3-1)', async () => {
+    const complete = shard('with-lines', (f) => (f.run = { seed: 0, shards: [0], shard_count: 2, config_hash: 'h' }), '{"request_id": "a"}\n');
+    const bare = shard('without-lines', (f) => (f.run = { seed: 0, shards: [1], shard_count: 2, config_hash: 'h' }));
+    oneLine(await runCli(['merge', complete, bare, '--output', join(root, 'out-partial')]), /^benchtruth: merge: .*without-lines has no requests\.jsonl/);
+    // The console summary alone needs only the raw samples.
+    expect((await runCli(['merge', complete, bare])).code).toBe(0);
+  });
+
+  it('shards run with different SLOs are not one run, in either order (the first used to win, audit 10 Z3-2)', async () => {
+    const run = (index: number) => ({ seed: 0, shards: [index], shard_count: 3, config_hash: 'h' });
+    const strict = shard('slo-strict', (f) => Object.assign(f, { slo: { ttftMs: 22 }, run: run(0) }));
+    const lax = shard('slo-lax', (f) => Object.assign(f, { slo: { ttftMs: 500 }, run: run(1) }));
+    const none = shard('slo-none', (f) => (f.run = run(2)));
+    oneLine(await runCli(['merge', strict, lax]), /^benchtruth: merge: the shards were run with different SLOs \(\{"ttftMs":22\} vs \{"ttftMs":500\}\)/);
+    oneLine(await runCli(['merge', lax, strict]), /different SLOs/);
+    oneLine(await runCli(['merge', none, strict]), /different SLOs \(none vs/);
+  });
+
   it('an empty directory argument or --output is a mistake, not the working directory', async () => {
     oneLine(await runCli(['merge', '']), /^benchtruth: merge: a directory argument is empty/);
     oneLine(await runCli(['merge', shard('fine'), '--output', '']), /^benchtruth: merge: --output must not be empty$/);
