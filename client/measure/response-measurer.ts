@@ -247,14 +247,15 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     const usage = readUsage(payload.usage);
     if (typeof usage === 'string') return this.#fail('malformed', usage);
     if (payload.tokenBearing) this.#continuousUsage ??= usage !== null;
-    if (usage !== null && this.#continuousUsage === true && usage.completionTokens < this.#runningCompletion) {
-      return this.#fail('malformed', `usage.completion_tokens went down from ${this.#runningCompletion} to ${usage.completionTokens} (a running usage never decreases)`);
+    const lastSeen = this.#usage?.completionTokens ?? 0;
+    if (usage !== null && this.#continuousUsage === true && usage.completionTokens < lastSeen) {
+      return this.#fail('malformed', `usage.completion_tokens went down from ${lastSeen} to ${usage.completionTokens} (a running usage never decreases)`);
     }
     if (!payload.tokenBearing) {
-      if (usage !== null) {
-        this.#usage = usage;
-        this.#runningCompletion = usage.completionTokens;
-      }
+      // The running count stays where the last token-bearing event left it: vLLM sends a chunk
+      // with no text while usage grows (a token ending inside a UTF-8 character, a held-back stop
+      // string), and those tokens reach the reader with the next text, so they are that event's.
+      if (usage !== null) this.#usage = usage;
       return;
     }
     let tokens = 1;

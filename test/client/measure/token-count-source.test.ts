@@ -57,3 +57,33 @@ describe('a timed-out stream', () => {
     expect(record.outputTokens).toBe(3);
   });
 });
+
+describe('a running usage that grows on a chunk without text (audit 10 Z1-1)', () => {
+  const chunk = (text: string, completion: number): string =>
+    `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text, logprobs: null, finish_reason: null, stop_reason: null }], usage: { prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion } })}\n\n`;
+
+  it('counts those tokens on the next event with text, so the events add up to usage', () => {
+    const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+    measurer.response(200);
+    // A CJK character split over two tokens: the first one's chunk has no text yet.
+    [chunk('', 1), chunk('日', 2), chunk(' x', 3), chunk('', 4), chunk('😀', 5)].forEach((c, i) => measurer.data(enc.encode(c), 100 + 40 * i));
+    measurer.data(enc.encode('data: [DONE]\n\n'), 400);
+    const record = measurer.end(401);
+    expect(record.failure).toBeNull();
+    expect(record.events).toEqual([
+      { atMs: 140, tokens: 2 },
+      { atMs: 180, tokens: 1 },
+      { atMs: 260, tokens: 2 },
+    ]);
+    expect(record.outputTokens).toBe(5);
+    expect(record.tokenCountMismatch).toBe(false);
+  });
+
+  it('still fails a running usage that goes down, measured against the last usage seen on any chunk', () => {
+    const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+    measurer.response(200);
+    [chunk(' a', 1), chunk('', 4), chunk(' b', 3)].forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
+    measurer.data(enc.encode('data: [DONE]\n\n'), 50);
+    expect(measurer.end(51).failure).toEqual({ kind: 'malformed', message: expect.stringContaining('went down from 4 to 3') });
+  });
+});
