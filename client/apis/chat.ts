@@ -5,6 +5,7 @@
  * message) carry tokens; the role-only first chunk does not.
  */
 import type { ApiAdapter, Payload, RequestInput } from './api-adapter.ts';
+import { chatText } from './chat-text.ts';
 import { interpretVllmPayload } from './vllm-payload.ts';
 
 /**
@@ -25,7 +26,7 @@ function interpretChatPayload(data: string): Payload | null {
   for (const choice of Array.isArray(parsed.choices) ? parsed.choices : []) {
     const message = choice?.message;
     if (typeof message !== 'object' || message === null) continue;
-    for (const key of ['content', 'reasoning_content', 'reasoning']) if (typeof message[key] === 'string') text += message[key];
+    text += chatText(message);
     if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) toolCalls = true;
   }
   return text !== '' || toolCalls ? { ...payload, text, tokenBearing: true } : payload;

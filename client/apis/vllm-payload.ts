@@ -5,6 +5,7 @@
 import { interpretByTemplate, learnVllmPayloadTemplate } from '../decode/vllm-payload-template.ts';
 import type { Payload } from './api-adapter.ts';
 import { isJsonObject, type JsonObject } from '../../contracts/json.ts';
+import { chatText } from './chat-text.ts';
 
 /**
  * Escape hatch: `BENCHTRUTH_PAYLOAD_TEMPLATES=off` parses every payload (for A/B measurements,
@@ -13,15 +14,6 @@ import { isJsonObject, type JsonObject } from '../../contracts/json.ts';
 const TEMPLATES_ON = process.env.BENCHTRUTH_PAYLOAD_TEMPLATES !== 'off';
 
 const DONE: Payload = Object.freeze({ tokenBearing: false, text: '', dialectTokens: null, usage: null, finishReason: null, error: null, done: true });
-
-function deltaText(delta: JsonObject): string {
-  let text = '';
-  for (const key of ['content', 'reasoning_content', 'reasoning']) {
-    const value = delta[key];
-    if (typeof value === 'string') text += value;
-  }
-  return text;
-}
 
 /**
  * Returns null when the payload is not a JSON object (a malformed stream). Payloads shaped like
@@ -92,7 +84,7 @@ function interpretParsed(parsed: unknown): Payload | null {
       text += choice.text;
     } else if (isJsonObject(choice.delta)) {
       const delta = choice.delta;
-      text += deltaText(delta);
+      text += chatText(delta);
       if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) tokenBearing = true;
     }
   }

@@ -18,6 +18,7 @@
 import type { Payload } from '../apis/api-adapter.ts';
 import { buildJsonShapeTemplate, matchJsonShape, Refused, type HoleValues, type JsonShapeTemplate, type ShapeNode } from './json-shape-template.ts';
 import { isJsonObject } from '../../contracts/json.ts';
+import { chatTextPaths } from '../apis/chat-text.ts';
 
 /**
  * How to rebuild a usage value from hole values: a fresh copy each time, as JSON.parse gives
@@ -156,6 +157,10 @@ function child(node: ShapeNode | undefined, key: string): ShapeNode | undefined 
   return node?.kind === 'object' ? node.entries.get(key) : undefined;
 }
 
+function item(node: ShapeNode | undefined, index: number): ShapeNode | undefined {
+  return node?.kind === 'array' ? node.items[index] : undefined;
+}
+
 function stringHole(node: ShapeNode | undefined): number {
   if (node?.kind !== 'string') throw new Refused();
   return node.hole;
@@ -187,9 +192,8 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
         textHoles.push(stringHole(child(choiceNode, 'text')));
       } else if (isJsonObject(choice.delta)) {
         const delta = choice.delta;
-        for (const key of ['content', 'reasoning_content', 'reasoning']) {
-          if (typeof delta[key] === 'string') textHoles.push(stringHole(child(child(choiceNode, 'delta'), key)));
-        }
+        const deltaNode = child(choiceNode, 'delta');
+        for (const path of chatTextPaths(delta)) textHoles.push(stringHole(path.reduce<ShapeNode | undefined>((node, step) => (typeof step === 'number' ? item(node, step) : child(node, step)), deltaNode)));
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) toolCalls = true;
       }
     });
