@@ -9,6 +9,17 @@ const IDLE_CONNECTION_MS = 4_000;
 /** How long the unmeasured first request may take before the run starts anyway. */
 const READY_WITHIN_MS = 10_000;
 
+/**
+ * JSON bodies, and no content coding: a request without Accept-Encoding lets a server or gateway
+ * compress (RFC 9110 §12.5.3), which this client does not read. A header the user set, in any
+ * letter case, wins.
+ */
+export function withDefaultHeaders(user: Readonly<Record<string, string>>): Record<string, string> {
+  const given = new Set(Object.keys(user).map((name) => name.toLowerCase()));
+  const defaults = Object.entries({ 'content-type': 'application/json', 'accept-encoding': 'identity' }).filter(([name]) => !given.has(name));
+  return { ...Object.fromEntries(defaults), ...user };
+}
+
 export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
   // No undici header/body timers: the run's one timeout sweep (local-run.ts) covers every
   // request, and a timer refreshed on each read is work on the read path.
@@ -16,7 +27,7 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
   // Keep-Alive hint): reusing one the server is closing fails a POST that undici cannot retry.
   const dispatcher = new Agent({ keepAliveTimeout: IDLE_CONNECTION_MS, connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
-  const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
+  const headers = withDefaultHeaders(options.headers ?? {});
   const urlOf = (apiPath: string): URL => new URL(`${base.pathname.replace(/\/$/, '')}${apiPath}`, base.origin);
   let readiness: Promise<void> | null = null;
   return {

@@ -2,6 +2,7 @@
  * The sender hands the measurer what the response's head says (Location, Content-Type,
  * Content-Encoding) and words undici's bare "bad response" for an unsolicited 100 Continue.
  * A raw node:net server on 127.0.0.1 writes each answer byte for byte; every test sends one request.
+ * Every request asks for JSON and no content coding (audit 10 Z1-5); a header the user gave wins.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { Agent } from 'undici';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../contracts/clock.ts';
 import { completionsApi } from '../../../client/apis/completions.ts';
 import { sendAndMeasure } from '../../../client/send/http-sender.ts';
+import { withDefaultHeaders } from '../../../client/run/http-request-sender.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 
 const SSE = 'data: {"id":"c","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","stop_reason":null}]}\n\ndata: [DONE]\n\n';
@@ -81,5 +83,16 @@ describe('the sender passes the response head on', () => {
     const record = await send('/continue');
     expect(record.failure?.kind).toBe('disconnected');
     expect(record.failure?.message).toBe('bad response: the server sent an unexpected interim response (100 Continue), which undici cannot read');
+  });
+});
+
+describe('withDefaultHeaders', () => {
+  it('asks for JSON bodies and identity coding', () => {
+    expect(withDefaultHeaders({})).toEqual({ 'content-type': 'application/json', 'accept-encoding': 'identity' });
+  });
+
+  it("keeps the user's headers, in any letter case, instead of the defaults", () => {
+    expect(withDefaultHeaders({ 'Accept-Encoding': 'gzip', Authorization: 'Bearer k' })).toEqual({ 'content-type': 'application/json', 'Accept-Encoding': 'gzip', Authorization: 'Bearer k' });
+    expect(withDefaultHeaders({ 'Content-Type': 'application/json; charset=utf-8' })).toEqual({ 'accept-encoding': 'identity', 'Content-Type': 'application/json; charset=utf-8' });
   });
 });
