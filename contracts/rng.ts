@@ -118,9 +118,21 @@ export class Rng {
     return items[this.int(0, items.length - 1)] as T;
   }
 
-  /** An independent stream for `key` (a request id, a stage name); same inputs, same stream. */
+  /**
+   * An independent stream for `key` (a request id, a stage name); same inputs, same stream.
+   * All 128 bits of state come from the key (four hashes from different bases): seeded from one
+   * 32-bit hash, two of 100,000 random request ids would share a stream more often than not
+   * (the birthday bound), and two requests would get the same text and timing.
+   */
   derive(key: string): Rng {
-    return new Rng(hashString(key, this.u32Peek()));
+    const base = this.u32Peek();
+    const child = new Rng(0);
+    child.#a = hashString(key, base);
+    child.#b = hashString(key, mix32(base ^ 0x9e3779b9));
+    child.#c = hashString(key, mix32(base ^ 0x3c6ef372));
+    child.#d = hashString(key, mix32(base ^ 0xdaa66d2b));
+    if ((child.#a | child.#b | child.#c | child.#d) === 0) child.#d = 1;
+    return child;
   }
 
   // Derivation must not consume from this stream, or the parent would depend on how many

@@ -34,12 +34,12 @@ const job = (requestId: string) => ({ index: 0, requestId, stage: 0, warmup: fal
 
 describe('api.headers over gRPC', () => {
   it('are sent as metadata: the server cuts the response with the asked wire policy', async () => {
-    const grpc = sender({ 'X-BenchTruth-Wire': 'tokens=burst:2' });
+    const grpc = sender({ 'X-BenchTruth-Wire': 'tokens=2' });
     try {
       const record = await grpc.send(job('grpc-meta-1'), () => {});
       expect(record.failure).toBeNull();
       expect(record.outputTokens).toBe(4);
-      expect(server.context.truth.get('grpc-meta-1')?.wire).toContain('tokens=burst:2');
+      expect(server.context.truth.get('grpc-meta-1')?.wire).toContain('tokens=2');
       // Two tokens per message: half the events.
       expect(record.events).toHaveLength(2);
     } finally {
