@@ -1,8 +1,8 @@
 /**
  * `benchtruth bench`: YAML config (`--config`) + flags (flags win; `--set path=value` reaches any
  * key) → one validated config → a benchmark run → report files and a console summary. SIGINT
- * stops scheduling, waits for in-flight requests up to the grace period (a second SIGINT ends
- * the wait at once), writes every report and exits 130.
+ * (or SIGTERM, SIGHUP) stops scheduling, waits for in-flight requests up to the grace period (a
+ * second signal ends the wait at once), writes every report and exits 128 + the signal's number.
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,6 +15,10 @@ import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import { BenchError, runBench } from '../run/run-bench.ts';
 import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
+
+/** The signals that stop a run as Ctrl-C does, with their numbers (exit status 128 + n). */
+const STOP_SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
+type StopSignal = keyof typeof STOP_SIGNALS;
 
 export interface BenchFlags {
   config?: string;
@@ -332,20 +336,26 @@ export function registerBenchCommand(program: Command): void {
       const cutOff = new AbortController();
       // 1st Ctrl-C: stop scheduling, grace for in-flight requests; 2nd: no more grace, they fail
       // now and every report is still written; 3rd: leave at once (reports may be incomplete).
+      // SIGTERM (a Kubernetes Job's stop, timeout(1), docker stop) and SIGHUP count the same,
+      // so a stopped shard still reports; the exit status is 128 + the first signal's number.
       let interrupts = 0;
-      const onSigint = (): void => {
+      let exitCode = 130;
+      const onSignal = (signal: StopSignal): void => {
         interrupts++;
         if (interrupts === 1) {
-          process.stderr.write(`\nbenchtruth: interrupted: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (Ctrl-C again to stop waiting)\n`);
+          exitCode = 128 + STOP_SIGNALS[signal];
+          const what = signal === 'SIGINT' ? 'interrupted' : `stopped by ${signal}`;
+          process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (Ctrl-C again to stop waiting)\n`);
           controller.abort();
         } else if (interrupts === 2) {
           process.stderr.write('benchtruth: interrupted again: in-flight requests are cut off as timeouts; writing reports\n');
           cutOff.abort();
         } else {
-          process.exit(130);
+          process.exit(exitCode);
         }
       };
-      process.on('SIGINT', onSigint);
+      const listeners = (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => [signal, () => onSignal(signal)] as const);
+      for (const [signal, listener] of listeners) process.on(signal, listener);
       lowerHelperThreadPriority();
       try {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
@@ -353,7 +363,7 @@ export function registerBenchCommand(program: Command): void {
         process.stdout.write(`${clientStallLine(result.clientMaxStallMs)}\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         const unreachable = serverNeverReached(result.report);
-        if (result.interrupted) process.exitCode = 130;
+        if (result.interrupted) process.exitCode = exitCode;
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;
         // Every request is in the reports, but a run that never reached the server is a wrong
@@ -366,7 +376,7 @@ export function registerBenchCommand(program: Command): void {
         if (error instanceof BenchError) throw new CliError(error.message);
         throw error;
       } finally {
-        process.removeListener('SIGINT', onSigint);
+        for (const [signal, listener] of listeners) process.removeListener(signal, listener);
       }
     });
 }

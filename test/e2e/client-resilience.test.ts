@@ -24,7 +24,11 @@ const linesOf = (dir: string): Array<{ index: number; request_id: string; ok: bo
 const summaryOf = (dir: string): LifecycleReport => JSON.parse(readFileSync(join(dir, 'summary_lifecycle_metrics.json'), 'utf8')) as LifecycleReport;
 
 describe('interrupts and dying servers', () => {
-  it('SIGINT stops scheduling, lets in-flight requests finish, writes every report and exits 130', async () => {
+  it.each([
+    ['SIGINT', 130],
+    // A Kubernetes Job's stop, timeout(1), docker stop: the same, exit 143 (audit 10 Z4-1).
+    ['SIGTERM', 143],
+  ] as const)('%s stops scheduling, lets in-flight requests finish, writes every report and exits %i', async (signal, status) => {
     const server = await startServer({ seed: 2, ttftMs: 50, itlMs: 10 });
     const out = tempDir();
     try {
@@ -35,8 +39,8 @@ describe('interrupts and dying servers', () => {
       // Interrupt once requests are flowing (the server has seen some).
       const deadline = Date.now() + 20_000;
       while (server.server.context.truth.size < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      child.kill('SIGINT');
-      expect(await exited).toBe(130);
+      child.kill(signal);
+      expect(await exited).toBe(status);
       expect(stdout).toMatch(/time to first token/);
       const lines = linesOf(out);
       const truths = [...server.server.context.truth.all()];
