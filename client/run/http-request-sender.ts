@@ -46,14 +46,20 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
         onInFlight,
       );
     },
-    async discoverModel() {
+    async discoverModel(signal) {
+      // Bounded as the first use is (the request timeout, 10 s at most), and Ctrl-C ends it.
+      const withinMs = Math.min(READY_WITHIN_MS, options.timeoutMs);
+      const within = AbortSignal.timeout(withinMs);
       let response;
+      let text;
       try {
-        response = await request(urlOf('/v1/models'), { dispatcher, headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
+        response = await request(urlOf('/v1/models'), { dispatcher, headers, signal: signal === undefined ? within : AbortSignal.any([within, signal]) });
+        text = await response.body.text();
       } catch (error) {
-        throw new BenchError(`cannot reach ${base.origin}: ${error instanceof Error ? error.message : String(error)}`);
+        if (signal?.aborted === true) return null;
+        const why = within.aborted ? `no answer from /v1/models within ${withinMs / 1000} s` : error instanceof Error ? error.message : String(error);
+        throw new BenchError(`cannot reach ${base.origin}: ${why}; check --url, or pass --model`);
       }
-      const text = await response.body.text();
       // That request was the transport's first use: the run needs no other before it starts.
       readiness ??= Promise.resolve();
       if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; pass --model`);

@@ -23,8 +23,11 @@ export interface SendJob {
 export interface RequestSender {
   /** Never rejects: every outcome, failures included, is a record. */
   send(job: SendJob, onInFlight: (handle: InFlight | null) => void): Promise<RequestRecord>;
-  /** The model to request when none is configured. */
-  discoverModel(): Promise<string>;
+  /**
+   * The model to request when none is configured; null when `signal` (the run's interrupt)
+   * ended the wait first.
+   */
+  discoverModel(signal?: AbortSignal): Promise<string | null>;
   /**
    * Resolves once the transport is ready to measure (never rejects): a connection open and the
    * request path run once, so that no measured request's TTFT holds the first use of the

@@ -120,7 +120,9 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
   deps.signal?.addEventListener('abort', relayAbort, { once: true });
   let scraper: ReturnType<typeof startStageScraper> | null = null;
   try {
-    const model = options.model ?? (await sender.discoverModel());
+    // An interrupt during discovery leaves no model, and nothing will be sent: the run then
+    // ends as any interrupted run does (empty reports, exit 130).
+    const model = options.model ?? (await sender.discoverModel(controller.signal)) ?? '';
     const dataset = datasetFor(options);
     const load = loadSpecOf(options);
     const workers = options.workers ?? 1;

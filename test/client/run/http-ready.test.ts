@@ -80,6 +80,26 @@ describe('model discovery is the first use', () => {
   });
 });
 
+describe('model discovery is bounded as the first use is (audit 10 Z4-2)', () => {
+  const discover = (url: string, timeoutMs: number, signal?: AbortSignal) =>
+    runBench({ ...DEFAULT_BENCH_OPTIONS, url, api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs, keepRecords: true, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.1 }], warmupSec: 0 } }, signal === undefined ? {} : { signal });
+
+  it('a /v1/models that never answers is given up after the request timeout, in one line naming the wait', async () => {
+    const { url } = await serve(() => {});
+    await expect(discover(url, 300)).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+: no answer from \/v1\/models within 0\.3 s; check --url, or pass --model$/);
+  });
+
+  it('an interrupt ends the wait: the run ends interrupted, having sent nothing', async () => {
+    const { url, seen } = await serve(() => {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const result = await discover(url, 60_000, controller.signal);
+    expect(result.interrupted).toBe(true);
+    expect(result.records).toEqual([]);
+    expect(seen).toEqual(['GET /v1/models']);
+  });
+});
+
 describe('an interrupt while the first use waits', () => {
   it('ends the wait at once (a server hanging on the ready path does not hold the run for the timeout)', async () => {
     const { url } = await serve(() => {});
