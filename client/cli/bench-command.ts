@@ -277,9 +277,10 @@ function checkDatasetFile(options: BenchOptions, flags: BenchFlags): void {
 }
 
 /** Why a run reached no server (no success, and every failure a connect_error), or null. */
-export function serverNeverReached(report: LifecycleReport): string | null {
+export function serverNeverReached(report: LifecycleReport, anyReached: boolean): string | null {
   const kinds = Object.keys(report.failures.by_kind);
-  if (report.successes.count > 0 || report.failures.count === 0 || kinds.some((kind) => kind !== 'connect_error')) return null;
+  // A warm-up (or sweep probe) request that reached it: the URL was right, the server went away.
+  if (anyReached || report.successes.count > 0 || report.failures.count === 0 || kinds.some((kind) => kind !== 'connect_error')) return null;
   const sample = report.failures.by_kind.connect_error?.sample_messages[0];
   return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url`;
 }
@@ -362,7 +363,7 @@ export function registerBenchCommand(program: Command): void {
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         process.stdout.write(`${clientStallLine(result.clientMaxStallMs)}\n`);
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
-        const unreachable = serverNeverReached(result.report);
+        const unreachable = serverNeverReached(result.report, result.reachedServer);
         if (result.interrupted) process.exitCode = exitCode;
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;

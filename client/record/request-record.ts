@@ -63,3 +63,8 @@ export interface RequestRecord {
   /** Computed once when the request ends; null for failures. */
   metrics: RequestMetrics | null;
 }
+
+/** Whether the request got past connecting: anything but a connect_error reached the server. */
+export function reachedServer(record: Pick<RequestRecord, 'failure'>): boolean {
+  return record.failure?.kind !== 'connect_error';
+}

@@ -12,14 +12,17 @@ export class LiveCounters {
   failed = 0;
   /** TTFT of the most recent success that had one (ms). */
   lastTtftMs: number | null = null;
+  /** Finished requests, warm-up and probe included, that got past connecting to the server. */
+  reached = 0;
 
   get inFlight(): number {
     return this.issued - this.finished;
   }
 
-  finish(ok: boolean, ttftMs: number | null): void {
+  finish(ok: boolean, ttftMs: number | null, reached: boolean): void {
     this.finished++;
     if (!ok) this.failed++;
+    if (reached) this.reached++;
     if (ttftMs !== null) this.lastTtftMs = ttftMs;
   }
 }

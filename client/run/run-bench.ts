@@ -9,7 +9,7 @@ import { buildDataset, type DataSpec } from '../data/data-spec.ts';
 import type { Dataset } from '../data/dataset.ts';
 import { DatasetError } from '../data/file-datasets.ts';
 import { planStages, planTrace, sweepProbe, sweepRates, type LoadSpec, type StagePlan } from '../load/load-plan.ts';
-import type { RequestRecord } from '../record/request-record.ts';
+import { reachedServer, type RequestRecord } from '../record/request-record.ts';
 import { StageSamples } from '../record/stage-samples.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import { LiveCounters, startProgress } from '../report/progress.ts';
@@ -43,6 +43,8 @@ export interface BenchResult {
   interrupted: boolean;
   /** `--workers` threads that died mid-run (their requests are still in the reports). */
   lostWorkers: number;
+  /** Some request, warm-up and sweep probe included, got past connecting to the server. */
+  reachedServer: boolean;
   /**
    * The longest stall (event-loop delay or GC pause) of a measuring thread during the run, in ms:
    * every arrival stamp taken inside a stall is late by up to its length.
@@ -147,7 +149,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const probeRecords: RequestRecord[] = [];
     const onLocalRecord = (record: RequestRecord): void => {
       if (record.stage < 0) probeRecords.push(record);
-      counters.finish(record.failure === null, record.metrics?.ttftMs ?? null);
+      counters.finish(record.failure === null, record.metrics?.ttftMs ?? null, reachedServer(record));
       output?.writeLine(requestLine(record, originMs, originEpochMs));
       deps.onRecord?.(record);
     };
@@ -220,7 +222,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches }, serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
     }
-    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs };
+    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs, reachedServer: counters.reached > 0 };
   } finally {
     deps.signal?.removeEventListener('abort', relayAbort);
     if (scraper !== null) await scraper.stop();

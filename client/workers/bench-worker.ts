@@ -14,6 +14,7 @@ import { runLocal } from '../run/local-run.ts';
 import { senderFactoryFor } from '../run/request-sender.ts';
 import { sharedBudget, type StagePhase } from '../run/stage-runner.ts';
 import type { StageSamples, StageSamplesJson } from '../record/stage-samples.ts';
+import { reachedServer } from '../record/request-record.ts';
 import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
 import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 import { watchStalls } from '../measure/stall-watch.ts';
@@ -106,7 +107,7 @@ try {
           request: { ...issued, scheduledEpochMs: clock.epochMs(issued.scheduledMs), issuedEpochMs: clock.epochMs(issued.issuedMs) },
         }),
       onRecord: (record) => {
-        post({ type: 'record', index: record.index, line: requestLine(record, originMs, originEpochMs), ok: record.failure === null, ttftMs: record.metrics?.ttftMs ?? null });
+        post({ type: 'record', index: record.index, line: requestLine(record, originMs, originEpochMs), ok: record.failure === null, ttftMs: record.metrics?.ttftMs ?? null, reached: reachedServer(record) });
         if (crashAfter !== undefined && crashAfter[0] === share.worker && ++finished === crashAfter[1]) process.exit(1);
       },
       onStage: (stage, phase) => {

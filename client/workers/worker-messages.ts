@@ -37,7 +37,7 @@ export type WorkerMessage =
   /** Set up (or done with what came before) and waiting for this stage part's shared start. */
   | { type: 'ready'; stage: number; phase: StagePhase }
   | { type: 'issued'; request: IssuedInWorker }
-  | { type: 'record'; index: number; line: string; ok: boolean; ttftMs: number | null }
+  | { type: 'record'; index: number; line: string; ok: boolean; ttftMs: number | null; reached: boolean }
   | { type: 'stage'; stage: number; phase: 'start' | 'end' }
   | { type: 'samples'; samples: Array<[number, StageSamplesJson]> }
   | { type: 'done'; samples: Array<[number, StageSamplesJson]>; interrupted: boolean; maxStallMs: number }

@@ -150,7 +150,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
                 case 'record':
                   inFlight.delete(message.index);
                   uncovered.push(message.line);
-                  input.counters.finish(message.ok, message.ttftMs);
+                  input.counters.finish(message.ok, message.ttftMs, message.reached);
                   input.onLine(message.line);
                   break;
                 case 'stage':
@@ -188,7 +188,8 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
               for (const issued of inFlight.values()) {
                 const record = crashedRecord(issued, now, message);
                 fold(record);
-                input.counters.finish(false, null);
+                // In flight when its thread died: it had connected or was connecting; say it had.
+                input.counters.finish(false, null, true);
                 input.onLine(requestLine(record, 0, 0));
               }
               warn(`${message}: its ${inFlight.size} in-flight requests are reported as worker_crashed failures, ${uncovered.length} finished ones were read back from their lines, and the rest of its share was not sent (of a closed loop's count, the other workers' lanes send what it left)`);

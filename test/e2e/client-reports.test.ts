@@ -144,8 +144,8 @@ describe('progress', () => {
     (stream as unknown as PassThrough).on('data', (d: Buffer) => (text += d.toString()));
     const counters = new LiveCounters();
     counters.issued = 5;
-    counters.finish(true, 42.5);
-    counters.finish(false, null);
+    counters.finish(true, 42.5, true);
+    counters.finish(false, null, true);
     const progress = startProgress(counters, 10, 'auto', stream, 20);
     await new Promise((resolve) => setTimeout(resolve, 60));
     progress.stop();
@@ -159,7 +159,7 @@ describe('progress', () => {
     (stream as unknown as PassThrough).on('data', (d: Buffer) => (text += d.toString()));
     const counters = new LiveCounters();
     counters.issued = 3;
-    counters.finish(true, 10);
+    counters.finish(true, 10, true);
     const progress = startProgress(counters, 4, 'auto', stream);
     await new Promise((resolve) => setTimeout(resolve, 300));
     progress.stop();
