@@ -159,6 +159,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     let interrupted: boolean;
     let lostWorkers = 0;
     let clientMaxStallMs = 0;
+    /** Set when a sweep's probe found no saturation: raised once the (empty) reports are written. */
+    let sweepFailure: BenchError | null = null;
     const stalls = watchStalls();
     try {
       if (workers > 1) {
@@ -181,9 +183,10 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         samples = first.samples;
         records = first.records;
         interrupted = first.interrupted;
-        if (load.type === 'sweep' && !interrupted) {
-          const saturation = saturationRate(probeRecords);
-          if (saturation === null) throw new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
+        const probed = load.type === 'sweep' && !interrupted;
+        const saturation = probed ? saturationRate(probeRecords) : null;
+        if (probed && saturation === null) sweepFailure = new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
+        if (load.type === 'sweep' && saturation !== null) {
           plans = planStages(
             sweepRates(saturation, load.sweep).map((rate) => ({ kind: 'rate' as const, rate, durationSec: load.sweep.stageDurationSec })),
             load.arrival,
@@ -222,6 +225,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches }, serverMetrics });
       if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
     }
+    // Its requests.jsonl has company: a directory any tool (and merge) can read, then the one line.
+    if (sweepFailure !== null) throw sweepFailure;
     return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs, reachedServer: counters.reached > 0 };
   } finally {
     deps.signal?.removeEventListener('abort', relayAbort);
