@@ -127,10 +127,11 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('blockSize', '--block-size', flags.blockSize, wholeNumber(1));
   set('maxLoras', '--max-loras', flags.maxLoras, wholeNumber(1));
   set('workers', '--workers', flags.workers, workerCount);
-  // The config file's `models:` first; a --model-timing flag replaces that model's entry.
-  const fromFile = configModelTiming.get(flags) ?? {};
-  const fromFlags = Object.fromEntries((flags.modelTiming ?? []).map(parseModelTimingFlag));
-  if (Object.keys(fromFile).length + Object.keys(fromFlags).length > 0) out.modelTiming = { ...fromFile, ...fromFlags };
+  // The config file's `models:` first; each --model-timing flag then wins setting by setting, as
+  // every flag wins over the file (a later flag for the same model over an earlier one).
+  const modelTiming: Record<string, Partial<ModelTimingOptions>> = { ...(configModelTiming.get(flags) ?? {}) };
+  for (const [name, entry] of (flags.modelTiming ?? []).map(parseModelTimingFlag)) modelTiming[name] = { ...modelTiming[name], ...entry };
+  if (Object.keys(modelTiming).length > 0) out.modelTiming = modelTiming;
   return out;
 }
 

@@ -35,7 +35,9 @@ describe('engine serve flags and --config YAML', () => {
       latencyDistribution: 'lognormal',
       modelTiming: { 'lora-a': { ttftMs: 50, itlMs: 4 } },
     });
-    expect(parse(['--model-timing', 'lora-a=inter-token-latency=9ms'], yaml).modelTiming).toEqual({ 'lora-a': { itlMs: 9 } });
+    // A flag wins setting by setting: the file's TTFT for lora-a stays (audit 10 Z5-3).
+    expect(parse(['--model-timing', 'lora-a=inter-token-latency=9ms'], yaml).modelTiming).toEqual({ 'lora-a': { ttftMs: 50, ttftExplicit: true, itlMs: 9 } });
+    expect(parse(['--model-timing', 'lora-a=inter-token-latency=9ms', '--model-timing', 'lora-a=time-to-first-token=7ms'], yaml).modelTiming).toEqual({ 'lora-a': { ttftMs: 7, ttftExplicit: true, itlMs: 9 } });
   });
 
   it.each([
