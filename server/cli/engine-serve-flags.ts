@@ -156,8 +156,8 @@ export function registerEngineFlags<C extends { option(flags: string, descriptio
   const d = DEFAULT_ENGINE_OPTIONS;
   return command
     .option('--config <file>', 'YAML file of serve settings (keys = flag names; `models:` = per-model timing); flags win')
-    .option('--time-to-first-token-std-dev <duration>', 'spread of the time to first token (default 0 = fixed)')
-    .option('--inter-token-latency-std-dev <duration>', 'spread of the inter-token latency (default 0 = fixed)')
+    .option('--time-to-first-token-std-dev <duration>', 'spread of the time to first token: sd (normal, lognormal), half-width (uniform), scale (exponential); default 0 = none')
+    .option('--inter-token-latency-std-dev <duration>', 'spread of the inter-token latency, as for the TTFT; default 0 = none')
     .option('--latency-distribution <kind>', `shape of sampled durations: ${DISTRIBUTION_KINDS.join(' | ')} (default ${d.latencyDistribution})`)
     .option('--prefill-overhead <duration>', 'prefill = overhead + per-token × prompt tokens; sets the TTFT unless a non-zero --time-to-first-token is given (llm-d-inference-sim)')
     .option('--prefill-time-per-token <duration>', 'prefill time per prompt token (e.g. 250us)')

@@ -4,7 +4,7 @@ import { CliError, flagValue, fraction, wholeNumber } from '../../contracts/cli-
 import { GrpcBindError } from '../grpc/jetstream-grpc-server.ts';
 import { buildServer } from '../app.ts';
 import { checkTruthLog } from '../truth/truth-store.ts';
-import { engineConfigProblem } from '../engine/engine-config-check.ts';
+import { engineConfigNotes, engineConfigProblem } from '../engine/engine-config-check.ts';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from '../options.ts';
 import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
 import { checkLoraNames, registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
@@ -91,7 +91,7 @@ export function registerServeCommand(program: Command): void {
         checkLoraNames(resolved.loraModules, [resolved.model, ...resolved.servedModelAliases]);
         const engineProblem = engineConfigProblem(resolved);
         if (engineProblem !== null) throw new CliError(engineProblem);
-        const ignored = [checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras), isolatedCapacityNote(flags, resolved.scheduler)].filter((line) => line !== null);
+        const ignored = [checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras), isolatedCapacityNote(flags, resolved.scheduler), ...engineConfigNotes(resolved)].filter((line) => line !== null);
         // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
         if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
         return { serveOptions, resolved, ignored };

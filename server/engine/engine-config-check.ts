@@ -12,6 +12,29 @@ type CheckedOptions = Pick<
   keyof ModelTimingOptions | 'scheduler' | 'maxNumSeqs' | 'maxNumBatchedTokens' | 'modelTiming' | 'model' | 'servedModelAliases'
 >;
 
+/**
+ * Settings that work but may not be what was meant: one `benchtruth: note: …` line each.
+ * A per-model entry naming no served model or --lora-modules adapter (a typo, or an adapter
+ * loaded later through /v1/load_lora_adapter, which it then times), and spreads that
+ * `--latency-distribution fixed` ignores.
+ */
+export function engineConfigNotes(options: CheckedOptions & { loraModules: ReadonlyArray<{ name: string }> }): string[] {
+  const notes: string[] = [];
+  const known = new Set([options.model, ...options.loraModules.map((lora) => lora.name)]);
+  for (const name of Object.keys(options.modelTiming)) {
+    if (!known.has(name)) notes.push(`benchtruth: note: per-model timing for ${JSON.stringify(name)} names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later`);
+  }
+  for (const name of new Set([options.model, ...Object.keys(options.modelTiming)])) {
+    const timing = { ...options, ...(options.modelTiming[name] ?? {}) };
+    if (timing.latencyDistribution !== 'fixed') continue;
+    const spreads = ([['--time-to-first-token-std-dev', timing.ttftSpreadMs], ['--inter-token-latency-std-dev', timing.itlSpreadMs], ['--prefill-time-std-dev', timing.prefillSpreadMs]] as const).filter(([, ms]) => ms > 0);
+    if (spreads.length === 0) continue;
+    const whose = name === options.model && options.modelTiming[name] === undefined ? '' : ` (per-model timing for ${JSON.stringify(name)})`;
+    notes.push(`benchtruth: note: --latency-distribution fixed ignores ${spreads.map(([flag, ms]) => `${flag} ${ms}ms`).join(', ')}${whose}; every duration is its mean`);
+  }
+  return notes;
+}
+
 export function engineConfigProblem(options: CheckedOptions): string | null {
   // vLLM's SchedulerConfig refuses to start otherwise: every running sequence needs one token
   // of each step's budget to decode.

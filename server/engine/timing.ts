@@ -29,7 +29,10 @@ export function fixed(meanMs: number): Distribution {
 /** One sample, never negative; consumes the stream only when the distribution is random. */
 export function sampleMs(rng: Rng, d: Distribution): number {
   const { meanMs: mean, spreadMs: spread } = d;
-  if (d.kind === 'fixed' || (spread <= 0 && d.kind !== 'exponential') || mean <= 0) return Math.max(0, mean);
+  if (d.kind === 'fixed' || (spread <= 0 && d.kind !== 'exponential')) return Math.max(0, mean);
+  // A mean of 0 has no lognormal or exponential around it; normal and uniform draws around it
+  // are clamped at 0 as any other (0 ± 2 ms: half the draws 0, mean ≈ 0.8 ms).
+  if (mean <= 0 && (d.kind === 'lognormal' || d.kind === 'exponential')) return 0;
   switch (d.kind) {
     case 'normal':
       // Clamped rather than redrawn, so a draw costs the same two numbers whatever it is.

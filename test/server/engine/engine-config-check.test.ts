@@ -2,9 +2,10 @@
  * Engine settings vLLM would refuse, or that would be silently ignored, are refused at startup
  * with one line: a token budget below --max-num-seqs under batching (vLLM's SchedulerConfig),
  * an exponential spread above its mean, per-model timing for a second --served-model-name.
+ * Settings that work but may not be what was meant get a note (audit 10 Z5-4, Z5-5).
  */
 import { describe, expect, it } from 'vitest';
-import { engineConfigProblem } from '../../../server/engine/engine-config-check.ts';
+import { engineConfigNotes, engineConfigProblem } from '../../../server/engine/engine-config-check.ts';
 import { resolveServerOptions, type ServerOptions } from '../../../server/options.ts';
 import { runCli } from '../../helpers/cli.ts';
 
@@ -44,4 +45,23 @@ describe('engine settings that cannot work together', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('benchtruth: --max-num-batched-tokens (4) must be greater than or equal to --max-num-seqs (8), as vLLM requires\n');
   }, 30_000);
+});
+
+describe('settings that work but may not be what was meant: a note each', () => {
+  const notes = (options: Partial<ServerOptions>): string[] => engineConfigNotes(resolveServerOptions(options));
+
+  it('per-model timing for a name that is neither the served model nor a --lora-modules adapter', () => {
+    expect(notes({ model: 'm', modelTiming: { typo: { itlMs: 3 }, m: { itlMs: 4 } } })).toEqual([
+      'benchtruth: note: per-model timing for "typo" names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later',
+    ]);
+    expect(notes({ model: 'm', loraModules: [{ name: 'la', path: '/x', baseModelName: null }], modelTiming: { la: { itlMs: 3 } } })).toEqual([]);
+  });
+
+  it('spreads that --latency-distribution fixed ignores, server-wide or per model', () => {
+    expect(notes({ model: 'm', latencyDistribution: 'fixed', itlSpreadMs: 5 })).toEqual(['benchtruth: note: --latency-distribution fixed ignores --inter-token-latency-std-dev 5ms; every duration is its mean']);
+    expect(notes({ model: 'm', modelTiming: { m: { latencyDistribution: 'fixed', ttftSpreadMs: 2 } } })).toEqual([
+      'benchtruth: note: --latency-distribution fixed ignores --time-to-first-token-std-dev 2ms (per-model timing for "m"); every duration is its mean',
+    ]);
+    expect(notes({ model: 'm', latencyDistribution: 'normal', itlSpreadMs: 5 })).toEqual([]);
+  });
 });

@@ -40,6 +40,16 @@ describe('sampled durations', () => {
     expect(moments('normal', 10, 50).min).toBe(0);
   });
 
+  it('a mean of 0 with a spread: normal and uniform draw around it, clamped at 0 (audit 10 Z5-2); lognormal and exponential are 0', () => {
+    const normal = moments('normal', 0, 2);
+    // Half-normal: mean sd·√(2/π) ≈ 0.798 ms.
+    expect(normal.mean).toBeGreaterThan(0.76);
+    expect(normal.mean).toBeLessThan(0.84);
+    expect(moments('uniform', 0, 2).mean).toBeCloseTo(0.5, 1);
+    expect(moments('lognormal', 0, 2, 100)).toEqual({ mean: 0, sd: 0, min: 0 });
+    expect(moments('exponential', 0, 2, 100)).toEqual({ mean: 0, sd: 0, min: 0 });
+  });
+
   it('fixed ignores the spread and consumes no randomness', () => {
     const rng = new Rng(1);
     const before = new Rng(1).u32();
