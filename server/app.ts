@@ -91,6 +91,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     if (text === null) return done(new VllmError(400, 'Bad Request', BODY_PARSE_ERROR), undefined);
     const parsed = parsePythonJson(text);
     if (parsed.ok) done(null, parsed.value);
+    else if (parsed.kind === 'value') done(new VllmError(400, 'Bad Request', BODY_PARSE_ERROR), undefined);
     else done(Object.assign(new Error(`JSON decode error: ${parsed.message}`), { statusCode: 400 }), undefined);
   });
   // Every answer carries x-request-id (vLLM echoes it); routes that plan a response set their

@@ -27,7 +27,51 @@ const CONSTANTS: Readonly<Record<string, number>> = { NaN: Number.NaN, Infinity:
 /** `-Infinity` before `Infinity`, so the sign is taken with it. */
 const CONSTANT_NAMES = ['-Infinity', 'Infinity', 'NaN'] as const;
 
-export type PythonJsonResult = { ok: true; value: unknown } | { ok: false; error: PythonJsonError | null; message: string };
+/**
+ * `decode`: a JSONDecodeError (FastAPI's 422 json_invalid, or vLLM's 400 naming it). `value`:
+ * another ValueError of `json.loads`, which FastAPI answers with 400 BODY_PARSE_ERROR.
+ */
+export type PythonJsonResult = { ok: true; value: unknown } | { ok: false; kind: 'decode' | 'value'; error: PythonJsonError | null; message: string };
+
+/** CPython 3.11+'s cap on int-from-text conversion (sys.get_int_max_str_digits()). */
+const INT_MAX_STR_DIGITS = 4300;
+const OVERLONG_DIGITS = new RegExp(`[0-9]{${INT_MAX_STR_DIGITS + 1}}`);
+
+/**
+ * Whether `text` (JSON that parses) holds an integer literal of more than 4300 digits outside
+ * strings: Python's json reads an integer with int(), which refuses it with a plain ValueError
+ * (a fraction or exponent makes it a float, which has no such cap).
+ */
+function hasOverlongInteger(text: string): boolean {
+  // The cheap native test first: almost every body has no such run of digits at all.
+  if (text.length <= INT_MAX_STR_DIGITS || !OVERLONG_DIGITS.test(text)) return false;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) {
+      inString = true;
+      continue;
+    }
+    if (c < 0x30 || c > 0x39) continue;
+    const start = i;
+    while (i + 1 < text.length && text.charCodeAt(i + 1) >= 0x30 && text.charCodeAt(i + 1) <= 0x39) i++;
+    const next = text[i + 1];
+    if (i - start + 1 > INT_MAX_STR_DIGITS && next !== '.' && next !== 'e' && next !== 'E') return true;
+    // A fraction's or exponent's digits are the float's: skip them with it.
+    if (next === '.' || next === 'e' || next === 'E') {
+      i++;
+      while (i + 1 < text.length && /[0-9eE+\-.]/.test(text[i + 1] as string)) i++;
+    }
+  }
+  return false;
+}
+
+const OVERLONG_INTEGER = `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion`;
 
 /** The text with every NaN / Infinity / -Infinity outside strings turned into a marked string. */
 function markConstants(text: string): string {
@@ -67,17 +111,20 @@ function reviveConstant(_key: string, value: unknown): unknown {
  */
 export function parsePythonJson(raw: string): PythonJsonResult {
   const text = raw.startsWith(BOM) ? raw.slice(1) : raw;
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    value = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const python = pythonJsonError(text);
-    if (python !== null) return { ok: false, error: python, message };
+    if (python !== null) return { ok: false, kind: 'decode', error: python, message };
     // Python reads it: only its constants stopped JSON.parse.
     try {
-      return { ok: true, value: JSON.parse(markConstants(text), reviveConstant) as unknown };
+      value = JSON.parse(markConstants(text), reviveConstant);
     } catch {
-      return { ok: false, error: null, message };
+      return { ok: false, kind: 'decode', error: null, message };
     }
   }
+  if (hasOverlongInteger(text)) return { ok: false, kind: 'value', error: null, message: OVERLONG_INTEGER };
+  return { ok: true, value };
 }

@@ -35,6 +35,7 @@ export function decodeFastapiBody(body: Buffer, contentType: string | undefined)
   if (text === null) return new JetstreamError(400, BODY_PARSE_ERROR);
   const parsed = parsePythonJson(text);
   if (parsed.ok) return parsed.value;
+  if (parsed.kind === 'value') return new JetstreamError(400, BODY_PARSE_ERROR);
   return parsed.error !== null ? jsonDecodeError(parsed.error.pos, parsed.error.msg) : jsonDecodeError(0, parsed.message);
 }
 

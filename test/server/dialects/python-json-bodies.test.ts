@@ -73,6 +73,27 @@ describe('bytes that are not UTF-8', () => {
   });
 });
 
+describe('integers longer than Python converts (4300 digits, audit 10 Z2-3)', () => {
+  const digits = (n: number): string => `1${'0'.repeat(n - 1)}`;
+
+  it("are FastAPI's 400 on both dialects, in an ignored field too; 4300 digits and long floats are read", async () => {
+    const vllm = await post('/v1/completions', `{"model":"fake-model","prompt":"hi","max_tokens":2,"x":${digits(5001)}}`);
+    expect(vllm.statusCode).toBe(400);
+    expect(vllm.body).toBe('{"error":{"message":"There was an error parsing the body","type":"Bad Request","param":null,"code":400}}');
+    for (const url of ['/generate', '/v1/generate']) {
+      const jetstream = await post(url, `{"prompt":"hi","max_tokens":2,"text_content":{"text":"hi"},"x":-${digits(4301)}}`);
+      expect(jetstream.statusCode).toBe(400);
+      expect(jetstream.body).toBe('{"detail":"There was an error parsing the body"}');
+    }
+    expect((await post('/v1/completions', `{"model":"fake-model","prompt":"hi","max_tokens":2,"x":${digits(4300)},"y":${digits(5000)}.5,"z":${digits(5000)}e3}`)).statusCode).toBe(200);
+  });
+
+  it('inside a string they are text', () => {
+    expect(parsePythonJson(`{"a":"${digits(5000)}"}`)).toMatchObject({ ok: true });
+    expect(parsePythonJson(`{"a":"\\\\",  "b":${digits(5000)}}`)).toMatchObject({ ok: false, kind: 'value' });
+  });
+});
+
 describe('parsePythonJson', () => {
   it('reads every JSON text as JSON.parse does, and the constants inside any string untouched', () => {
     fc.assert(
