@@ -2,7 +2,7 @@
  * buildServer(options): a ready fastify instance that never listens by itself, so tests can
  * `inject()` or listen on an ephemeral port, and the CLI can do the same with real flags.
  */
-import { maxHeaderSize } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { realClock, type Clock } from '../contracts/clock.ts';
 import { hex32, Rng } from '../contracts/rng.ts';
@@ -36,6 +36,26 @@ declare module 'fastify' {
 
 /** uvicorn's idle keep-alive (its `--timeout-keep-alive` default). */
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/**
+ * uvicorn's parser (httptools) sets no limit on the request head; Node's default is 16 KiB.
+ * A generous bound instead, so a long header (a big id, a bearer token) is served as there.
+ */
+const MAX_HEADER_BYTES = 1 << 20;
+const INVALID_REQUEST = 'Invalid HTTP request received.';
+
+/**
+ * What uvicorn answers a request its parser refuses (httptools_impl's send_400_response): a
+ * plain-text 400 and a closed connection, not Fastify's JSON. A reset socket gets nothing.
+ */
+function uvicornClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\ndate: ${new Date().toUTCString()}\r\nserver: uvicorn\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${INVALID_REQUEST.length}\r\nconnection: close\r\n\r\n${INVALID_REQUEST}`,
+    );
+  }
+  socket.destroy();
+}
 const NON_ASCII = /[^\x00-\x7f]/;
 
 export interface BenchtruthServer {
@@ -71,8 +91,10 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // uvicorn's default, which vLLM (VLLM_HTTP_TIMEOUT_KEEP_ALIVE) and JetStream's apps keep: a
     // pooled client that reuses a connection idle longer meets the same reset it would there.
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler: uvicornClientError,
     // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
-    routerOptions: { maxParamLength: maxHeaderSize },
+    routerOptions: { maxParamLength: MAX_HEADER_BYTES },
   });
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request) => {
