@@ -49,6 +49,7 @@ export interface BenchFlags {
   perRequest?: boolean;
   timeout?: string;
   grace?: string;
+  startAt?: string;
   usage?: string;
   tokenizerFallback?: boolean;
   workers?: string;
@@ -75,6 +76,7 @@ const FLAG_PATHS: ReadonlyArray<[keyof BenchFlags, string]> = [
   ['seed', 'load.seed'],
   ['timeout', 'load.timeout'],
   ['grace', 'load.grace'],
+  ['startAt', 'load.start_at'],
   ['workers', 'load.workers'],
   ['shard', 'load.shard'],
   ['model', 'server.model_name'],
@@ -102,7 +104,7 @@ const FLAG_PATHS: ReadonlyArray<[keyof BenchFlags, string]> = [
 /** File paths given by flag are the user's, relative to the working directory (a file's own are relative to it). */
 const FILE_PATHS = new Set(['data.path', 'load.trace_file']);
 
-const STRING_PATHS = new Set(['server.base_url', 'server.model_name', 'server.api_key', 'data.path', 'load.trace_file', 'output.dir', 'metrics.url', 'load.shard']);
+const STRING_PATHS = new Set(['server.base_url', 'server.model_name', 'server.api_key', 'data.path', 'load.trace_file', 'output.dir', 'metrics.url', 'load.shard', 'load.start_at']);
 
 /**
  * Durations are passed to the config as the text typed, never read as YAML: `0x10` is no
@@ -317,6 +319,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--report-format <format>', 'inference-perf | lpg (lpg also writes the latency profile generator JSON, scraping /metrics)')
     .option('--per-request', 'also write per_request_lifecycle_metrics.json')
     .option('--timeout <duration>', 'per-request timeout, > 0 (bare number = seconds; default 300s)')
+    .option('--start-at <time>', 'start the schedule at this moment (ISO 8601 with zone, or epoch ms), not as soon as ready: shards given one start send one schedule')
     .option('--grace <duration>', 'after Ctrl-C, how long in-flight requests may finish (default 10s, at most 24h; a second Ctrl-C stops waiting)')
     .option('--usage <mode>', 'stream_options to ask for: none | include | continuous (default continuous)')
     .option('--no-tokenizer-fallback', 'count 1 token per event when the server gives no counts')

@@ -65,6 +65,24 @@ const durationOf = (mustBePositive: boolean) =>
 /** A duration in milliseconds, from `1.5s`-style text or bare seconds; 0 to 24h. */
 export const duration = durationOf(false);
 
+/** An ISO 8601 date and time with its zone (`Z` or `±hh:mm`), the only kind every machine reads alike. */
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A moment as epoch milliseconds: an ISO 8601 time with a zone, or epoch milliseconds (number
+ * or digits), so shards on different machines can be given one shared start.
+ */
+export const instant = z.unknown().transform((value, ctx) => {
+  const hint = 'write an ISO 8601 time with its zone (e.g. 2026-12-01T09:00:00Z) or epoch milliseconds';
+  const epochMs = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : typeof value === 'string' && ISO_WITH_ZONE.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
+  // Epoch milliseconds of this century: a number of seconds (10 digits) would be 1970.
+  if (!Number.isFinite(epochMs) || epochMs < 1e12 || epochMs > 1e13) {
+    ctx.addIssue({ code: 'custom', message: `not a moment: ${JSON.stringify(value)} (${hint})`, params: { value: true } });
+    return z.NEVER;
+  }
+  return epochMs;
+});
+
 const positive = z.number().positive();
 /** An enum that also takes other tools' spellings (inference-perf's); errors list only ours. */
 const enumWithAliases = <const T extends readonly [string, ...string[]]>(values: T, aliases: Readonly<Record<string, T[number]>>) =>
@@ -168,6 +186,8 @@ export const configSchema = z.strictObject({
       warmup: duration.default(0),
       timeout: positiveDuration.default(300_000),
       grace: duration.default(10_000),
+      /** When the schedule starts (epoch ms): shards given one start share one schedule. */
+      start_at: instant.optional(),
       seed: whole(0).default(0),
       trace_file: z.string().min(1, 'must not be empty').optional(),
       sweep: z

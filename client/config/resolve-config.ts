@@ -472,6 +472,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     model: config.server.model_name ?? null,
     timeoutMs: config.load.timeout,
     graceMs: config.load.grace,
+    startAtEpochMs: config.load.start_at ?? null,
     outputDir: config.output.dir ?? null,
     usage: config.api.usage,
     tokenizerFallback: config.api.tokenizer_fallback,

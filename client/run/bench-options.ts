@@ -29,6 +29,8 @@ export interface BenchOptions {
   timeoutMs: number;
   /** Grace period for in-flight requests after an interrupt. */
   graceMs: number;
+  /** When the schedule starts (epoch ms); null: once the transport is ready. Shards share one. */
+  startAtEpochMs?: number | null;
   outputDir: string | null;
   /** What to ask for in `stream_options`. */
   usage: UsageRequest;

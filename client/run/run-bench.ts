@@ -4,6 +4,7 @@
  * per-stage samples → reports. Interrupting stops scheduling and still writes every report.
  */
 import { realClock, type Clock } from '../../contracts/clock.ts';
+import { MAX_CLIENT_DURATION_MS } from '../config/config-schema.ts';
 import { API_ADAPTERS } from '../apis/index.ts';
 import { buildDataset, type DataSpec } from '../data/data-spec.ts';
 import type { Dataset } from '../data/dataset.ts';
@@ -115,6 +116,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new BenchError(`--url must be http or https, got ${base.protocol}`);
   const api = API_ADAPTERS[options.api];
   if (api === undefined) throw new BenchError(`unknown API ${JSON.stringify(options.api)}`);
+  const startAheadMs = (options.startAtEpochMs ?? -Infinity) - clock.epochMs(clock.now());
+  if (startAheadMs > MAX_CLIENT_DURATION_MS) throw new BenchError(`the start (--start-at) is ${(startAheadMs / 3_600_000).toFixed(1)} h ahead; it may be at most 24 h ahead`);
   const sender = senderFactoryFor(api.name, httpRequestSender)({ base, api, clock, options });
   const controller = new AbortController();
   const relayAbort = (): void => controller.abort();
@@ -138,6 +141,13 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     // The transport's first use (a connection, undici's parser) before the origin, not in a TTFT;
     // with --workers each worker's own sender makes it (this process sends nothing measured).
     if (workers === 1) await sender.ready(controller.signal);
+    const startAt = options.startAtEpochMs ?? null;
+    if (startAt !== null) {
+      const aheadMs = startAt - clock.epochMs(clock.now());
+      if (aheadMs < 0) process.stderr.write(`benchtruth: note: the start (--start-at) was ${(-aheadMs / 1000).toFixed(3)} s ago; starting now\n`);
+      // Worker threads anchor their first start on it themselves (worker-pool.ts).
+      else if (workers === 1) await sleepUntilEpoch(clock, startAt, controller.signal);
+    }
     const originMs = clock.now();
     const originEpochMs = clock.epochMs(originMs);
     const counters = new LiveCounters();
@@ -260,4 +270,20 @@ function saturationRate(probe: readonly RequestRecord[]): number | null {
     end = Math.max(end, r.endMs);
   }
   return end > start ? (ok.length * 1000) / (end - start) : null;
+}
+
+/** Resolves at epoch `epochMs` on the run's clock, or at once when `signal` aborts. */
+function sleepUntilEpoch(clock: Clock, epochMs: number, signal: AbortSignal): Promise<void> {
+  const delayMs = epochMs - clock.epochMs(clock.now());
+  if (delayMs <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    // Whole milliseconds: the timer never fires early, so the schedule starts at or just after it.
+    const timer = setTimeout(done, Math.ceil(delayMs));
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -112,7 +112,9 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
   // when every worker has drained it. The measured part's start is the stage's start mark.
   const starts = new StageBarrier<string>(input.shares.length, (key) => {
     const [stage, phase] = key.split('/') as [string, StagePhase];
-    const start: MainMessage = { type: 'start', stage: Number(stage), phase, epochMs: realClock.epochMs(realClock.now()) + START_LEAD_MS };
+    // Never before the run's own start (--start-at), which shards on other machines share.
+    const epochMs = Math.max(realClock.epochMs(realClock.now()) + START_LEAD_MS, input.options.startAtEpochMs ?? -Infinity);
+    const start: MainMessage = { type: 'start', stage: Number(stage), phase, epochMs };
     for (const worker of workers) worker.postMessage(start);
     if (phase === 'measured') input.onStage?.(Number(stage), 'start');
   });

@@ -1,0 +1,90 @@
+/**
+ * `--start-at` (load.start_at): the schedule starts at a given moment rather than once the run
+ * is ready, so shards started at different times (pods, machines) send one schedule (audit 10
+ * Z6-1). In one process and with worker threads alike, no send is scheduled before it.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../../../client/run/bench-options.ts';
+import { runBench } from '../../../client/run/run-bench.ts';
+import { instant } from '../../../client/config/config-schema.ts';
+
+const COMPLETION = JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: ' hi', logprobs: null, finish_reason: 'length', stop_reason: null }], usage: { prompt_tokens: 4, total_tokens: 5, completion_tokens: 1 } });
+
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'GET' ? '{"data":[{"id":"m"}]}' : COMPLETION));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function scheduledEpochs(dir: string): number[] {
+  return readFileSync(join(dir, 'requests.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { run_origin_epoch_ms: number; scheduled_ms: number })
+    .map((line) => line.run_origin_epoch_ms + line.scheduled_ms)
+    .sort((a, b) => a - b);
+}
+
+const options = (startAtEpochMs: number, workers: number): BenchOptions => ({
+  ...DEFAULT_BENCH_OPTIONS,
+  url,
+  model: 'm',
+  api: 'completions',
+  stream: false,
+  maxTokens: 1,
+  promptTokens: 4,
+  timeoutMs: 5_000,
+  workers,
+  startAtEpochMs,
+  outputDir: mkdtempSync(join(tmpdir(), 'benchtruth-start-at-')),
+  load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.2 }], warmupSec: 0 },
+});
+
+describe('a run given a start', () => {
+  it.each([1, 2])('schedules its first send at the start, not before (%i worker(s))', async (workers) => {
+    const startAt = Date.now() + 1_500;
+    const run = options(startAt, workers);
+    await runBench(run);
+    const epochs = scheduledEpochs(run.outputDir as string);
+    expect(epochs).toHaveLength(4);
+    // Timers never fire early; the clock's epoch anchor is exact to well under a millisecond.
+    expect(epochs[0]).toBeGreaterThanOrEqual(startAt - 1);
+    // The constant schedule keeps its spacing from there (50 ms at 20/s).
+    expect((epochs[3] as number) - (epochs[0] as number)).toBeCloseTo(150, 0);
+  });
+
+  it('a start more than 24 h ahead is refused in one line', async () => {
+    await expect(runBench(options(Date.now() + 25 * 3_600_000, 1))).rejects.toThrow(/^the start \(--start-at\) is 25\.0 h ahead; it may be at most 24 h ahead$/);
+  });
+});
+
+describe('load.start_at', () => {
+  it.each([
+    ['2026-12-01T09:00:00Z', Date.UTC(2026, 11, 1, 9)],
+    ['2026-12-01T10:00:00.250+01:00', Date.UTC(2026, 11, 1, 9, 0, 0, 250)],
+    [1764579600000, 1764579600000],
+    ['1764579600000', 1764579600000],
+  ])('reads %j', (value, epochMs) => {
+    expect(instant.parse(value)).toBe(epochMs);
+  });
+
+  it.each(['2026-12-01T09:00:00', 'tomorrow', 1764579600, '', null])('refuses %j (no zone, not a moment, epoch seconds)', (value) => {
+    expect(instant.safeParse(value).success).toBe(false);
+  });
+});
