@@ -197,10 +197,14 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         const saturation = probed ? saturationRate(probeRecords) : null;
         if (probed && saturation === null) sweepFailure = new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
         if (load.type === 'sweep' && saturation !== null) {
+          const rates = sweepRates(saturation, load.sweep);
+          // inference-perf logs it too: the stage rates are only as good as this figure.
+          process.stderr.write(`benchtruth: sweep: the probe measured saturation at ${saturation.toFixed(2)} req/s; stages at ${rates.map((rate) => rate.toFixed(2)).join(', ')} req/s\n`);
           plans = planStages(
-            sweepRates(saturation, load.sweep).map((rate) => ({ kind: 'rate' as const, rate, durationSec: load.sweep.stageDurationSec })),
+            rates.map((rate) => ({ kind: 'rate' as const, rate, durationSec: load.sweep.stageDurationSec })),
             load.arrival,
-            0,
+            // The warm-up runs before the first measured stage, at its rate (the probe is in no report anyway).
+            load.warmupSec,
             options.seed,
           );
           for (const plan of plans) contexts.set(plan.stage, stageContext(plan));

@@ -132,6 +132,20 @@ describe('closed loop and stages', () => {
     // The probe is not part of any result.
     expect(result.report.load_summary.count).toBe(result.records.length - 8);
   });
+
+  it('sweep with a warm-up: it runs before the first measured stage, at its rate, and stays out of every result (audit 10 Z6-2)', async () => {
+    const load = {
+      type: 'sweep' as const,
+      arrival: { kind: 'constant' as const },
+      sweep: { probeConcurrency: 4, probeRequests: 8, numStages: 2, stageDurationSec: 0.5, spacing: 'linear' as const },
+      warmupSec: 0.5,
+    };
+    const result = await benchAgainst(server, { load, maxTokens: 3, promptTokens: 4, seed: 9 });
+    const warm = result.records.filter((r) => r.warmup);
+    expect(warm.length).toBeGreaterThan(0);
+    expect(warm.every((r) => r.stage === 0)).toBe(true);
+    expect(result.report.load_summary.count).toBe(result.records.length - 8 - warm.length);
+  });
 });
 
 describe('timeouts and LoRA', () => {
