@@ -56,6 +56,24 @@ export interface ChoiceLayout {
 
 const layouts = new WeakMap<TruthRecord, ChoiceLayout>();
 
+/** The sampling parameters vLLM's per-request histograms observe (`n`, the effective `max_tokens`). */
+export interface SamplingParams {
+  /** Choices per prompt: vLLM's parent request of n children. */
+  n: number;
+  /** The limit each choice ran under: the request's, or the context left (vLLM's default). */
+  maxTokens: number;
+}
+
+const samplingParamsOf = new WeakMap<TruthRecord, SamplingParams>();
+
+export function noteSamplingParams(record: TruthRecord, params: SamplingParams): void {
+  samplingParamsOf.set(record, params);
+}
+
+export function samplingParams(record: TruthRecord): SamplingParams | undefined {
+  return samplingParamsOf.get(record);
+}
+
 export function noteChoiceLayout(record: TruthRecord, layout: ChoiceLayout): void {
   layouts.set(record, layout);
 }

@@ -8,10 +8,12 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { FinishedReason, RequestOutcome } from '../engine/engine-events.ts';
 import { FastHistogram } from './fast-histogram.ts';
-import { choiceLayout, latencyTokenTimes, timesByChoice } from '../engine/token-times.ts';
+import { choiceLayout, samplingParams, latencyTokenTimes, timesByChoice } from '../engine/token-times.ts';
 import type { MetricSetContext } from './metrics-hub.ts';
 
 export const TTFT_BUCKETS_S = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
+/** vLLM's buckets for the n request parameter. */
+const N_PARAM_BUCKETS = [1, 2, 5, 10, 20];
 export const ITL_BUCKETS_S = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
 export const REQUEST_TIME_BUCKETS_S = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
 
@@ -132,9 +134,12 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const decode = histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQUEST_TIME_BUCKETS_S);
   const requestPrompt = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets);
   const requestGeneration = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets);
+  const maxGenerationOfParent = histogram('vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.', tokenBuckets);
+  const nParam = histogram('vllm:request_params_n', 'Histogram of the n request parameter.', N_PARAM_BUCKETS);
+  const maxTokensParam = histogram('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', tokenBuckets);
 
   /** One finished engine request as vLLM V1 sees it: n > 1 and prompt lists give one per choice. */
-  const finishedSequence = (outcome: RequestOutcome, times: readonly number[], promptTokenCount: number, reason: FinishedReason): void => {
+  const finishedSequence = (outcome: RequestOutcome, times: readonly number[], promptTokenCount: number, reason: FinishedReason, maxTokens: number | undefined): void => {
     const { record } = outcome;
     const n = times.length;
     // vLLM counts prompt tokens when the prefill produced the first token (IterationStats,
@@ -164,6 +169,16 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
     inference.observe((prefillMs + decodeMs) / 1000);
     requestPrompt.observe(promptTokenCount);
     requestGeneration.observe(n);
+    // vLLM skips a max_tokens of 0 (`if finished_request.max_tokens_param`).
+    if (maxTokens !== undefined && maxTokens > 0) maxTokensParam.observe(maxTokens);
+  };
+  /**
+   * A parent request (one prompt's n choices) whose choices have all finished: vLLM V1
+   * observes its n and the most tokens any of its choices generated (ParentRequest).
+   */
+  const finishedParent = (n: number, generated: readonly number[]): void => {
+    nParam.observe(n);
+    maxGenerationOfParent.observe(Math.max(0, ...generated));
   };
 
   const finished = (outcome: RequestOutcome): void => {
@@ -171,16 +186,23 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
     // Engine-timed, as vLLM's own: a one-body answer's tokens are not all timed at its write.
     const times = latencyTokenTimes(record, outcome.deliveredMs);
     const layout = choiceLayout(record);
+    const params = samplingParams(record);
     if (layout === undefined) {
-      finishedSequence(outcome, times, record.promptTokens, outcome.reason);
+      finishedSequence(outcome, times, record.promptTokens, outcome.reason, params?.maxTokens);
+      if (params !== undefined) finishedParent(1, [times.length]);
       return;
     }
     // Each choice its own request: its own TTFT, gaps only between its own tokens, its reason.
-    timesByChoice(times, layout).forEach((choiceTimes, c) => {
+    const byChoice = timesByChoice(times, layout);
+    byChoice.forEach((choiceTimes, c) => {
       const planned = layout.finishReasons[c];
       const reason: FinishedReason = outcome.reason === 'abort' ? 'abort' : planned === 'stop' ? 'stop' : 'length';
-      finishedSequence(outcome, choiceTimes, layout.promptTokens[c] ?? record.promptTokens, reason);
+      finishedSequence(outcome, choiceTimes, layout.promptTokens[c] ?? record.promptTokens, reason, params?.maxTokens);
     });
+    // Choices are numbered prompt by prompt: each run of n is one parent request.
+    if (params !== undefined) {
+      for (let first = 0; first < byChoice.length; first += params.n) finishedParent(params.n, byChoice.slice(first, first + params.n).map((choiceTimes) => choiceTimes.length));
+    }
   };
   return engine.subscribe({ finished });
 }

@@ -82,6 +82,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     body: () => completionBody(completion, choices),
     chunks: (steps, completionTokens) => completionChunkEvents(completion, steps, completionTokens),
     ...(completion.promptTokensOfChoice === undefined ? {} : { promptTokensOfChoice: completion.promptTokensOfChoice }),
+    sampling: { n, maxTokens: request.maxTokens },
     facts: {
       requestId: input.requestId,
       endpoint: COMPLETIONS_PATH,

@@ -5,7 +5,7 @@
  */
 import type { Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken, TruthRecord } from '../../../contracts/truth.ts';
-import { noteChoiceLayout, type ChoiceLayout } from '../../engine/token-times.ts';
+import { noteChoiceLayout, noteSamplingParams, type ChoiceLayout, type SamplingParams } from '../../engine/token-times.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
 import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
@@ -75,6 +75,8 @@ export interface VllmResponseInput {
   facts: Omit<ResponseFacts, 'tokens' | 'stream'>;
   /** Per choice, its prompt's tokens (a prompt list); default: `facts.promptTokens` each. */
   promptTokensOfChoice?: readonly number[];
+  /** For vLLM's request_params_* histograms. */
+  sampling: SamplingParams;
 }
 
 export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
@@ -103,6 +105,7 @@ export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
   const { steps, tokens } = merged ?? mergeSteps(choices);
   const planned = plannedResponse(framed, { ...input.facts, stream, tokens });
   if (choices.length > 1) noteChoiceLayout(planned.record, choiceLayoutOf(steps, tokens.length, choices, input));
+  noteSamplingParams(planned.record, input.sampling);
   return planned;
 }
 

@@ -72,6 +72,14 @@ describe.each(['isolated', 'batching'] as const)('per-choice vllm:* metrics (--s
     expect(value(families, 'vllm:generation_tokens_total')).toBe(10);
     expect(value(families, 'vllm:prompt_tokens_total')).toBe(2 * record.promptTokens);
     expect(value(families, 'vllm:e2e_request_latency_seconds_count')).toBe(2);
+    // One parent request of n = 2 (audit 10 Z7-1): max_tokens per choice, n and the longest choice per parent.
+    expect(value(families, 'vllm:request_params_max_tokens_count')).toBe(2);
+    expect(value(families, 'vllm:request_params_max_tokens_sum')).toBe(10);
+    expect(value(families, 'vllm:request_params_n_count')).toBe(1);
+    expect(value(families, 'vllm:request_params_n_sum')).toBe(2);
+    expect(value(families, 'vllm:request_params_n_bucket', { ...MODEL, le: '1' })).toBe(0);
+    expect(value(families, 'vllm:request_max_num_generation_tokens_count')).toBe(1);
+    expect(value(families, 'vllm:request_max_num_generation_tokens_sum')).toBe(5);
   });
 
   it('a prompt list, not streamed: one request per prompt, each with its own prompt tokens', async () => {
@@ -98,5 +106,10 @@ describe.each(['isolated', 'batching'] as const)('per-choice vllm:* metrics (--s
     expect(value(families, 'vllm:request_success_total', { ...MODEL, finished_reason: 'length' })).toBe(2);
     expect(value(families, 'vllm:inter_token_latency_seconds_count')).toBe(4);
     expect(value(families, 'vllm:request_generation_tokens_sum')).toBe(6);
+    // Two parent requests of n = 1.
+    expect(value(families, 'vllm:request_params_n_count')).toBe(2);
+    expect(value(families, 'vllm:request_params_n_sum')).toBe(2);
+    expect(value(families, 'vllm:request_params_max_tokens_sum')).toBe(6);
+    expect(value(families, 'vllm:request_max_num_generation_tokens_sum')).toBe(6);
   });
 });

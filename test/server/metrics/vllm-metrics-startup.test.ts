@@ -19,6 +19,9 @@ const HISTOGRAMS = [
   'vllm:request_inference_time_seconds',
   'vllm:request_prompt_tokens',
   'vllm:request_generation_tokens',
+  'vllm:request_max_num_generation_tokens',
+  'vllm:request_params_n',
+  'vllm:request_params_max_tokens',
 ];
 
 describe('vllm:* series before the first request', () => {
