@@ -7,7 +7,7 @@ import { parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { VLLM_RELEASE } from '../dialects/vllm/dialect-version.ts';
 import { badRequest, VllmError } from '../dialects/vllm/errors.ts';
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
-import { pyTruthy } from '../dialects/vllm/sampling-request.ts';
+import { pyTruthy, readChatTemplateFields } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -41,6 +41,7 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     const reader = new FieldReader(body);
     const bools = body.messages !== undefined ? ['add_generation_prompt', 'continue_final_message', 'add_special_tokens'] : ['add_special_tokens'];
     for (const key of bools) reader.boolNotNull(key, false);
+    if (body.messages !== undefined) readChatTemplateFields(reader);
     issues.push(...reader.issues);
     if (body.messages !== undefined) {
       const chat = parseChatRequest({ messages: body.messages });

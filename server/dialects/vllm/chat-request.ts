@@ -4,7 +4,7 @@
  * string content format does); `max_completion_tokens` wins over the deprecated `max_tokens`.
  */
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
-import { chatBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
+import { chatBeforeValidators, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
 
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
@@ -82,6 +82,25 @@ function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): Chat
   return messages;
 }
 
+/** `documents: Optional[list[dict[str, str]]]` (RAG context for the chat template). */
+function readDocuments(reader: FieldReader): void {
+  const documents = reader.body.documents;
+  if (documents === undefined || documents === null) return;
+  if (!Array.isArray(documents)) {
+    reader.issues.push({ type: 'list_type', loc: ['documents'], msg: 'Input should be a valid list', input: documents });
+    return;
+  }
+  documents.forEach((document: unknown, i) => {
+    if (!isPlainObject(document)) {
+      reader.issues.push({ type: 'dict_type', loc: ['documents', i], msg: 'Input should be a valid dictionary', input: document });
+      return;
+    }
+    for (const [key, value] of Object.entries(document)) {
+      if (typeof value !== 'string') reader.issues.push({ type: 'string_type', loc: ['documents', i, key], msg: 'Input should be a valid string', input: value });
+    }
+  });
+}
+
 export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   if (!isPlainObject(body)) {
     return { ok: false, error: bodyNotObject(body) };
@@ -97,6 +116,9 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   for (const key of ['echo', 'include_reasoning', 'continue_final_message', 'add_special_tokens']) reader.boolNotNull(key, false);
   reader.bool('parallel_tool_calls', false);
   reader.literal('reasoning_effort', REASONING_EFFORTS);
+  readChatTemplateFields(reader);
+  reader.str('structural_tag');
+  readDocuments(reader);
   const maxTokensField = reader.int('max_tokens', null);
   const maxCompletionTokens = reader.int('max_completion_tokens', null);
   const typeFailure = typeErrors(reader);

@@ -47,6 +47,22 @@ export function promptList(prompt: CompletionRequest['prompt']): Array<string | 
   return prompt as Array<string | number[]>;
 }
 
+/** `prompt_embeds: Optional[Union[bytes, list[bytes]]]`: pydantic reads text as bytes. */
+function readPromptEmbeds(reader: FieldReader): void {
+  const raw = reader.body.prompt_embeds;
+  if (raw === undefined || raw === null || typeof raw === 'string') return;
+  if (Array.isArray(raw)) {
+    raw.forEach((item: unknown, i) => {
+      if (typeof item !== 'string') reader.issues.push({ type: 'bytes_type', loc: ['prompt_embeds', 'list[bytes]', i], msg: 'Input should be a valid bytes', input: item });
+    });
+    return;
+  }
+  reader.issues.push(
+    { type: 'bytes_type', loc: ['prompt_embeds', 'bytes'], msg: 'Input should be a valid bytes', input: raw },
+    { type: 'list_type', loc: ['prompt_embeds', 'list[bytes]'], msg: 'Input should be a valid list', input: raw },
+  );
+}
+
 export function parseCompletionRequest(body: unknown, defaultMaxTokens: number): Parsed<CompletionRequest> {
   if (!isPlainObject(body)) {
     return { ok: false, error: bodyNotObject(body) };
@@ -61,6 +77,7 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
   // Completions' own types: `request_id: str`, `add_special_tokens: bool = True`.
   reader.strNotNull('request_id');
   reader.boolNotNull('add_special_tokens', true);
+  readPromptEmbeds(reader);
   const explicitNull = body.max_tokens === null;
   const maxTokens = reader.int('max_tokens', defaultMaxTokens);
   const logprobs = reader.int('logprobs', null);

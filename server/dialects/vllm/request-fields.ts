@@ -161,6 +161,36 @@ export class FieldReader {
     }
   }
 
+  /** `Optional[dict[str, Any]]` (`kv_transfer_params`, `chat_template_kwargs`): any object. */
+  dict(key: string): void {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null || isJsonObject(raw)) return;
+    this.issues.push({ type: 'dict_type', loc: [key], msg: 'Input should be a valid dictionary', input: raw });
+  }
+
+  /** `list[str]` (`nullable`: `Optional[list[str]]`), as `bad_words` and `guided_choice`. */
+  strList(key: string, nullable: boolean): void {
+    const raw = this.#body[key];
+    if (raw === undefined || (raw === null && nullable)) return;
+    if (!Array.isArray(raw)) {
+      this.issues.push({ type: 'list_type', loc: [key], msg: 'Input should be a valid list', input: raw });
+      return;
+    }
+    raw.forEach((item: unknown, i) => {
+      if (typeof item !== 'string') this.issues.push({ type: 'string_type', loc: [key, i], msg: 'Input should be a valid string', input: item });
+    });
+  }
+
+  /** `Optional[Union[str, dict]]` (`guided_json`): pydantic reports a miss against each member. */
+  strOrDict(key: string): void {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null || typeof raw === 'string' || isJsonObject(raw)) return;
+    this.issues.push(
+      { type: 'string_type', loc: [key, 'str'], msg: 'Input should be a valid string', input: raw },
+      { type: 'dict_type', loc: [key, 'dict[any,any]'], msg: 'Input should be a valid dictionary', input: raw },
+    );
+  }
+
   /** `Optional[Literal[...]]`: anything but one of `allowed` is pydantic's literal_error. */
   literal(key: string, allowed: readonly string[]): string | null {
     const raw = this.#body[key];

@@ -268,6 +268,41 @@ function readTypedOnlyFields(reader: FieldReader): void {
   reader.bool('return_tokens_as_token_ids', false);
   reader.floatNotNull('length_penalty', 1);
   reader.boolNotNull('use_beam_search', false);
+  reader.strList('bad_words', false);
+  // Structured output (the fake model follows none of it) and pass-through parameters.
+  reader.strOrDict('guided_json');
+  for (const key of ['guided_regex', 'guided_grammar', 'guided_decoding_backend', 'guided_whitespace_pattern']) reader.str(key);
+  reader.strList('guided_choice', true);
+  reader.dict('vllm_xargs');
+  reader.dict('kv_transfer_params');
+}
+
+/**
+ * The chat template fields of ChatCompletionRequest and TokenizeChatRequest, and `tools`
+ * (`Optional[list[ChatCompletionToolsParam]]`: each a function with a string name).
+ */
+export function readChatTemplateFields(reader: FieldReader): void {
+  reader.str('chat_template');
+  reader.dict('chat_template_kwargs');
+  reader.dict('mm_processor_kwargs');
+  const tools = reader.body.tools;
+  if (tools === undefined || tools === null) return;
+  if (!Array.isArray(tools)) {
+    reader.issues.push({ type: 'list_type', loc: ['tools'], msg: 'Input should be a valid list', input: tools });
+    return;
+  }
+  tools.forEach((tool: unknown, i) => {
+    if (!isPlainObject(tool)) {
+      reader.issues.push({ type: 'model_type', loc: ['tools', i], msg: 'Input should be a valid dictionary or instance of ChatCompletionToolsParam', input: tool });
+      return;
+    }
+    if (tool.type !== undefined && tool.type !== 'function') reader.issues.push(literalIssue(['tools', i, 'type'], ['function'], tool.type));
+    const fn = tool.function;
+    if (fn === undefined) reader.issues.push({ type: 'missing', loc: ['tools', i, 'function'], msg: 'Field required', input: tool });
+    else if (!isPlainObject(fn)) reader.issues.push({ type: 'model_type', loc: ['tools', i, 'function'], msg: 'Input should be a valid dictionary or instance of FunctionDefinition', input: fn });
+    else if (fn.name === undefined) reader.issues.push({ type: 'missing', loc: ['tools', i, 'function', 'name'], msg: 'Field required', input: fn });
+    else if (typeof fn.name !== 'string') reader.issues.push({ type: 'string_type', loc: ['tools', i, 'function', 'name'], msg: 'Input should be a valid string', input: fn.name });
+  });
 }
 
 /** vLLM's `check_cache_salt_support` before-validator (both endpoints). */

@@ -62,3 +62,69 @@ describe('typed fields', () => {
     expect((await ask(s, '/tokenize', { messages, continue_final_message: true, add_generation_prompt: false })).status).toBe(200);
   });
 });
+
+describe('structured output, pass-through and chat template fields (audit 10 Z2-4)', () => {
+  const messages = [{ role: 'user', content: 'a' }];
+
+  it.each([
+    [{ guided_json: [1] }, "('body', 'guided_json', 'str')"],
+    [{ guided_regex: 5 }, "('body', 'guided_regex')"],
+    [{ guided_grammar: 5 }, "('body', 'guided_grammar')"],
+    [{ guided_decoding_backend: 5 }, "('body', 'guided_decoding_backend')"],
+    [{ guided_whitespace_pattern: [] }, "('body', 'guided_whitespace_pattern')"],
+    [{ guided_choice: 'x' }, "'type': 'list_type', 'loc': ('body', 'guided_choice')"],
+    [{ bad_words: 'x' }, "'type': 'list_type', 'loc': ('body', 'bad_words')"],
+    [{ bad_words: null }, "'type': 'list_type', 'loc': ('body', 'bad_words')"],
+    [{ vllm_xargs: [1] }, "'type': 'dict_type', 'loc': ('body', 'vllm_xargs')"],
+    [{ kv_transfer_params: 5 }, "'type': 'dict_type', 'loc': ('body', 'kv_transfer_params')"],
+  ])('both endpoints refuse %j', async (extra, expected) => {
+    const s = await server();
+    for (const [url, base] of [['/v1/completions', { prompt: 'x' }], ['/v1/chat/completions', { messages }]] as const) {
+      const answer = await ask(s, url, { ...base, max_tokens: 1, ...extra });
+      expect(answer.status, url).toBe(400);
+      expect(answer.message, url).toContain(expected);
+    }
+  });
+
+  it.each([
+    [{ structural_tag: 5 }, "('body', 'structural_tag')"],
+    [{ documents: [{ a: 1 }] }, "('body', 'documents', 0, 'a')"],
+  ])('chat refuses %j (TokenizeChatRequest has no such field)', async (extra, expected) => {
+    const s = await server();
+    const answer = await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, ...extra });
+    expect(answer.status).toBe(400);
+    expect(answer.message).toContain(expected);
+    expect((await ask(s, '/tokenize', { messages, ...extra })).status).toBe(200);
+  });
+
+  it.each([
+    [{ mm_processor_kwargs: 5 }, "'type': 'dict_type', 'loc': ('body', 'mm_processor_kwargs')"],
+    [{ chat_template: 1.5 }, "('body', 'chat_template')"],
+    [{ chat_template_kwargs: [1] }, "'type': 'dict_type', 'loc': ('body', 'chat_template_kwargs')"],
+    [{ tools: 'bogus' }, "'type': 'list_type', 'loc': ('body', 'tools')"],
+    [{ tools: [{ type: 'function', function: {} }] }, "'type': 'missing', 'loc': ('body', 'tools', 0, 'function', 'name')"],
+  ])('chat and /tokenize of messages refuse %j', async (extra, expected) => {
+    const s = await server();
+    for (const url of ['/v1/chat/completions', '/tokenize']) {
+      const answer = await ask(s, url, { messages, max_tokens: 1, ...extra });
+      expect(answer.status, url).toBe(400);
+      expect(answer.message, url).toContain(expected);
+    }
+  });
+
+  it('completions refuse a prompt_embeds that is no bytes; the right types are served', async () => {
+    const s = await server();
+    expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, prompt_embeds: 5 })).message).toContain("('body', 'prompt_embeds', 'bytes')");
+    const fine = {
+      guided_json: { type: 'object' },
+      guided_choice: ['a', 'b'],
+      bad_words: ['x'],
+      vllm_xargs: { k: 1 },
+      kv_transfer_params: null,
+      guided_regex: null,
+    };
+    expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, ...fine })).status).toBe(200);
+    const chatFine = { ...fine, documents: [{ title: 't', text: 'x' }], chat_template_kwargs: { enable_thinking: false }, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], tool_choice: 'none' };
+    expect((await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, ...chatFine })).status).toBe(200);
+  });
+});
