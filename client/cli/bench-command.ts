@@ -320,7 +320,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--per-request', 'also write per_request_lifecycle_metrics.json')
     .option('--timeout <duration>', 'per-request timeout, > 0 (bare number = seconds; default 300s)')
     .option('--start-at <time>', 'start the schedule at this moment (ISO 8601 with zone, or epoch ms), not as soon as ready: shards given one start send one schedule')
-    .option('--grace <duration>', 'after Ctrl-C, how long in-flight requests may finish (default 10s, at most 24h; a second Ctrl-C stops waiting)')
+    .option('--grace <duration>', 'after Ctrl-C (or SIGTERM, SIGHUP), how long in-flight requests may finish (default 10s, at most 24h; a second signal stops waiting)')
     .option('--usage <mode>', 'stream_options to ask for: none | include | continuous (default continuous)')
     .option('--no-tokenizer-fallback', 'count 1 token per event when the server gives no counts')
     .option('--workers <n>', 'worker threads sharing the schedule (default 1, at most 64)')
@@ -346,13 +346,15 @@ export function registerBenchCommand(program: Command): void {
       let exitCode = 130;
       const onSignal = (signal: StopSignal): void => {
         interrupts++;
+        // A Job or timeout(1) sends the same signal again, a terminal user presses Ctrl-C again.
+        const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
         if (interrupts === 1) {
           exitCode = 128 + STOP_SIGNALS[signal];
           const what = signal === 'SIGINT' ? 'interrupted' : `stopped by ${signal}`;
-          process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (Ctrl-C again to stop waiting)\n`);
+          process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (${again} again to stop waiting)\n`);
           controller.abort();
         } else if (interrupts === 2) {
-          process.stderr.write('benchtruth: interrupted again: in-flight requests are cut off as timeouts; writing reports\n');
+          process.stderr.write(`benchtruth: ${again} again: in-flight requests are cut off as timeouts; writing reports\n`);
           cutOff.abort();
         } else {
           process.exit(exitCode);

@@ -85,7 +85,7 @@ function errorMessageOf(text: string): string | null {
   return typeof candidate === 'string' ? candidate : JSON.stringify(candidate);
 }
 
-/** An encoding the client can read: none, or identity (it never sends Accept-Encoding). */
+/** An encoding the client can read: none, or identity (what its `accept-encoding` asks for). */
 function readableEncoding(encoding: string | null | undefined): boolean {
   const value = encoding?.trim().toLowerCase() ?? '';
   return value === '' || value === 'identity';
@@ -154,7 +154,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#headers = headers;
     if (status >= 200 && status < 300 && !readableEncoding(headers.contentEncoding)) {
       this.#unreadable = true;
-      this.#fail('malformed', `response has content-encoding ${JSON.stringify(headers.contentEncoding)}, which the client did not ask for and cannot read`);
+      this.#fail('malformed', `response has content-encoding ${JSON.stringify(headers.contentEncoding)}, which the client cannot read (it asks for identity and decodes no content coding)`);
     }
   }
 
@@ -191,7 +191,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       if (pending.pendingBytes > 0) this.#fail('truncated', `stream ended inside a JSON object (${pending.pendingBytes} bytes)`);
       if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) this.#fail('truncated', 'stream ended without its end-of-stream object');
     } else if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) {
-      const detail = pending.pendingEvent || pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : '';
+      const detail = pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : pending.pendingEvent ? ' (an event whose blank line never came)' : '';
       this.#fail('truncated', `stream ended without data: [DONE]${this.#payloads === 0 ? '' : detail}`);
     }
     return this.#finish(atMs, this.#failure === null || this.#payloads > 0 ? this.#failure : this.#unreadStreamFailure(this.#failure));

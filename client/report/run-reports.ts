@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
-import type { Slo } from './goodput.ts';
+import type { Slo, SloName } from './goodput.ts';
 import type { RunIdentity } from './run-identity.ts';
 import { lifecycleReportFromSamples, type LifecycleReport, type ReportContext } from './lifecycle-report.ts';
 
@@ -178,9 +178,13 @@ export function parseRawSamplesFile(json: unknown): RawSamplesFile {
 }
 
 /** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */
+/** The objectives as the report names them (in seconds), in a fixed order: `ttft=0.5s, tpot=0.05s`. */
 function sloKey(slo: Slo | null): string {
-  return slo === null ? 'none' : JSON.stringify(Object.fromEntries(Object.entries(slo).sort(([a], [b]) => a.localeCompare(b))));
+  if (slo === null) return 'none';
+  const named = SLO_NAMES.flatMap(([key, name]) => (slo[key] === undefined ? [] : [`${name}=${(slo[key] as number) / 1000}s`]));
+  return named.length === 0 ? 'none' : named.join(', ');
 }
+const SLO_NAMES: ReadonlyArray<[keyof Slo, SloName]> = [['ttftMs', 'ttft'], ['tpotMs', 'tpot'], ['itlMs', 'itl'], ['ntpotMs', 'ntpot'], ['latencyMs', 'request_latency']];
 
 export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Map<number, StageSamples>; contexts: Map<number, StageContext>; slo: Slo | null } {
   const samples = new Map<number, StageSamples>();

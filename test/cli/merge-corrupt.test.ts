@@ -57,7 +57,7 @@ describe('merge refuses corrupt shards in one line', () => {
     const strict = shard('slo-strict', (f) => Object.assign(f, { slo: { ttftMs: 22 }, run: run(0) }));
     const lax = shard('slo-lax', (f) => Object.assign(f, { slo: { ttftMs: 500 }, run: run(1) }));
     const none = shard('slo-none', (f) => (f.run = run(2)));
-    oneLine(await runCli(['merge', strict, lax]), /^benchtruth: merge: the shards were run with different SLOs \(\{"ttftMs":22\} vs \{"ttftMs":500\}\)/);
+    oneLine(await runCli(['merge', strict, lax]), /^benchtruth: merge: the shards were run with different SLOs \(ttft=0\.022s vs ttft=0\.5s\)/);
     oneLine(await runCli(['merge', lax, strict]), /different SLOs/);
     oneLine(await runCli(['merge', none, strict]), /different SLOs \(none vs/);
   });

@@ -192,8 +192,13 @@ describe('bodies that are not the stream asked for (finding 6)', () => {
 
   it('a content-encoding the client did not ask for is malformed, naming it', () => {
     const record = measure({ headers: { contentType: 'text/event-stream', contentEncoding: 'gzip' }, reads: ['\x1f\x8b\x08\x00garbage'] });
-    expect(record.failure).toEqual({ kind: 'malformed', message: 'response has content-encoding "gzip", which the client did not ask for and cannot read' });
+    expect(record.failure).toEqual({ kind: 'malformed', message: 'response has content-encoding "gzip", which the client cannot read (it asks for identity and decodes no content coding)' });
     expect(measure({ headers: { contentEncoding: 'identity' }, reads: [sse(chunk(' a')), sse('[DONE]')] }).failure).toBeNull();
+  });
+
+  it('a [DONE] line the stream ends on without its blank line is truncated, and says so (SSE drops an unfinished event)', () => {
+    expect(measure({ reads: [sse(chunk(' a')), 'data: [DONE]\n'] }).failure).toEqual({ kind: 'truncated', message: 'stream ended without data: [DONE] (an event whose blank line never came)' });
+    expect(measure({ reads: [sse(chunk(' a')), 'data: [DONE]'] }).failure).toEqual({ kind: 'truncated', message: 'stream ended without data: [DONE] (12 bytes of an unfinished event)' });
   });
 });
 

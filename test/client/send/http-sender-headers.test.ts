@@ -72,7 +72,7 @@ describe('the sender passes the response head on', () => {
   });
 
   it('a content-encoding the client never asked for is malformed', async () => {
-    expect((await send('/gzip')).failure).toEqual({ kind: 'malformed', message: 'response has content-encoding "gzip", which the client did not ask for and cannot read' });
+    expect((await send('/gzip')).failure).toEqual({ kind: 'malformed', message: 'response has content-encoding "gzip", which the client cannot read (it asks for identity and decodes no content coding)' });
   });
 
   it('a 200 application/json error body to a stream request is a stream_error', async () => {
