@@ -16,6 +16,7 @@ import type { JetstreamRuntime } from '../routes/jetstream-runtime.ts';
 import type { ServerContext } from '../server-context.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { malformedAwareSerializer, playDecode, type DecodeResponseOut } from './decode-player.ts';
+import { sanitizeDecodeRequest } from './decode-request-bytes.ts';
 import { httpStatusOfGrpc } from './grpc-http-status.ts';
 import { jetstreamPackage } from './jetstream-proto.ts';
 
@@ -135,9 +136,11 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
 export async function startJetstreamGrpc(ctx: ServerContext, runtime: JetstreamRuntime, port: number): Promise<GrpcHandle> {
   const server = new Server();
   const { Orchestrator } = jetstreamPackage();
-  // Decode's serializer also writes the half encodings of the malformed fault.
+  // Decode's serializer also writes the half encodings of the malformed fault; its request is
+  // read as JetStream's Python protobuf reads it (decode-request-bytes.ts), then by protobufjs.
   const decode = Orchestrator.service.Decode as MethodDefinition<DecodeRequestMessage, DecodeResponseMessage>;
-  const service: ServiceDefinition = { ...Orchestrator.service, Decode: { ...decode, responseSerialize: malformedAwareSerializer(decode.responseSerialize) } };
+  const requestDeserialize = (bytes: Buffer): DecodeRequestMessage => decode.requestDeserialize(sanitizeDecodeRequest(bytes));
+  const service: ServiceDefinition = { ...Orchestrator.service, Decode: { ...decode, requestDeserialize, responseSerialize: malformedAwareSerializer(decode.responseSerialize) } };
   server.addService(service, {
     Decode: decodeHandler(ctx, runtime),
     HealthCheck: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<{ isLive: boolean }>) => callback(null, { isLive: true }),

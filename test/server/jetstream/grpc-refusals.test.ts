@@ -4,7 +4,7 @@
  * the vLLM routes record theirs. A missing content oneof is JetStream's uncaught TypeError
  * (UNKNOWN); a full queue is RESOURCE_EXHAUSTED in JetStream's words.
  */
-import { Metadata, status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { Client, credentials, Metadata, status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orchestratorClient } from '../../../client/send/grpc-sender.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
@@ -79,5 +79,24 @@ describe('a full prefill queue', () => {
       client.close();
       await small.close();
     }
+  });
+});
+
+describe('bytes JetStream’s Python protobuf would not decode (audit 10 Z2-5)', () => {
+  /** A Decode whose request is sent as raw bytes. */
+  function rawDecode(hex: string): Promise<{ code: status; details: string } | 'served'> {
+    const client = new Client(`127.0.0.1:${server.jetstream.grpcPort}`, credentials.createInsecure());
+    const identity = (b: Buffer): Buffer => b;
+    return new Promise((resolve) => {
+      const call = client.makeServerStreamRequest('/jetstream_proto.Orchestrator/Decode', identity, identity, Buffer.from(hex, 'hex'));
+      call.on('data', () => {});
+      call.on('error', (error: ServiceError) => (client.close(), resolve({ code: error.code, details: error.details })));
+      call.on('end', () => (client.close(), resolve('served')));
+    });
+  }
+
+  it('invalid UTF-8 in the text is INTERNAL "Error deserializing request"; a mistyped known field is skipped and the call served', async () => {
+    expect(await rawDecode('20012a040a02fffe')).toEqual({ code: status.INTERNAL, details: 'Error deserializing request' });
+    expect(await rawDecode('220201022002' + '2a040a026869')).toBe('served');
   });
 });

@@ -1,0 +1,203 @@
+/**
+ * A DecodeRequest's bytes read as JetStream reads them — Python protobuf (upb) — before
+ * protobufjs sees them. The two disagree at the edges of the wire format: upb refuses field
+ * number 0, invalid UTF-8 in a `string` field and groups nested past its depth limit, where
+ * protobufjs reads on; and upb keeps a known field sent with the wrong wire type as an unknown
+ * field, where protobufjs misreads it (losing the request's content) or fails. `int32` values
+ * wider than 32 bits are truncated, as upb does. Pure.
+ *
+ * The result is the message re-encoded with only what upb would put in the known fields, so
+ * protobufjs's reading of it is upb's reading of the original; a refusal throws, which grpc-js
+ * answers with INTERNAL "Error deserializing request", as grpcio does.
+ */
+import { isUtf8 } from 'node:buffer';
+
+const VARINT = 0;
+const FIXED64 = 1;
+const LEN = 2;
+const START_GROUP = 3;
+const END_GROUP = 4;
+const FIXED32 = 5;
+
+/** upb's default limit on nested messages and groups (`kUpb_WireFormat_DefaultDepthLimit`). */
+const DEPTH_LIMIT = 100;
+
+type FieldKind = 'int32' | 'bool' | 'string' | 'float' | 'repeated-int32' | MessageSchema;
+interface MessageSchema {
+  readonly [field: number]: FieldKind;
+}
+
+const TEXT_CONTENT: MessageSchema = { 1: 'string' };
+const TOKEN_CONTENT: MessageSchema = { 1: 'repeated-int32' };
+const METADATA: MessageSchema = { 1: 'float' };
+/** jetstream.proto's DecodeRequest (field numbers of DESIGN §7). */
+const DECODE_REQUEST: MessageSchema = { 4: 'int32', 5: TEXT_CONTENT, 6: TOKEN_CONTENT, 7: METADATA, 8: 'int32', 9: 'string', 10: 'bool' };
+
+export class MalformedMessage extends Error {}
+
+class Cursor {
+  pos = 0;
+  constructor(readonly bytes: Uint8Array, readonly end: number) {}
+
+  varint(): bigint {
+    let value = 0n;
+    for (let shift = 0n; shift < 70n; shift += 7n) {
+      if (this.pos >= this.end) throw new MalformedMessage('truncated varint');
+      const byte = this.bytes[this.pos++] as number;
+      value |= BigInt(byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return BigInt.asUintN(64, value);
+    }
+    throw new MalformedMessage('varint longer than 10 bytes');
+  }
+
+  skip(n: number): number {
+    const start = this.pos;
+    if (n < 0 || this.end - this.pos < n) throw new MalformedMessage('field runs past the end of the message');
+    this.pos += n;
+    return start;
+  }
+}
+
+function encodeVarint(value: bigint, out: number[]): void {
+  let v = BigInt.asUintN(64, value);
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+}
+
+function pushBytes(out: number[], bytes: Uint8Array): void {
+  for (let i = 0; i < bytes.length; i++) out.push(bytes[i] as number);
+}
+
+const int32Of = (value: bigint): bigint => BigInt.asIntN(32, value);
+
+/** Skips one field's value of `wireType` (a group up to its end marker). */
+function skipValue(cursor: Cursor, wireType: number, field: number, depth: number): void {
+  switch (wireType) {
+    case VARINT:
+      cursor.varint();
+      return;
+    case FIXED64:
+      cursor.skip(8);
+      return;
+    case LEN:
+      cursor.skip(lengthOf(cursor));
+      return;
+    case FIXED32:
+      cursor.skip(4);
+      return;
+    case START_GROUP: {
+      if (depth + 1 > DEPTH_LIMIT) throw new MalformedMessage('groups nested too deep');
+      for (;;) {
+        const { field: inner, wireType: innerType } = readTag(cursor);
+        if (innerType === END_GROUP) {
+          if (inner !== field) throw new MalformedMessage('group ends with another field number');
+          return;
+        }
+        skipValue(cursor, innerType, inner, depth + 1);
+      }
+    }
+    default:
+      throw new MalformedMessage(`invalid wire type ${wireType}`);
+  }
+}
+
+function lengthOf(cursor: Cursor): number {
+  const length = cursor.varint();
+  if (length > BigInt(cursor.end - cursor.pos)) throw new MalformedMessage('length runs past the end of the message');
+  return Number(length);
+}
+
+function readTag(cursor: Cursor): { field: number; wireType: number } {
+  const tag = cursor.varint();
+  if (tag > 0xffffffffn) throw new MalformedMessage('tag wider than 32 bits');
+  const field = Number(tag >> 3n);
+  if (field === 0) throw new MalformedMessage('field number 0');
+  return { field, wireType: Number(tag & 7n) };
+}
+
+/** The message between `cursor.pos` and `cursor.end`, re-encoded with its known fields only. */
+function sanitize(cursor: Cursor, schema: MessageSchema, depth: number, out: number[]): void {
+  while (cursor.pos < cursor.end) sanitizeOne(cursor, schema, depth, out);
+}
+
+/** One field at `cursor.pos`: re-encoded into `out` when upb would set it, else skipped. */
+function sanitizeOne(cursor: Cursor, schema: MessageSchema, depth: number, out: number[]): void {
+  const { field, wireType } = readTag(cursor);
+  if (wireType === END_GROUP) throw new MalformedMessage('end of a group that never started');
+  const kind = schema[field];
+  const tag = (wire: number): void => encodeVarint(BigInt(field * 8 + wire), out);
+  if (kind === 'int32' && wireType === VARINT) {
+    tag(VARINT);
+    encodeVarint(int32Of(cursor.varint()), out);
+  } else if (kind === 'bool' && wireType === VARINT) {
+    tag(VARINT);
+    out.push(cursor.varint() === 0n ? 0 : 1);
+  } else if (kind === 'float' && wireType === FIXED32) {
+    tag(FIXED32);
+    pushBytes(out, cursor.bytes.subarray(cursor.skip(4), cursor.pos));
+  } else if (kind === 'string' && wireType === LEN) {
+    const length = lengthOf(cursor);
+    const text = cursor.bytes.subarray(cursor.skip(length), cursor.pos);
+    if (!isUtf8(text)) throw new MalformedMessage(`field ${field} is not valid UTF-8`);
+    tag(LEN);
+    encodeVarint(BigInt(length), out);
+    pushBytes(out, text);
+  } else if (kind === 'repeated-int32' && (wireType === VARINT || wireType === LEN)) {
+    // Packed or not, as every proto3 reader accepts both; written back one by one.
+    const values: bigint[] = [];
+    if (wireType === VARINT) values.push(int32Of(cursor.varint()));
+    else {
+      const length = lengthOf(cursor);
+      const packed = new Cursor(cursor.bytes, cursor.pos + length);
+      packed.pos = cursor.pos;
+      while (packed.pos < packed.end) values.push(int32Of(packed.varint()));
+      cursor.pos = packed.end;
+    }
+    for (const value of values) {
+      tag(VARINT);
+      encodeVarint(value, out);
+    }
+  } else if (typeof kind === 'object' && wireType === LEN) {
+    if (depth + 1 > DEPTH_LIMIT) throw new MalformedMessage('messages nested too deep');
+    const length = lengthOf(cursor);
+    const inner = new Cursor(cursor.bytes, cursor.pos + length);
+    inner.pos = cursor.pos;
+    const body: number[] = [];
+    sanitize(inner, kind, depth + 1, body);
+    cursor.pos = inner.end;
+    tag(LEN);
+    encodeVarint(BigInt(body.length), out);
+    for (const byte of body) out.push(byte);
+  } else {
+    // An unknown field, or a known one with another wire type: upb keeps it as unknown.
+    skipValue(cursor, wireType, field, depth);
+  }
+}
+
+/** The fields of DecodeRequest's `content` oneof: the last one on the wire is the one set. */
+const CONTENT_ONEOF = new Set([5, 6]);
+
+/** The DecodeRequest's bytes as upb would read them; throws MalformedMessage where upb refuses. */
+export function sanitizeDecodeRequest(bytes: Uint8Array): Buffer {
+  const fields: Array<{ field: number; bytes: number[] }> = [];
+  const cursor = new Cursor(bytes, bytes.length);
+  // Field by field, so a oneof member set earlier can be dropped when another follows.
+  while (cursor.pos < cursor.end) {
+    const start = cursor.pos;
+    const { field } = readTag(cursor);
+    cursor.pos = start;
+    const out: number[] = [];
+    sanitizeOne(cursor, DECODE_REQUEST, 0, out);
+    if (out.length === 0) continue;
+    if (CONTENT_ONEOF.has(field)) {
+      const kept = fields.filter((f) => !CONTENT_ONEOF.has(f.field) || f.field === field);
+      fields.length = 0;
+      fields.push(...kept);
+    }
+    fields.push({ field, bytes: out });
+  }
+  return Buffer.from(fields.flatMap((f) => f.bytes));
+}
