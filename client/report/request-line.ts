@@ -147,7 +147,10 @@ export function perRequestEntry(line: string): PerRequestEntry | null {
   const seconds = (rel: number): number => (json.run_origin_epoch_ms + rel) / 1000;
   const chunkTimes: number[] = [];
   const tokenTimes: number[] = [];
-  for (const [at, tokens] of json.token_events) {
+  // Usage saying 0 output tokens: the summary gives no TTFT or gaps, and neither may the times
+  // inference-perf's readers take them from (chunk_times[0] − start_time is its TTFT).
+  const events = json.output_tokens === 0 ? [] : json.token_events;
+  for (const [at, tokens] of events) {
     const t = seconds(at);
     chunkTimes.push(t);
     for (let i = 0; i < tokens; i++) tokenTimes.push(t);

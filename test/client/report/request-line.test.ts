@@ -78,6 +78,12 @@ describe('recordFromLine', () => {
 describe('perRequestEntry (per_request_lifecycle_metrics.json)', () => {
   const seconds = (reading: number): number => toEpoch(reading) / 1000;
 
+  it('an answer whose usage says 0 output tokens lists no chunk or token times, as the summary gives it no TTFT (audit 10 Z3-3)', () => {
+    const zero = { ...success(), outputTokens: 0, usage: { promptTokens: 9, completionTokens: 0, totalTokens: 9 }, tokenCountMismatch: true };
+    const rm = perRequestEntry(requestLine(zero, ORIGIN_MS, ORIGIN_EPOCH_MS))?.info.response_metrics;
+    expect(rm).toMatchObject({ output_tokens: 0, chunk_times: [], output_token_times: [] });
+  });
+
   it("has inference-perf's per-request layout, its times in epoch seconds and the info fields its readers use", () => {
     const entry = perRequestEntry(requestLine(success(), ORIGIN_MS, ORIGIN_EPOCH_MS));
     expect(Object.keys(entry ?? {})).toEqual(['start_time', 'end_time', 'request', 'response', 'info', 'error']);
