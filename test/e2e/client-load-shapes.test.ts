@@ -116,14 +116,16 @@ describe('closed loop and stages', () => {
     expect(result.report.load_summary.count).toBe(14);
   });
 
+  /** A small sweep: an 8-request probe at concurrency 4, then two half-second stages. */
+  const sweepLoad = (warmupSec: number) => ({
+    type: 'sweep' as const,
+    arrival: { kind: 'constant' as const },
+    sweep: { probeConcurrency: 4, probeRequests: 8, numStages: 2, stageDurationSec: 0.5, spacing: 'linear' as const },
+    warmupSec,
+  });
+
   it('sweep: probes saturation, then stages rising to it', async () => {
-    const load = {
-      type: 'sweep' as const,
-      arrival: { kind: 'constant' as const },
-      sweep: { probeConcurrency: 4, probeRequests: 8, numStages: 2, stageDurationSec: 0.5, spacing: 'linear' as const },
-      warmupSec: 0,
-    };
-    const result = await benchAgainst(server, { load, maxTokens: 3, promptTokens: 4, seed: 9 });
+    const result = await benchAgainst(server, { load: sweepLoad(0), maxTokens: 3, promptTokens: 4, seed: 9 });
     const probe = result.records.filter((r) => r.stage === -1);
     expect(probe).toHaveLength(8);
     const rates = [...result.stageReports.values()].map((r) => r.load_summary.intended_rate as number);
@@ -134,13 +136,7 @@ describe('closed loop and stages', () => {
   });
 
   it('sweep with a warm-up: it runs before the first measured stage, at its rate, and stays out of every result (audit 10 Z6-2)', async () => {
-    const load = {
-      type: 'sweep' as const,
-      arrival: { kind: 'constant' as const },
-      sweep: { probeConcurrency: 4, probeRequests: 8, numStages: 2, stageDurationSec: 0.5, spacing: 'linear' as const },
-      warmupSec: 0.5,
-    };
-    const result = await benchAgainst(server, { load, maxTokens: 3, promptTokens: 4, seed: 9 });
+    const result = await benchAgainst(server, { load: sweepLoad(0.5), maxTokens: 3, promptTokens: 4, seed: 9 });
     const warm = result.records.filter((r) => r.warmup);
     expect(warm.length).toBeGreaterThan(0);
     expect(warm.every((r) => r.stage === 0)).toBe(true);

@@ -84,17 +84,7 @@ function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): Chat
 
 /** `documents: Optional[list[dict[str, str]]]` (RAG context for the chat template). */
 function readDocuments(reader: FieldReader): void {
-  const documents = reader.body.documents;
-  if (documents === undefined || documents === null) return;
-  if (!Array.isArray(documents)) {
-    reader.issues.push({ type: 'list_type', loc: ['documents'], msg: 'Input should be a valid list', input: documents });
-    return;
-  }
-  documents.forEach((document: unknown, i) => {
-    if (!isPlainObject(document)) {
-      reader.issues.push({ type: 'dict_type', loc: ['documents', i], msg: 'Input should be a valid dictionary', input: document });
-      return;
-    }
+  reader.objects('documents', { type: 'dict_type', msg: 'Input should be a valid dictionary' }, (document, i) => {
     for (const [key, value] of Object.entries(document)) {
       if (typeof value !== 'string') reader.issues.push({ type: 'string_type', loc: ['documents', i, key], msg: 'Input should be a valid string', input: value });
     }

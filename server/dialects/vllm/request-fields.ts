@@ -181,6 +181,23 @@ export class FieldReader {
     });
   }
 
+  /**
+   * `Optional[list[<object>]]` (`tools`, `documents`): each item that is an object goes to
+   * `visit`; a non-list, and an item that is no object, are the issues pydantic reports.
+   */
+  objects(key: string, notObject: { type: string; msg: string }, visit: (item: Record<string, unknown>, index: number) => void): void {
+    const raw = this.#body[key];
+    if (raw === undefined || raw === null) return;
+    if (!Array.isArray(raw)) {
+      this.issues.push({ type: 'list_type', loc: [key], msg: 'Input should be a valid list', input: raw });
+      return;
+    }
+    raw.forEach((item: unknown, i) => {
+      if (isJsonObject(item)) visit(item, i);
+      else this.issues.push({ ...notObject, loc: [key, i], input: item });
+    });
+  }
+
   /** `Optional[Union[str, dict]]` (`guided_json`): pydantic reports a miss against each member. */
   strOrDict(key: string): void {
     const raw = this.#body[key];

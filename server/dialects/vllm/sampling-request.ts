@@ -285,17 +285,7 @@ export function readChatTemplateFields(reader: FieldReader): void {
   reader.str('chat_template');
   reader.dict('chat_template_kwargs');
   reader.dict('mm_processor_kwargs');
-  const tools = reader.body.tools;
-  if (tools === undefined || tools === null) return;
-  if (!Array.isArray(tools)) {
-    reader.issues.push({ type: 'list_type', loc: ['tools'], msg: 'Input should be a valid list', input: tools });
-    return;
-  }
-  tools.forEach((tool: unknown, i) => {
-    if (!isPlainObject(tool)) {
-      reader.issues.push({ type: 'model_type', loc: ['tools', i], msg: 'Input should be a valid dictionary or instance of ChatCompletionToolsParam', input: tool });
-      return;
-    }
+  reader.objects('tools', { type: 'model_type', msg: 'Input should be a valid dictionary or instance of ChatCompletionToolsParam' }, (tool, i) => {
     if (tool.type !== undefined && tool.type !== 'function') reader.issues.push(literalIssue(['tools', i, 'type'], ['function'], tool.type));
     const fn = tool.function;
     if (fn === undefined) reader.issues.push({ type: 'missing', loc: ['tools', i, 'function'], msg: 'Field required', input: tool });
