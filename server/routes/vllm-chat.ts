@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
-import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge } from '../dialects/vllm/sampling-request.ts';
+import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
@@ -28,7 +28,10 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // Prompt tokens = the messages' text tokens; a chat template's role markers are not counted,
     // so a client that tokenizes the message texts counts what the server reports.
     const { tokenizer } = state;
-    const promptTokens = req.messages.reduce((sum, m) => sum + tokenizer.count(m.text), 0);
+    const whole = req.messages.reduce((sum, m) => sum + tokenizer.count(m.text), 0);
+    // truncate_prompt_tokens keeps the rendered prompt's last N tokens.
+    const kept = promptTokensKept(req.truncatePromptTokens, options.maxModelLen);
+    const promptTokens = kept === null ? whole : Math.min(whole, kept);
     const tooLong = contextLengthError(options.maxModelLen, promptTokens, req.maxTokens ?? 0);
     // vLLM's chat preprocessing answers `f"{e} {e.__cause__}"`: the message ends in " None".
     if (tooLong !== null) return refuse(badRequest(`${tooLong.message} None`));

@@ -3,13 +3,19 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion } from '../dialects/vllm/plan-completion.ts';
-import { checkLogprobs, checkSampling, engineRefusal, planTooLarge } from '../dialects/vllm/sampling-request.ts';
+import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
+
+/** A prompt cut to its last `kept` tokens (as ids); one that fits is left as sent. */
+function keepLastTokens(tokenizer: VllmState['tokenizer'], prompt: string | number[], kept: number): string | number[] {
+  const ids = typeof prompt === 'string' ? tokenizer.encode(prompt) : prompt;
+  return ids.length > kept ? ids.slice(ids.length - kept) : prompt;
+}
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post(COMPLETIONS_PATH, async (request, reply) => {
@@ -26,7 +32,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (req.suffix === true) return refuse(badRequest('suffix is not currently supported'));
 
     const { tokenizer } = state;
-    const prompts = promptList(req.prompt);
+    const kept = promptTokensKept(req.truncatePromptTokens, options.maxModelLen);
+    // truncate_prompt_tokens: a longer prompt becomes its last tokens, before any length check.
+    const prompts = kept === null ? promptList(req.prompt) : promptList(req.prompt).map((p) => keepLastTokens(tokenizer, p, kept));
     // vLLM's renderer: no prompt at all, or a first token list that is empty.
     const first = prompts[0];
     if (first === undefined || (Array.isArray(first) && first.length === 0)) return refuse(badRequest('please provide at least one prompt'));
@@ -44,7 +52,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (!limited && counts.some((c) => c >= options.maxModelLen)) return refuse(badRequest('max_tokens must be at least 1, got 0.'));
     // SamplingParams are built per prompt with vLLM's limit: the request's, else the room left.
     for (const count of counts) {
-      const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling }, limited ? req.maxTokens : options.maxModelLen - count);
+      const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling, useBeamSearch: req.useBeamSearch }, limited ? req.maxTokens : options.maxModelLen - count);
       if (sampling !== null) return refuse(sampling);
     }
     const logprobs = checkLogprobs(req.logprobs ?? null);

@@ -75,20 +75,16 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     if (!isPlainObject(body)) return fail(reply, bodyNotObject(body));
     const issues: FieldIssue[] = [];
     const model = modelOf(body, issues);
-    const tokens = body.tokens;
-    if (!Array.isArray(tokens)) {
-      issues.push(tokens === undefined
-        ? { type: 'missing', loc: ['tokens'], msg: 'Field required', input: body }
-        : { type: 'list_type', loc: ['tokens'], msg: 'Input should be a valid list', input: tokens });
-    } else {
-      tokens.forEach((t, i) => {
-        if (!Number.isInteger(t)) issues.push({ type: 'int_type', loc: ['tokens', i], msg: 'Input should be a valid integer', input: t });
-      });
-    }
-    if (issues.length > 0) return fail(reply, validationError(issues));
+    // `tokens: list[int]`, required: each item read laxly ("1" is 1), as pydantic reads it.
+    const reader = new FieldReader(body);
+    let ids: number[] | null = null;
+    if (body.tokens === undefined) issues.push({ type: 'missing', loc: ['tokens'], msg: 'Field required', input: body });
+    else if (body.tokens === null) issues.push({ type: 'list_type', loc: ['tokens'], msg: 'Input should be a valid list', input: null });
+    else ids = reader.intList('tokens');
+    issues.push(...reader.issues);
+    if (issues.length > 0 || ids === null) return fail(reply, validationError(issues));
     const resolved = resolveModel(state, model);
     if (resolved instanceof VllmError) return fail(reply, resolved);
-    const ids = tokens as number[];
     const text = tokenizer.decode(ids);
     if (text === null) {
       const bad = ids.find((id) => tokenizer.decode([id]) === null);

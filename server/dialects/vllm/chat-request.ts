@@ -109,6 +109,8 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   readChatTemplateFields(reader);
   reader.str('structural_tag');
   readDocuments(reader);
+  // Chat's own (CompletionRequest declares none: there it is an ignored extra).
+  reader.strList('bad_words', false);
   const maxTokensField = reader.int('max_tokens', null);
   const maxCompletionTokens = reader.int('max_completion_tokens', null);
   const typeFailure = typeErrors(reader);

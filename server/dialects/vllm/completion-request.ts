@@ -26,6 +26,10 @@ export interface CompletionRequest {
   /** `echo`: each choice's text starts with its prompt. */
   echo?: boolean;
   sampling?: SamplingKnobs;
+  /** `use_beam_search` (see SamplingFields). */
+  useBeamSearch?: boolean;
+  /** `truncate_prompt_tokens` (see SamplingFields). */
+  truncatePromptTokens?: number | null;
   /** `suffix` was sent (not null): vLLM refuses it once the model is known. */
   suffix?: boolean;
 }
@@ -105,6 +109,8 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
       includeStopStrInOutput: fields.includeStopStrInOutput,
       returnTokenIds: fields.returnTokenIds,
       ...(fields.sampling === undefined ? {} : { sampling: fields.sampling }),
+      ...(fields.useBeamSearch === true ? { useBeamSearch: true } : {}),
+      truncatePromptTokens: fields.truncatePromptTokens ?? null,
       logprobs,
       echo,
       suffix,

@@ -28,6 +28,13 @@ export interface SamplingFields {
   returnTokenIds: boolean;
   /** Sampling knobs: validated as SamplingParams does; the fake model's text ignores them. */
   sampling?: SamplingKnobs;
+  /** `truncate_prompt_tokens`: keep the prompt's last N tokens (−1: the context length). */
+  truncatePromptTokens?: number | null;
+  /**
+   * `use_beam_search`: vLLM then builds BeamSearchParams (beam width n), never the request's
+   * SamplingParams, so none of their checks apply; n choices are still answered.
+   */
+  useBeamSearch?: boolean;
 }
 
 /** The SamplingParams fields vLLM checks, with its defaults for an absent (None) value. */
@@ -260,15 +267,11 @@ function readTypedOnlyFields(reader: FieldReader): void {
   reader.floatDict('logit_bias');
   readResponseFormat(reader);
   reader.intList('stop_token_ids');
-  // Only the type: the accepted range of truncate_prompt_tokens differs between vLLM releases.
-  reader.int('truncate_prompt_tokens', null);
   reader.boolNotNull('skip_special_tokens', true);
   reader.boolNotNull('spaces_between_special_tokens', true);
   reader.intNotNull('priority', 0);
   reader.bool('return_tokens_as_token_ids', false);
   reader.floatNotNull('length_penalty', 1);
-  reader.boolNotNull('use_beam_search', false);
-  reader.strList('bad_words', false);
   // Structured output (the fake model follows none of it) and pass-through parameters.
   reader.strOrDict('guided_json');
   for (const key of ['guided_regex', 'guided_grammar', 'guided_decoding_backend', 'guided_whitespace_pattern']) reader.str(key);
@@ -318,6 +321,9 @@ export function readSamplingFields(reader: FieldReader, nullableN: boolean): Sam
     includeStopStrInOutput: reader.boolNotNull('include_stop_str_in_output', false),
     returnTokenIds: reader.bool('return_token_ids', false),
     sampling: readSamplingKnobs(reader),
+    useBeamSearch: reader.boolNotNull('use_beam_search', false),
+    // Only the type is checked: its accepted range differs between vLLM releases.
+    truncatePromptTokens: reader.int('truncate_prompt_tokens', null),
   };
 }
 
@@ -339,21 +345,35 @@ function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
   };
 }
 
+/**
+ * How many prompt tokens `truncate_prompt_tokens` keeps (vLLM tokenizes with truncation from the
+ * left: the last N stay), or null for the whole prompt: −1 is the context length; values below
+ * 1 otherwise truncate nothing here (their handling differs between releases).
+ */
+export function promptTokensKept(truncate: number | null | undefined, maxModelLen: number): number | null {
+  if (truncate === -1) return maxModelLen;
+  return truncate !== null && truncate !== undefined && truncate >= 1 ? truncate : null;
+}
+
 /** vLLM's engine check on the number of logprobs asked for (--max-logprobs, default 20). */
 export function checkLogprobs(count: number | null): VllmError | null {
   if (count === null || count <= MAX_LOGPROBS) return null;
   return badRequest(`Requested sample logprobs of ${count}, which is greater than max allowed: ${MAX_LOGPROBS}`);
 }
 
-/** Below this temperature vLLM samples greedily (`_SAMPLING_EPS`). */
-const GREEDY_TEMPERATURE = 1e-5;
+/**
+ * vLLM raises a temperature in (0, 0.01) to 0.01 (`_MAX_TEMP`) before its greedy check
+ * (below `_SAMPLING_EPS`), so only a temperature of 0 samples greedily.
+ */
+const isGreedy = (temperature: number): boolean => temperature === 0;
 
 /**
  * SamplingParams' `_verify_args` (vLLM 0.11), in its order and with its messages, after the
  * types are known to be right; then the greedy check. `maxTokens` is the limit vLLM computes
  * (the request's, else the room left in the context); null skips the max_tokens checks.
  */
-export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampling'>, maxTokens: number | null): VllmError | null {
+export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampling' | 'useBeamSearch'>, maxTokens: number | null): VllmError | null {
+  if (fields.useBeamSearch === true) return checkBeamSearch(fields.n);
   const k = fields.sampling ?? DEFAULT_SAMPLING;
   const f = pythonFloat;
   // to_sampling_params builds the logits processors before SamplingParams exists.
@@ -380,8 +400,18 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
   if (k.minTokens < 0) return badRequest(`min_tokens must be greater than or equal to 0, got ${k.minTokens}.`);
   if (maxTokens !== null && k.minTokens > maxTokens) return badRequest(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${k.minTokens}.`);
   if (fields.stop.includes('')) return badRequest('stop cannot contain an empty string.');
-  if (k.temperature < GREEDY_TEMPERATURE && n > 1) return badRequest(`n must be 1 when using greedy sampling, got ${n}.`);
+  if (isGreedy(k.temperature) && n > 1) return badRequest(`n must be 1 when using greedy sampling, got ${n}.`);
   return null;
+}
+
+/**
+ * Beam search: the engine searches with SamplingParams(logprobs = 2 × beam width, max_tokens 1),
+ * whose logprobs the V1 engine caps (--max-logprobs); benchtruth's own cap on choices holds too.
+ */
+function checkBeamSearch(n: number): VllmError | null {
+  if (n < 1) return badRequest(`n must be at least 1, got ${n}.`);
+  if (n > MAX_CHOICES) return badRequest(`n must be at most ${MAX_CHOICES} on benchtruth, got ${n}.`, 'n');
+  return checkLogprobs(2 * n);
 }
 
 /**
@@ -389,7 +419,9 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
  * request's generator is first iterated: a 400 for a whole body, an error event after the 200
  * for a stream (as the out-of-vocabulary prompt). Checked before the prompt's token ids.
  */
-export function engineRefusal(fields: Pick<SamplingFields, 'sampling'>, maxTokenId: number): VllmError | null {
+export function engineRefusal(fields: Pick<SamplingFields, 'sampling' | 'useBeamSearch'>, maxTokenId: number): VllmError | null {
+  // Beam search never builds the request's SamplingParams (checkSampling has its own check).
+  if (fields.useBeamSearch === true) return null;
   const k = fields.sampling ?? DEFAULT_SAMPLING;
   const allowed = k.allowedTokenIds;
   if (allowed !== null) {

@@ -73,8 +73,6 @@ describe('structured output, pass-through and chat template fields (audit 10 Z2-
     [{ guided_decoding_backend: 5 }, "('body', 'guided_decoding_backend')"],
     [{ guided_whitespace_pattern: [] }, "('body', 'guided_whitespace_pattern')"],
     [{ guided_choice: 'x' }, "'type': 'list_type', 'loc': ('body', 'guided_choice')"],
-    [{ bad_words: 'x' }, "'type': 'list_type', 'loc': ('body', 'bad_words')"],
-    [{ bad_words: null }, "'type': 'list_type', 'loc': ('body', 'bad_words')"],
     [{ vllm_xargs: [1] }, "'type': 'dict_type', 'loc': ('body', 'vllm_xargs')"],
     [{ kv_transfer_params: 5 }, "'type': 'dict_type', 'loc': ('body', 'kv_transfer_params')"],
   ])('both endpoints refuse %j', async (extra, expected) => {
@@ -89,6 +87,8 @@ describe('structured output, pass-through and chat template fields (audit 10 Z2-
   it.each([
     [{ structural_tag: 5 }, "('body', 'structural_tag')"],
     [{ documents: [{ a: 1 }] }, "('body', 'documents', 0, 'a')"],
+    [{ bad_words: 'x' }, "'type': 'list_type', 'loc': ('body', 'bad_words')"],
+    [{ bad_words: null }, "'type': 'list_type', 'loc': ('body', 'bad_words')"],
   ])('chat refuses %j (TokenizeChatRequest has no such field)', async (extra, expected) => {
     const s = await server();
     const answer = await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, ...extra });
@@ -126,5 +126,62 @@ describe('structured output, pass-through and chat template fields (audit 10 Z2-
     expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, ...fine })).status).toBe(200);
     const chatFine = { ...fine, documents: [{ title: 't', text: 'x' }], chat_template_kwargs: { enable_thinking: false }, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], tool_choice: 'none' };
     expect((await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, ...chatFine })).status).toBe(200);
+  });
+});
+
+describe('requests vLLM serves that a naive reading would refuse (audit 10 Z9)', () => {
+  const messages = [{ role: 'user', content: 'a' }];
+
+  it('completions take any bad_words: CompletionRequest declares none (an ignored extra)', async () => {
+    const s = await server();
+    expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, bad_words: null })).status).toBe(200);
+  });
+
+  it('beam search skips the sampling checks (greedy n > 1, top_p 0), capped by 2 × width logprobs', async () => {
+    const s = await server();
+    for (const [url, base] of [['/v1/chat/completions', { messages }], ['/v1/completions', { prompt: 'x' }]] as const) {
+      expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 2, temperature: 0 })).status, url).toBe(200);
+      expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 3, top_p: 0 })).status, url).toBe(200);
+      expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 11 })).message, url).toBe('Requested sample logprobs of 22, which is greater than max allowed: 20');
+    }
+  });
+
+  it('a tiny positive temperature is raised to 0.01, not greedy: n > 1 is served; 0 is still greedy', async () => {
+    const s = await server();
+    expect((await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, n: 2, temperature: 1e-6 })).status).toBe(200);
+    expect((await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, n: 2, temperature: 0 })).message).toBe('n must be 1 when using greedy sampling, got 2.');
+  });
+
+  it('/detokenize reads its token ids laxly, as pydantic does ("1" is 1)', async () => {
+    const s = await server();
+    const lax = await s.app.inject({ method: 'POST', url: '/detokenize', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tokens: ['1', 2] }) });
+    const strict = await s.app.inject({ method: 'POST', url: '/detokenize', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tokens: [1, 2] }) });
+    expect(lax.statusCode).toBe(200);
+    expect(lax.body).toBe(strict.body);
+    expect((await ask(s, '/detokenize', { tokens: ['x'] })).message).toContain("'loc': ('body', 'tokens', 0)");
+    expect((await ask(s, '/detokenize', { tokens: null })).message).toContain("'type': 'list_type'");
+  });
+});
+
+describe('truncate_prompt_tokens keeps the prompt’s last tokens before the length check (audit 10 Z9-3)', () => {
+  const usageOf = (body: string): number => (JSON.parse(body) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+  const post = (s: BenchtruthServer, url: string, payload: object) => s.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  const long = Array.from({ length: 100 }, () => 'word').join(' ');
+
+  it('completions and chat: an over-long prompt is served, counted as the kept tokens; −1 keeps the context', async () => {
+    const s = buildServer({ seed: 1, ttftMs: 0, itlMs: 0, maxModelLen: 64 });
+    servers.push(s);
+    await s.app.ready();
+    expect((await post(s, '/v1/completions', { prompt: long, max_tokens: 5 })).statusCode).toBe(400);
+    const completion = await post(s, '/v1/completions', { prompt: long, max_tokens: 5, truncate_prompt_tokens: 10 });
+    expect(completion.statusCode).toBe(200);
+    expect(usageOf(completion.body)).toBe(10);
+    const ids = await post(s, '/v1/completions', { prompt: [1, 2, 3, 4, 5], max_tokens: 2, truncate_prompt_tokens: 2, return_token_ids: true });
+    expect(JSON.parse(ids.body)).toMatchObject({ usage: { prompt_tokens: 2 }, choices: [{ prompt_token_ids: [4, 5] }] });
+    const chat = await post(s, '/v1/chat/completions', { messages: [{ role: 'user', content: long }], max_tokens: 5, truncate_prompt_tokens: 10 });
+    expect(chat.statusCode).toBe(200);
+    expect(usageOf(chat.body)).toBe(10);
+    // A prompt shorter than the limit is left whole.
+    expect(usageOf((await post(s, '/v1/completions', { prompt: 'word word word', max_tokens: 1, truncate_prompt_tokens: 20 })).body)).toBe(3);
   });
 });
