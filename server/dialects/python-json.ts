@@ -35,7 +35,18 @@ export type PythonJsonResult = { ok: true; value: unknown } | { ok: false; kind:
 
 /** CPython 3.11+'s cap on int-from-text conversion (sys.get_int_max_str_digits()). */
 const INT_MAX_STR_DIGITS = 4300;
-const OVERLONG_DIGITS = new RegExp(`[0-9]{${INT_MAX_STR_DIGITS + 1}}`);
+
+/** Whether `text` has a run of more than 4300 digits anywhere (inside strings too); linear. */
+function hasOverlongDigitRun(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) {
+      if (++run > INT_MAX_STR_DIGITS) return true;
+    } else run = 0;
+  }
+  return false;
+}
 
 /**
  * Whether `text` (JSON that parses) holds an integer literal of more than 4300 digits outside
@@ -43,8 +54,8 @@ const OVERLONG_DIGITS = new RegExp(`[0-9]{${INT_MAX_STR_DIGITS + 1}}`);
  * (a fraction or exponent makes it a float, which has no such cap).
  */
 function hasOverlongInteger(text: string): boolean {
-  // The cheap native test first: almost every body has no such run of digits at all.
-  if (text.length <= INT_MAX_STR_DIGITS || !OVERLONG_DIGITS.test(text)) return false;
+  // A cheap linear pass first: almost every body has no such run of digits at all.
+  if (text.length <= INT_MAX_STR_DIGITS || !hasOverlongDigitRun(text)) return false;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
