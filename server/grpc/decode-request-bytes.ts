@@ -6,9 +6,11 @@
  * field, where protobufjs misreads it (losing the request's content) or fails. `int32` values
  * wider than 32 bits are truncated, as upb does. Pure.
  *
- * The result is the message re-encoded with only what upb would put in the known fields, so
- * protobufjs's reading of it is upb's reading of the original; a refusal throws, which grpc-js
- * answers with INTERNAL "Error deserializing request", as grpcio does.
+ * Bytes both read alike (every request a real client sends) pass through untouched after one
+ * allocation-free scan. Others are re-encoded with only what upb would put in the known fields
+ * (a message field sent twice merged, the last member of a oneof kept), so protobufjs's reading
+ * of them is upb's reading of the original. A refusal throws, which grpc-js answers with
+ * INTERNAL "Error deserializing request", as grpcio does.
  */
 import { isUtf8 } from 'node:buffer';
 
@@ -46,6 +48,29 @@ class Cursor {
       const byte = this.bytes[this.pos++] as number;
       value |= BigInt(byte & 0x7f) << shift;
       if ((byte & 0x80) === 0) return BigInt.asUintN(64, value);
+    }
+    throw new MalformedMessage('varint longer than 10 bytes');
+  }
+
+  /** Bytes the last `fastVarint` read. */
+  varintBytes = 0;
+
+  /**
+   * A varint as a Number (exact below 2^53, which covers tags and lengths), for the scan that
+   * only asks whether the bytes need rewriting; `varintBytes` says how long it was.
+   */
+  fastVarint(): number {
+    let value = 0;
+    let scale = 1;
+    for (let n = 1; n <= 10; n++) {
+      if (this.pos >= this.end) throw new MalformedMessage('truncated varint');
+      const byte = this.bytes[this.pos++] as number;
+      value += (byte & 0x7f) * scale;
+      scale *= 128;
+      if ((byte & 0x80) === 0) {
+        this.varintBytes = n;
+        return value;
+      }
     }
     throw new MalformedMessage('varint longer than 10 bytes');
   }
@@ -180,24 +205,98 @@ function sanitizeOne(cursor: Cursor, schema: MessageSchema, depth: number, out: 
 /** The fields of DecodeRequest's `content` oneof: the last one on the wire is the one set. */
 const CONTENT_ONEOF = new Set([5, 6]);
 
+/**
+ * protobufjs reads an int32 varint of up to 5 bytes, or of 10 (a negative one, sign-extended),
+ * as its low 32 bits, as upb does; one of 6 to 9 bytes it misreads (it skips 5 bytes blindly).
+ */
+const int32ReadAlike = (varintBytes: number): boolean => varintBytes <= 5 || varintBytes === 10;
+
+/**
+ * Whether protobufjs reads the message as upb does, scanning it once without allocating: every
+ * field known, of its wire type, canonical (int32 as int32ReadAlike says, bool 0 or 1), no message
+ * field twice and one content member. Throws where upb refuses the bytes.
+ */
+function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boolean {
+  let seenMessages = 0;
+  while (cursor.pos < cursor.end) {
+    const tag = cursor.fastVarint();
+    if (tag > 0xffffffff) return false;
+    const field = Math.floor(tag / 8);
+    const wireType = tag % 8;
+    if (field === 0) throw new MalformedMessage('field number 0');
+    const kind = schema[field];
+    if (kind === 'int32' && wireType === VARINT) {
+      cursor.fastVarint();
+      if (!int32ReadAlike(cursor.varintBytes)) return false;
+    } else if (kind === 'bool' && wireType === VARINT) {
+      if (cursor.fastVarint() > 1 || cursor.varintBytes > 1) return false;
+    } else if (kind === 'float' && wireType === FIXED32) {
+      cursor.skip(4);
+    } else if (kind === 'string' && wireType === LEN) {
+      const length = cursor.fastVarint();
+      const start = cursor.skip(length);
+      if (!isUtf8(cursor.bytes.subarray(start, cursor.pos))) throw new MalformedMessage(`field ${field} is not valid UTF-8`);
+    } else if (kind === 'repeated-int32' && wireType === VARINT) {
+      cursor.fastVarint();
+      if (!int32ReadAlike(cursor.varintBytes)) return false;
+    } else if (kind === 'repeated-int32' && wireType === LEN) {
+      const length = cursor.fastVarint();
+      const start = cursor.skip(length);
+      const packed = new Cursor(cursor.bytes, start + length);
+      packed.pos = start;
+      while (packed.pos < packed.end) {
+        packed.fastVarint();
+        if (!int32ReadAlike(packed.varintBytes)) return false;
+      }
+    } else if (typeof kind === 'object' && wireType === LEN && depth + 1 <= DEPTH_LIMIT) {
+      // A message field twice is merged by upb, replaced by protobufjs; both content members: upb keeps the last.
+      const bit = 1 << field;
+      if ((seenMessages & bit) !== 0 || (CONTENT_ONEOF.has(field) && (seenMessages & ((1 << 5) | (1 << 6))) !== 0)) return false;
+      seenMessages |= bit;
+      const length = cursor.fastVarint();
+      const start = cursor.skip(length);
+      const inner = new Cursor(cursor.bytes, start + length);
+      inner.pos = start;
+      if (!readsAlike(inner, kind, depth + 1)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** The DecodeRequest's bytes as upb would read them; throws MalformedMessage where upb refuses. */
-export function sanitizeDecodeRequest(bytes: Uint8Array): Buffer {
-  const fields: Array<{ field: number; bytes: number[] }> = [];
+export function sanitizeDecodeRequest(bytes: Buffer): Buffer {
+  if (readsAlike(new Cursor(bytes, bytes.length), DECODE_REQUEST, 0)) return bytes;
+  const scalars: number[] = [];
+  /** Message fields by number, each body merged as upb merges a field sent twice. */
+  const messages = new Map<number, number[]>();
   const cursor = new Cursor(bytes, bytes.length);
-  // Field by field, so a oneof member set earlier can be dropped when another follows.
   while (cursor.pos < cursor.end) {
     const start = cursor.pos;
-    const { field } = readTag(cursor);
-    cursor.pos = start;
-    const out: number[] = [];
-    sanitizeOne(cursor, DECODE_REQUEST, 0, out);
-    if (out.length === 0) continue;
-    if (CONTENT_ONEOF.has(field)) {
-      const kept = fields.filter((f) => !CONTENT_ONEOF.has(f.field) || f.field === field);
-      fields.length = 0;
-      fields.push(...kept);
+    const { field, wireType } = readTag(cursor);
+    const kind = DECODE_REQUEST[field];
+    if (typeof kind !== 'object' || wireType !== LEN) {
+      cursor.pos = start;
+      sanitizeOne(cursor, DECODE_REQUEST, 0, scalars);
+      continue;
     }
-    fields.push({ field, bytes: out });
+    const length = lengthOf(cursor);
+    const inner = new Cursor(bytes, cursor.pos + length);
+    inner.pos = cursor.pos;
+    const body: number[] = [];
+    sanitize(inner, kind, 1, body);
+    cursor.pos = inner.end;
+    // Setting one member of the content oneof clears the other.
+    if (CONTENT_ONEOF.has(field)) for (const other of CONTENT_ONEOF) if (other !== field) messages.delete(other);
+    const merged = messages.get(field);
+    if (merged === undefined) messages.set(field, body);
+    else for (const byte of body) merged.push(byte);
   }
-  return Buffer.from(fields.flatMap((f) => f.bytes));
+  for (const [field, body] of messages) {
+    encodeVarint(BigInt(field * 8 + LEN), scalars);
+    encodeVarint(BigInt(body.length), scalars);
+    for (const byte of body) scalars.push(byte);
+  }
+  return Buffer.from(scalars);
 }
