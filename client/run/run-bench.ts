@@ -105,6 +105,11 @@ export function datasetFor(options: BenchOptions): Dataset {
   }
 }
 
+/** How long before a `--start-at` the transport's first use is made (it takes milliseconds). */
+const READY_LEAD_MS = 1_000;
+/** How long before it worker threads are started (their set-up and first use take under a second). */
+const WORKERS_SETUP_LEAD_MS = 2_000;
+
 export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Promise<BenchResult> {
   const clock = deps.clock ?? realClock;
   let base: URL;
@@ -138,16 +143,18 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
 
     const output: RunOutput | null = options.outputDir !== null ? openRunOutput(options.outputDir, options.perRequestReport === true) : null;
+    const startAt = options.startAtEpochMs ?? null;
+    if (startAt !== null && startAt < clock.epochMs(clock.now())) {
+      process.stderr.write(`benchtruth: note: the start (--start-at) was ${((clock.epochMs(clock.now()) - startAt) / 1000).toFixed(3)} s ago; starting now\n`);
+    }
+    // Waiting for a start: the first use (or the workers' set-up, which makes theirs) comes a
+    // moment before it, not at once, or its connection idles out before the first request.
+    if (startAt !== null) await sleepUntilEpoch(clock, startAt - (workers === 1 ? READY_LEAD_MS : WORKERS_SETUP_LEAD_MS), controller.signal);
     // The transport's first use (a connection, undici's parser) before the origin, not in a TTFT;
     // with --workers each worker's own sender makes it (this process sends nothing measured).
     if (workers === 1) await sender.ready(controller.signal);
-    const startAt = options.startAtEpochMs ?? null;
-    if (startAt !== null) {
-      const aheadMs = startAt - clock.epochMs(clock.now());
-      if (aheadMs < 0) process.stderr.write(`benchtruth: note: the start (--start-at) was ${(-aheadMs / 1000).toFixed(3)} s ago; starting now\n`);
-      // Worker threads anchor their first start on it themselves (worker-pool.ts).
-      else if (workers === 1) await sleepUntilEpoch(clock, startAt, controller.signal);
-    }
+    // Worker threads anchor their first start on it themselves (worker-pool.ts).
+    if (startAt !== null && workers === 1) await sleepUntilEpoch(clock, startAt, controller.signal);
     const originMs = clock.now();
     const originEpochMs = clock.epochMs(originMs);
     const counters = new LiveCounters();

@@ -17,12 +17,14 @@ const COMPLETION = JSON.stringify({ id: 'c', object: 'text_completion', created:
 
 let server: Server;
 let url: string;
+let connections = 0;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'GET' ? '{"data":[{"id":"m"}]}' : COMPLETION));
   });
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -68,6 +70,13 @@ describe('a run given a start', () => {
     // The constant schedule keeps its spacing from there (50 ms at 20/s).
     expect((epochs[3] as number) - (epochs[0] as number)).toBeCloseTo(150, 0);
   });
+
+  it('the first use comes just before a distant start, so the measured requests reuse its connection (audit 10 R10-3)', async () => {
+    // Further ahead than the client keeps an idle connection (4 s).
+    const before = connections;
+    await runBench({ ...options(Date.now() + 5_000, 1), load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 10, durationSec: 0.2 }], warmupSec: 0 } });
+    expect(connections - before).toBe(1);
+  }, 15_000);
 
   it('a start more than 24 h ahead is refused in one line', async () => {
     await expect(runBench(options(Date.now() + 25 * 3_600_000, 1))).rejects.toThrow(/^the start \(--start-at\) is 25\.0 h ahead; it may be at most 24 h ahead$/);
