@@ -362,6 +362,13 @@ export function registerBenchCommand(program: Command): void {
       };
       const listeners = (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => [signal, () => onSignal(signal)] as const);
       for (const [signal, listener] of listeners) process.on(signal, listener);
+      // After a hang-up the terminal is gone and writes to it fail (EIO; EPIPE for a closed
+      // pipe): the console loses its lines, the run still writes every report and exits.
+      const outputGone = (error: NodeJS.ErrnoException): void => {
+        if (error.code !== 'EIO' && error.code !== 'EPIPE') throw error;
+      };
+      process.stdout.on('error', outputGone);
+      process.stderr.on('error', outputGone);
       lowerHelperThreadPriority();
       try {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });

@@ -62,6 +62,13 @@ const CHECKS: ReadonlyArray<[SloName, keyof Slo, 'ttftMs' | 'tpotMs' | 'maxItlMs
 
 const MS_PER_SECOND = 1000;
 
+/** The objectives under the report's names, in seconds, in a fixed order. */
+export function sloInSeconds(slo: Slo): Partial<Record<SloName, number>> {
+  const seconds: Partial<Record<SloName, number>> = {};
+  for (const [name, key] of CHECKS) if (slo[key] !== undefined) seconds[name] = (slo[key] as number) / MS_PER_SECOND;
+  return seconds;
+}
+
 /** `count / seconds`, or undefined when there is no window to divide by. */
 function perSecond(count: number, windowMs: number | null): number | undefined {
   if (windowMs === null || !(windowMs > 0) || !Number.isFinite(windowMs)) return undefined;
@@ -74,11 +81,8 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
   const n = samples.successCount;
   const active = CHECKS.filter(([, key]) => slo[key] !== undefined).map(([name, key, column]) => [name, samples.success[column].view(), slo[key] as number] as const);
   const violations: Partial<Record<SloName, number>> = {};
-  const sloSeconds: Partial<Record<SloName, number>> = {};
-  for (const [name, , limit] of active) {
-    violations[name] = 0;
-    sloSeconds[name] = limit / MS_PER_SECOND;
-  }
+  const sloSeconds = sloInSeconds(slo);
+  for (const [name] of active) violations[name] = 0;
   const outputs = samples.success.outputTokens.view();
   const prompts = samples.success.promptTokens.view();
   let good = 0;

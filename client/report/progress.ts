@@ -55,9 +55,15 @@ export function startProgress(counters: LiveCounters, total: number | null, mode
       if (total === null) bar.setTotal(Math.max(counters.issued, 1));
       bar.update(counters.finished, { rate: rate.toFixed(1), inflight: counters.inFlight, failed: counters.failed, ttft });
     }, 250);
+    let gone = false;
+    stopWhenGone(stream, () => {
+      gone = true;
+      clearInterval(timer);
+    });
     return {
       stop() {
         clearInterval(timer);
+        if (gone) return;
         bar.update(counters.finished, { inflight: counters.inFlight, failed: counters.failed });
         bar.stop();
       },
@@ -68,5 +74,14 @@ export function startProgress(counters: LiveCounters, total: number | null, mode
     stream.write(`progress: ${counters.finished}${total === null ? '' : `/${total}`} done, ${rate.toFixed(1)} req/s, in flight ${counters.inFlight}, failed ${counters.failed}, TTFT ${ttft}\n`);
   }, lineIntervalMs);
   timer.unref();
+  stopWhenGone(stream, () => clearInterval(timer));
   return { stop: () => clearInterval(timer) };
+}
+
+/**
+ * A terminal that went away (a hang-up) fails every write with EIO: the display stops, and the
+ * run goes on to write its reports. The error is handled, so it cannot end the process.
+ */
+function stopWhenGone(stream: NodeJS.WriteStream, stop: () => void): void {
+  stream.once('error', stop);
 }

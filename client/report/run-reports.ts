@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
-import type { Slo, SloName } from './goodput.ts';
+import { sloInSeconds, type Slo } from './goodput.ts';
 import type { RunIdentity } from './run-identity.ts';
 import { lifecycleReportFromSamples, type LifecycleReport, type ReportContext } from './lifecycle-report.ts';
 
@@ -177,15 +177,13 @@ export function parseRawSamplesFile(json: unknown): RawSamplesFile {
   throw new Error(`${field}: ${issue.message}`);
 }
 
-/** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */
 /** The objectives as the report names them (in seconds), in a fixed order: `ttft=0.5s, tpot=0.05s`. */
 function sloKey(slo: Slo | null): string {
-  if (slo === null) return 'none';
-  const named = SLO_NAMES.flatMap(([key, name]) => (slo[key] === undefined ? [] : [`${name}=${(slo[key] as number) / 1000}s`]));
+  const named = Object.entries(slo === null ? {} : sloInSeconds(slo)).map(([name, seconds]) => `${name}=${seconds}s`);
   return named.length === 0 ? 'none' : named.join(', ');
 }
-const SLO_NAMES: ReadonlyArray<[keyof Slo, SloName]> = [['ttftMs', 'ttft'], ['tpotMs', 'tpot'], ['itlMs', 'itl'], ['ntpotMs', 'ntpot'], ['latencyMs', 'request_latency']];
 
+/** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */
 export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Map<number, StageSamples>; contexts: Map<number, StageContext>; slo: Slo | null } {
   const samples = new Map<number, StageSamples>();
   const contexts = new Map<number, StageContext>();
