@@ -6,6 +6,7 @@
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isatty } from 'node:tty';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
@@ -344,12 +345,16 @@ export function registerBenchCommand(program: Command): void {
       // so a stopped shard still reports; the exit status is 128 + the first signal's number.
       let interrupts = 0;
       let exitCode = 130;
+      let stopSignal: StopSignal | null = null;
+      // Asked now: once the terminal has hung up, isatty() on it fails.
+      const hadTerminal = [0, 1, 2].some((fd) => isatty(fd));
       const onSignal = (signal: StopSignal): void => {
         interrupts++;
         // A Job or timeout(1) sends the same signal again, a terminal user presses Ctrl-C again.
         const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
         if (interrupts === 1) {
           exitCode = 128 + STOP_SIGNALS[signal];
+          stopSignal = signal;
           const what = signal === 'SIGINT' ? 'interrupted' : `stopped by ${signal}`;
           process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (${again} again to stop waiting)\n`);
           controller.abort();
@@ -362,13 +367,6 @@ export function registerBenchCommand(program: Command): void {
       };
       const listeners = (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => [signal, () => onSignal(signal)] as const);
       for (const [signal, listener] of listeners) process.on(signal, listener);
-      // After a hang-up the terminal is gone and writes to it fail (EIO; EPIPE for a closed
-      // pipe): the console loses its lines, the run still writes every report and exits.
-      const outputGone = (error: NodeJS.ErrnoException): void => {
-        if (error.code !== 'EIO' && error.code !== 'EPIPE') throw error;
-      };
-      process.stdout.on('error', outputGone);
-      process.stderr.on('error', outputGone);
       lowerHelperThreadPriority();
       try {
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
@@ -377,6 +375,14 @@ export function registerBenchCommand(program: Command): void {
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         const unreachable = serverNeverReached(result.report, result.reachedServer);
         if (result.interrupted) process.exitCode = exitCode;
+        // A hang-up with a terminal: the terminal is gone, and Node's exit resets its settings,
+        // which aborts the process on the dead device. Dying of the hang-up itself, as a process
+        // without a handler would (129 to a shell), skips that reset; every report is written.
+        if (result.interrupted && stopSignal === 'SIGHUP' && hadTerminal) {
+          for (const [signal, listener] of listeners) process.removeListener(signal, listener);
+          process.kill(process.pid, 'SIGHUP');
+          return;
+        }
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;
         // Every request is in the reports, but a run that never reached the server is a wrong

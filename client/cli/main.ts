@@ -26,7 +26,20 @@ export function buildProgram(): Command {
 }
 
 /** Runs the CLI; resolves to the process exit code. */
+/**
+ * Output that has gone away — a terminal after a hang-up (EIO), a pipe whose reader left
+ * (`| head`, EPIPE) — loses the console's lines, never the command: a run still writes its
+ * reports, a merge its files. Any other stream error is thrown as before.
+ */
+function ignoreOutputGone(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EIO' && error.code !== 'EPIPE') throw error;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
+  if (!process.stdout.listeners('error').includes(ignoreOutputGone)) {
+    process.stdout.on('error', ignoreOutputGone);
+    process.stderr.on('error', ignoreOutputGone);
+  }
   const program = buildProgram();
   // `help NAME` for a command that does not exist is a mistake, not a request for the overview.
   const [first, second] = argv;

@@ -55,19 +55,18 @@ export function startProgress(counters: LiveCounters, total: number | null, mode
       if (total === null) bar.setTotal(Math.max(counters.issued, 1));
       bar.update(counters.finished, { rate: rate.toFixed(1), inflight: counters.inFlight, failed: counters.failed, ttft });
     }, 250);
-    let gone = false;
-    stopWhenGone(stream, () => {
-      gone = true;
+    let stopped = false;
+    const stopBar = (): void => {
+      if (stopped) return;
+      stopped = true;
       clearInterval(timer);
-    });
-    return {
-      stop() {
-        clearInterval(timer);
-        if (gone) return;
-        bar.update(counters.finished, { inflight: counters.inFlight, failed: counters.failed });
-        bar.stop();
-      },
+      bar.update(counters.finished, { inflight: counters.inFlight, failed: counters.failed });
+      // Also on a terminal that is gone: the bar's own render timer re-arms until stop(), and
+      // would keep the process alive for good (its writes fail, and are handled).
+      bar.stop();
     };
+    stopWhenGone(stream, stopBar);
+    return { stop: stopBar };
   }
   const timer = setInterval(() => {
     const { rate, ttft } = sample();

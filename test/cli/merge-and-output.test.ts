@@ -2,6 +2,7 @@
  * `merge` refuses what is not one run's shards and warns about gaps; a bad `--output` is one
  * line and exit 2 (never an internal error, never a hang). No server needed.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { runIdentity } from '../../client/report/run-identity.ts';
 import { rawSamplesFile, type RawSamplesFile } from '../../client/report/run-reports.ts';
 import { requestMetrics } from '../../contracts/metrics.ts';
 import { StageSamples } from '../../client/record/stage-samples.ts';
-import { runCli } from '../helpers/cli.ts';
+import { BIN, runCli } from '../helpers/cli.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'benchtruth-merge-cli-'));
 const load: LoadSpec = { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 5, durationSec: 1 }], warmupSec: 0 };
@@ -127,4 +128,17 @@ describe('benchtruth merge checks its inputs', () => {
     const bench = await runCli(['bench', '--url', 'http://127.0.0.1:1', '--model', 'm', '--progress', 'off', '--output', join(file, 'sub')], 20_000);
     expect([bench.code, oneLine(bench.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: --output .*afile is a file, not a directory$/)]]);
   });
+});
+
+describe('output that has gone away (audit 10 R11-10)', () => {
+  it('a reader that closed the pipe (`merge … | head -1`) loses the lines, not the command: exit 0, no stack trace', async () => {
+    const child = spawn(process.execPath, [BIN, 'merge', a, shardDir('pipe-b', 1)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reader leaves before the first line: every write to stdout is EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(0);
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+  }, 60_000);
 });
