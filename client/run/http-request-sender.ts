@@ -60,8 +60,9 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
         const why = within.aborted ? `no answer from /v1/models within ${withinMs / 1000} s` : error instanceof Error ? error.message : String(error);
         throw new BenchError(`cannot reach ${base.origin}: ${why}; check --url, or pass --model`);
       }
-      // That request was the transport's first use: the run needs no other before it starts.
-      readiness ??= Promise.resolve();
+      // That request was the transport's first use: the run needs no other before it starts,
+      // once its connection is back in the pool (see firstUse).
+      readiness ??= connectionReturned();
       if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; pass --model`);
       try {
         const id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;
@@ -80,6 +81,14 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
 }
 
 /**
+ * undici hands a connection back to its pool a turn after the response body ends: a request
+ * sent before that opens a second connection, inside the first measured request's TTFT.
+ */
+function connectionReturned(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * The transport's first use, unmeasured: one GET through the run's Agent opens a connection the
  * first measured request then takes, and pays undici's first-use work (its HTTP parser is
  * compiled on the first connection), which otherwise lands in that request's TTFT — 8–40 ms,
@@ -92,6 +101,7 @@ async function firstUse(dispatcher: Agent, url: URL | null, headers: Record<stri
   try {
     const response = await request(url, { dispatcher, headers, signal: interrupt === undefined ? within : AbortSignal.any([within, interrupt]) });
     await response.body.dump();
+    await connectionReturned();
   } catch {
     // Unreachable, refused or slow: the measured requests say so, each as its own record.
   }

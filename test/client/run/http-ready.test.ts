@@ -71,6 +71,17 @@ describe('the HTTP sender is ready before a run starts', () => {
   });
 });
 
+describe('the first measured request reuses the first use’s connection (audit 10 R11-5)', () => {
+  it.each([['m'], [null]])('model %s: one connection for the whole sequential run', async (model) => {
+    const { url } = await serve((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}'));
+    const server = servers[servers.length - 1] as Server;
+    let connections = 0;
+    server.on('connection', () => connections++);
+    await runBench({ ...DEFAULT_BENCH_OPTIONS, url, model, api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs: 20_000, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 10, durationSec: 0.2 }], warmupSec: 0 } });
+    expect(connections).toBe(1);
+  });
+});
+
 describe('model discovery is the first use', () => {
   it('sends no second GET when the model was discovered', async () => {
     const { url, seen } = await serve((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}'));
