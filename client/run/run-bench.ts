@@ -5,6 +5,7 @@
  */
 import { realClock, type Clock } from '../../contracts/clock.ts';
 import { MAX_CLIENT_DURATION_MS } from '../config/config-schema.ts';
+import { LATE_START_NOTE_MS, lateStartNote, READY_LEAD_MS, sleepUntilEpoch, WORKERS_SETUP_LEAD_MS } from './start-at.ts';
 import { API_ADAPTERS } from '../apis/index.ts';
 import { buildDataset, type DataSpec } from '../data/data-spec.ts';
 import type { Dataset } from '../data/dataset.ts';
@@ -105,11 +106,6 @@ export function datasetFor(options: BenchOptions): Dataset {
   }
 }
 
-/** How long before a `--start-at` the transport's first use is made (it takes milliseconds). */
-const READY_LEAD_MS = 1_000;
-/** How long before it worker threads are started (their set-up and first use take under a second). */
-const WORKERS_SETUP_LEAD_MS = 2_000;
-
 export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Promise<BenchResult> {
   const clock = deps.clock ?? realClock;
   let base: URL;
@@ -144,9 +140,8 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
 
     const output: RunOutput | null = options.outputDir !== null ? openRunOutput(options.outputDir, options.perRequestReport === true) : null;
     const startAt = options.startAtEpochMs ?? null;
-    if (startAt !== null && startAt < clock.epochMs(clock.now())) {
-      process.stderr.write(`benchtruth: note: the start (--start-at) was ${((clock.epochMs(clock.now()) - startAt) / 1000).toFixed(3)} s ago; starting now\n`);
-    }
+    const passedAtLaunch = startAt !== null && startAt < clock.epochMs(clock.now());
+    if (passedAtLaunch) process.stderr.write(`benchtruth: note: the start (--start-at) was ${((clock.epochMs(clock.now()) - startAt) / 1000).toFixed(3)} s ago; starting now\n`);
     // Waiting for a start: the first use (or the workers' set-up, which makes theirs) comes a
     // moment before it, not at once, or its connection idles out before the first request.
     if (startAt !== null) await sleepUntilEpoch(clock, startAt - (workers === 1 ? READY_LEAD_MS : WORKERS_SETUP_LEAD_MS), controller.signal);
@@ -154,7 +149,11 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     // with --workers each worker's own sender makes it (this process sends nothing measured).
     if (workers === 1) await sender.ready(controller.signal);
     // Worker threads anchor their first start on it themselves (worker-pool.ts).
-    if (startAt !== null && workers === 1) await sleepUntilEpoch(clock, startAt, controller.signal);
+    if (startAt !== null && workers === 1) {
+      await sleepUntilEpoch(clock, startAt, controller.signal);
+      const lateMs = clock.epochMs(clock.now()) - startAt;
+      if (lateMs > LATE_START_NOTE_MS && !passedAtLaunch && !controller.signal.aborted) lateStartNote(lateMs);
+    }
     const originMs = clock.now();
     const originEpochMs = clock.epochMs(originMs);
     const counters = new LiveCounters();
@@ -182,7 +181,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     try {
       if (workers > 1) {
         const shares = shardShares(shard, workers);
-        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null }, shares, plans, closedFirst: (plan) => closedFirstOf(plan, shard, workers), signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null, startAtEpochMs: passedAtLaunch ? null : startAt }, shares, plans, closedFirst: (plan) => closedFirstOf(plan, shard, workers), signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
         lostWorkers = result.lostWorkers;
@@ -281,20 +280,4 @@ function saturationRate(probe: readonly RequestRecord[]): number | null {
     end = Math.max(end, r.endMs);
   }
   return end > start ? (ok.length * 1000) / (end - start) : null;
-}
-
-/** Resolves at epoch `epochMs` on the run's clock, or at once when `signal` aborts. */
-function sleepUntilEpoch(clock: Clock, epochMs: number, signal: AbortSignal): Promise<void> {
-  const delayMs = epochMs - clock.epochMs(clock.now());
-  if (delayMs <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    // Whole milliseconds: the timer never fires early, so the schedule starts at or just after it.
-    const timer = setTimeout(done, Math.ceil(delayMs));
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -12,6 +12,7 @@ import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts'
 import type { LiveCounters } from '../report/progress.ts';
 import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
+import { LATE_START_NOTE_MS, lateStartNote } from '../run/start-at.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import type { StagePlan } from '../load/load-plan.ts';
 import { closedCountOf, type StagePhase, type StageShare } from '../run/stage-runner.ts';
@@ -110,10 +111,16 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
   // Every stage part (a warm-up, then the measured part) starts for all workers at once, once
   // all are ready (set up, what came before drained), on one epoch just ahead; a stage ends
   // when every worker has drained it. The measured part's start is the stage's start mark.
+  let firstStartSent = false;
   const starts = new StageBarrier<string>(input.shares.length, (key) => {
     const [stage, phase] = key.split('/') as [string, StagePhase];
     // Never before the run's own start (--start-at), which shards on other machines share.
-    const epochMs = Math.max(realClock.epochMs(realClock.now()) + START_LEAD_MS, input.options.startAtEpochMs ?? -Infinity);
+    const soonest = realClock.epochMs(realClock.now()) + START_LEAD_MS;
+    const startAt = input.options.startAtEpochMs ?? null;
+    const epochMs = Math.max(soonest, startAt ?? -Infinity);
+    // The first start only: a later stage starts when the one before it has drained.
+    if (startAt !== null && !firstStartSent && soonest - startAt > LATE_START_NOTE_MS) lateStartNote(soonest - startAt);
+    firstStartSent = true;
     const start: MainMessage = { type: 'start', stage: Number(stage), phase, epochMs };
     for (const worker of workers) worker.postMessage(start);
     if (phase === 'measured') input.onStage?.(Number(stage), 'start');

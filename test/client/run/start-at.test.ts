@@ -97,3 +97,28 @@ describe('load.start_at', () => {
     expect(instant.safeParse(value).success).toBe(false);
   });
 });
+
+describe('a start the run could not make', () => {
+  it('is said on stderr: the ready request outlasted its lead (audit 10 R11-2)', async () => {
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'GET') setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}'), 1_500);
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION);
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const lines: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      const run = { ...options(Date.now() + 1_200, 1), url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}` };
+      await runBench(run);
+    } finally {
+      process.stderr.write = write;
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+    expect(lines.join('')).toMatch(/benchtruth: note: the run started \d+ ms after --start-at/);
+  }, 15_000);
+});
