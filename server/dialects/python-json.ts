@@ -76,11 +76,14 @@ function hasOverlongInteger(text: string): boolean {
     // A fraction's or exponent's digits are the float's: skip them with it.
     if (next === '.' || next === 'e' || next === 'E') {
       i++;
-      while (i + 1 < text.length && /[0-9eE+\-.]/.test(text[i + 1] as string)) i++;
+      while (i + 1 < text.length && isNumberChar(text.charCodeAt(i + 1))) i++;
     }
   }
   return false;
 }
+
+/** A character of a JSON number's fraction or exponent: a digit, `e`, `E`, `+`, `-` or `.`. */
+const isNumberChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d || c === 0x2e;
 
 const OVERLONG_INTEGER = `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion`;
 

@@ -136,7 +136,10 @@ function lengthOf(cursor: Cursor): number {
 }
 
 function readTag(cursor: Cursor): { field: number; wireType: number } {
+  const from = cursor.pos;
   const tag = cursor.varint();
+  // upb reads a tag in at most 5 bytes (`_upb_Decoder_DecodeTag`).
+  if (cursor.pos - from > 5) throw new MalformedMessage('tag longer than 5 bytes');
   if (tag > 0xffffffffn) throw new MalformedMessage('tag wider than 32 bits');
   const field = Number(tag >> 3n);
   if (field === 0) throw new MalformedMessage('field number 0');
@@ -220,7 +223,9 @@ function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boole
   let seenMessages = 0;
   while (cursor.pos < cursor.end) {
     const tag = cursor.fastVarint();
-    if (tag > 0xffffffff) return false;
+    // A tag or length padded past 5 bytes: protobufjs reads 5 and skips 5 blindly (upb reads a
+    // padded length, refuses a padded tag): the rewrite decides.
+    if (tag > 0xffffffff || cursor.varintBytes > 5) return false;
     const field = Math.floor(tag / 8);
     const wireType = tag % 8;
     if (field === 0) throw new MalformedMessage('field number 0');
@@ -234,6 +239,7 @@ function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boole
       cursor.skip(4);
     } else if (kind === 'string' && wireType === LEN) {
       const length = cursor.fastVarint();
+      if (cursor.varintBytes > 5) return false;
       const start = cursor.skip(length);
       if (!isUtf8(cursor.bytes.subarray(start, cursor.pos))) throw new MalformedMessage(`field ${field} is not valid UTF-8`);
     } else if (kind === 'repeated-int32' && wireType === VARINT) {
@@ -241,6 +247,7 @@ function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boole
       if (!int32ReadAlike(cursor.varintBytes)) return false;
     } else if (kind === 'repeated-int32' && wireType === LEN) {
       const length = cursor.fastVarint();
+      if (cursor.varintBytes > 5) return false;
       const start = cursor.skip(length);
       const packed = new Cursor(cursor.bytes, start + length);
       packed.pos = start;
@@ -254,6 +261,7 @@ function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boole
       if ((seenMessages & bit) !== 0 || (CONTENT_ONEOF.has(field) && (seenMessages & ((1 << 5) | (1 << 6))) !== 0)) return false;
       seenMessages |= bit;
       const length = cursor.fastVarint();
+      if (cursor.varintBytes > 5) return false;
       const start = cursor.skip(length);
       const inner = new Cursor(cursor.bytes, start + length);
       inner.pos = start;

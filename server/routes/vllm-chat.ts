@@ -67,7 +67,8 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
       requestKey: identity.key,
       promptTokens,
       servedModel: model.servedAs,
-      ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)) } : {}),
+      // The engine's prompt: what truncate_prompt_tokens kept of it.
+      ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)).slice(-promptTokens) } : {}),
       ...(options.mode === 'echo' ? { echo: echoTokens(tokenizer, lastMessageText(req.messages)) } : {}),
       created,
       arrivalEpochMs,

@@ -34,7 +34,8 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const { tokenizer } = state;
     const kept = promptTokensKept(req.truncatePromptTokens, options.maxModelLen);
     // truncate_prompt_tokens: a longer prompt becomes its last tokens, before any length check.
-    const prompts = kept === null ? promptList(req.prompt) : promptList(req.prompt).map((p) => keepLastTokens(tokenizer, p, kept));
+    const sent = promptList(req.prompt);
+    const prompts = kept === null ? sent : sent.map((p) => keepLastTokens(tokenizer, p, kept));
     // vLLM's renderer: no prompt at all, or a first token list that is empty.
     const first = prompts[0];
     if (first === undefined || (Array.isArray(first) && first.length === 0)) return refuse(badRequest('please provide at least one prompt'));
@@ -59,7 +60,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks (sampling params, then the prompt's ids): a streamed request already
     // has its 200 when they fail.
-    const engineError = engineRefusal(req, tokenizer.maxTokenId) ?? outOfVocabulary(tokenizer, prompts);
+    const engineError = engineRefusal({ ...req, n: req.n ?? 1 }, tokenizer.maxTokenId) ?? outOfVocabulary(tokenizer, prompts);
     if (engineError !== null) {
       if (!req.stream) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);
@@ -94,7 +95,8 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       promptTokensOfPrompt: counts,
       ...(req.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
       servedModel: model.servedAs,
-      ...(req.echo === true ? { echoPrompts: prompts.map((p, i) => texts[i] ?? tokenizer.decode(p as number[]) ?? '') } : {}),
+      // `echo` gives a text prompt back as sent, even one truncate_prompt_tokens cut (vLLM keeps its text).
+      ...(req.echo === true ? { echoPrompts: sent.map((s, i) => (typeof s === 'string' ? s : (tokenizer.decode(prompts[i] as number[]) ?? ''))) } : {}),
       naturalStop: output.naturalStop,
       ...(echoes === undefined ? {} : { echoes }),
       created,

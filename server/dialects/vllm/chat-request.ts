@@ -4,7 +4,7 @@
  * string content format does); `max_completion_tokens` wins over the deprecated `max_tokens`.
  */
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
-import { chatBeforeValidators, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
+import { beamSearchLimit, chatBeforeValidators, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
 
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
@@ -116,7 +116,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const typeFailure = typeErrors(reader);
   if (typeFailure !== null) return typeFailure;
   // vLLM: `request.max_completion_tokens or request.max_tokens` (a 0 falls through, as in Python).
-  const maxTokens = maxCompletionTokens !== null && maxCompletionTokens !== 0 ? maxCompletionTokens : maxTokensField;
+  const maxTokens = beamSearchLimit(fields, maxCompletionTokens !== null && maxCompletionTokens !== 0 ? maxCompletionTokens : maxTokensField);
   const addGenerationPrompt = reader.boolNotNull('add_generation_prompt', true);
   const wantLogprobs = reader.bool('logprobs', false);
   const topLogprobs = reader.int('top_logprobs', 0);

@@ -3,7 +3,7 @@
  * tolerated, as vLLM does.
  */
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, type Parsed } from './request-fields.ts';
-import { completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
+import { beamSearchLimit, completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
 
 export type { Parsed } from './request-fields.ts';
 export type { StreamOptions } from './sampling-request.ts';
@@ -83,7 +83,7 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
   reader.boolNotNull('add_special_tokens', true);
   readPromptEmbeds(reader);
   const explicitNull = body.max_tokens === null;
-  const maxTokens = reader.int('max_tokens', defaultMaxTokens);
+  const maxTokens = beamSearchLimit(fields, reader.int('max_tokens', defaultMaxTokens));
   const logprobs = reader.int('logprobs', null);
   const echo = reader.bool('echo', false);
   const suffix = reader.str('suffix') !== null;

@@ -346,6 +346,14 @@ function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
 }
 
 /**
+ * Beam search runs `for _ in range(max_tokens)`: a limit below 0 runs no step, as 0 does (no
+ * SamplingParams refuses it on that path).
+ */
+export function beamSearchLimit<T extends number | null>(fields: Pick<SamplingFields, 'useBeamSearch'>, maxTokens: T): T | 0 {
+  return fields.useBeamSearch === true && maxTokens !== null && maxTokens < 0 ? 0 : maxTokens;
+}
+
+/**
  * How many prompt tokens `truncate_prompt_tokens` keeps (vLLM tokenizes with truncation from the
  * left: the last N stay), or null for the whole prompt: −1 is the context length; values below
  * 1 otherwise truncate nothing here (their handling differs between releases).
@@ -404,14 +412,11 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
   return null;
 }
 
-/**
- * Beam search: the engine searches with SamplingParams(logprobs = 2 × beam width, max_tokens 1),
- * whose logprobs the V1 engine caps (--max-logprobs); benchtruth's own cap on choices holds too.
- */
+/** Beam search before the engine: benchtruth's own bounds on choices (the engine's: engineRefusal). */
 function checkBeamSearch(n: number): VllmError | null {
   if (n < 1) return badRequest(`n must be at least 1, got ${n}.`);
   if (n > MAX_CHOICES) return badRequest(`n must be at most ${MAX_CHOICES} on benchtruth, got ${n}.`, 'n');
-  return checkLogprobs(2 * n);
+  return null;
 }
 
 /**
@@ -419,9 +424,10 @@ function checkBeamSearch(n: number): VllmError | null {
  * request's generator is first iterated: a 400 for a whole body, an error event after the 200
  * for a stream (as the out-of-vocabulary prompt). Checked before the prompt's token ids.
  */
-export function engineRefusal(fields: Pick<SamplingFields, 'sampling' | 'useBeamSearch'>, maxTokenId: number): VllmError | null {
-  // Beam search never builds the request's SamplingParams (checkSampling has its own check).
-  if (fields.useBeamSearch === true) return null;
+export function engineRefusal(fields: Pick<SamplingFields, 'sampling' | 'useBeamSearch' | 'n'>, maxTokenId: number): VllmError | null {
+  // Beam search never builds the request's SamplingParams: the engine searches with
+  // SamplingParams(logprobs = 2 × beam width), whose logprobs it caps (--max-logprobs).
+  if (fields.useBeamSearch === true) return checkLogprobs(2 * fields.n);
   const k = fields.sampling ?? DEFAULT_SAMPLING;
   const allowed = k.allowedTokenIds;
   if (allowed !== null) {

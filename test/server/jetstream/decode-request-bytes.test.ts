@@ -59,6 +59,12 @@ describe('DecodeRequest bytes as upb reads them', () => {
     expect(read('20 01  2a 03 0a0161  32 03 0a0107  2a 03 0a0162')).toMatchObject({ content: 'textContent', textContent: { text: 'b' } });
   });
 
+  it('a length padded past 5 bytes is read as upb reads it; a padded tag is refused, as upb refuses it (audit 10 R11-6)', () => {
+    // text "hello" whose length 5 is written in 6 bytes (85 80 80 80 80 00).
+    expect(read('20 01  2a 0c 0a 8580808080 00 68656c6c6f')).toMatchObject({ textContent: { text: 'hello' } });
+    expect(() => sanitizeDecodeRequest(Buffer.from('a0808080800001', 'hex'))).toThrow(MalformedMessage);
+  });
+
   it.each([
     ['field number 0', '00 01'],
     ['invalid UTF-8 in text_content.text', '20 01 2a 04 0a02fffe'],

@@ -143,6 +143,10 @@ describe('requests vLLM serves that a naive reading would refuse (audit 10 Z9)',
       expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 2, temperature: 0 })).status, url).toBe(200);
       expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 3, top_p: 0 })).status, url).toBe(200);
       expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 11 })).message, url).toBe('Requested sample logprobs of 22, which is greater than max allowed: 20');
+      // The engine's check: a stream has its 200 already, and gets the error as an event.
+      const streamed = await s.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ ...base, max_tokens: 2, use_beam_search: true, n: 11, stream: true }) });
+      expect(streamed.statusCode, url).toBe(200);
+      expect(streamed.body, url).toContain('Requested sample logprobs of 22');
     }
   });
 
@@ -183,5 +187,30 @@ describe('truncate_prompt_tokens keeps the prompt’s last tokens before the len
     expect(usageOf(chat.body)).toBe(10);
     // A prompt shorter than the limit is left whole.
     expect(usageOf((await post(s, '/v1/completions', { prompt: 'word word word', max_tokens: 1, truncate_prompt_tokens: 20 })).body)).toBe(3);
+  });
+});
+
+describe('truncation and beam search edges (audit 10 R11)', () => {
+  const post = (s: BenchtruthServer, url: string, payload: object) => s.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+
+  it('chat: prompt_token_ids are the kept tokens; completions echo a cut text prompt as sent', async () => {
+    const s = await server();
+    const chat = JSON.parse((await post(s, '/v1/chat/completions', { messages: [{ role: 'user', content: 'alpha beta gamma delta' }], max_tokens: 2, truncate_prompt_tokens: 3, return_token_ids: true })).body) as { usage: { prompt_tokens: number }; prompt_token_ids: number[] };
+    expect(chat.usage.prompt_tokens).toBe(3);
+    expect(chat.prompt_token_ids).toHaveLength(3);
+    const echoed = JSON.parse((await post(s, '/v1/completions', { prompt: 'alpha beta gamma delta', max_tokens: 1, truncate_prompt_tokens: 2, echo: true })).body) as { choices: Array<{ text: string }>; usage: { prompt_tokens: number } };
+    expect(echoed.choices[0]?.text.startsWith('alpha beta gamma delta')).toBe(true);
+    expect(echoed.usage.prompt_tokens).toBe(2);
+  });
+
+  it('beam search with a negative limit runs no step (vLLM: range(max_tokens)), never a 500', async () => {
+    const s = await server();
+    for (const [url, payload] of [
+      ['/v1/completions', { prompt: 'hi', max_tokens: -1, use_beam_search: true }],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: -5, use_beam_search: true }],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: -5, use_beam_search: true, stream: true }],
+    ] as const) {
+      expect((await post(s, url, payload)).statusCode, JSON.stringify(payload)).toBe(200);
+    }
   });
 });
