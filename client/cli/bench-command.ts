@@ -345,16 +345,22 @@ export function registerBenchCommand(program: Command): void {
       // so a stopped shard still reports; the exit status is 128 + the first signal's number.
       let interrupts = 0;
       let exitCode = 130;
-      let stopSignal: StopSignal | null = null;
-      // Asked now: once the terminal has hung up, isatty() on it fails.
+      // A terminal that hung up (at any moment, even as the run ends): Node's exit resets the
+      // terminal's settings and aborts on the dead device. Dying of the hang-up itself, as a
+      // process without a handler would (129 to a shell), skips that reset; by the 'exit' event
+      // every report is written. Asked now: once the terminal has hung up, isatty() fails.
       const hadTerminal = [0, 1, 2].some((fd) => isatty(fd));
+      process.once('exit', () => {
+        if (!hadTerminal || [0, 1, 2].some((fd) => isatty(fd))) return;
+        process.removeAllListeners('SIGHUP');
+        process.kill(process.pid, 'SIGHUP');
+      });
       const onSignal = (signal: StopSignal): void => {
         interrupts++;
         // A Job or timeout(1) sends the same signal again, a terminal user presses Ctrl-C again.
         const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
         if (interrupts === 1) {
           exitCode = 128 + STOP_SIGNALS[signal];
-          stopSignal = signal;
           const what = signal === 'SIGINT' ? 'interrupted' : `stopped by ${signal}`;
           process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (${again} again to stop waiting)\n`);
           controller.abort();
@@ -375,14 +381,6 @@ export function registerBenchCommand(program: Command): void {
         if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
         const unreachable = serverNeverReached(result.report, result.reachedServer);
         if (result.interrupted) process.exitCode = exitCode;
-        // A hang-up with a terminal: the terminal is gone, and Node's exit resets its settings,
-        // which aborts the process on the dead device. Dying of the hang-up itself, as a process
-        // without a handler would (129 to a shell), skips that reset; every report is written.
-        if (result.interrupted && stopSignal === 'SIGHUP' && hadTerminal) {
-          for (const [signal, listener] of listeners) process.removeListener(signal, listener);
-          process.kill(process.pid, 'SIGHUP');
-          return;
-        }
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;
         // Every request is in the reports, but a run that never reached the server is a wrong

@@ -39,7 +39,6 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     // vLLM's renderer: no prompt at all, or a first token list that is empty.
     const first = prompts[0];
     if (first === undefined || (Array.isArray(first) && first.length === 0)) return refuse(badRequest('please provide at least one prompt'));
-    const texts = prompts.map((p) => (typeof p === 'string' ? p : null));
     const counts = prompts.map((p) => (typeof p === 'string' ? tokenizer.count(p) : p.length));
     if (counts.some((c) => c === 0)) return refuse(badRequest('The decoder prompt cannot be empty'));
     const limited = Number.isFinite(req.maxTokens);
@@ -77,7 +76,14 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {
-      echoes = prompts.map((p, i) => echoTokens(tokenizer, texts[i] ?? tokenizer.decode(p as number[]) ?? ''));
+      // The model repeats the prompt it saw: a text prompt cut by truncate_prompt_tokens is its
+      // last pieces (the built-in tokenizer's ids do not all decode back to text).
+      echoes = prompts.map((p, i) => {
+        const text = sent[i];
+        if (typeof p === 'string') return echoTokens(tokenizer, p);
+        if (typeof text !== 'string') return echoTokens(tokenizer, tokenizer.decode(p) ?? '');
+        return tokenizer.pieces(text).slice(-p.length);
+      });
     }
     // n sequences per prompt, each holding KV for (at most) the longest prompt.
     const sequences = { count: prompts.length * (req.n ?? 1), promptTokens: longest };

@@ -203,6 +203,15 @@ describe('truncation and beam search edges (audit 10 R11)', () => {
     expect(echoed.usage.prompt_tokens).toBe(2);
   });
 
+  it('--mode echo repeats what truncate_prompt_tokens kept of a text prompt (audit 10 R12-3)', async () => {
+    const s = buildServer({ seed: 1, ttftMs: 0, itlMs: 0, mode: 'echo' });
+    servers.push(s);
+    await s.app.ready();
+    const body = JSON.parse((await post(s, '/v1/completions', { prompt: 'alpha beta gamma delta', max_tokens: 10, truncate_prompt_tokens: 2 })).body) as { choices: Array<{ text: string }>; usage: { completion_tokens: number } };
+    expect(body.choices[0]?.text).toBe(' gamma delta');
+    expect(body.usage.completion_tokens).toBe(2);
+  });
+
   it('beam search with a negative limit runs no step (vLLM: range(max_tokens)), never a 500', async () => {
     const s = await server();
     for (const [url, payload] of [
