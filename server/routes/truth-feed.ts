@@ -13,8 +13,11 @@ import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
 import { idHeaderValue } from '../transport/id-header.ts';
 
-/** Records a feed may fall behind (while its socket is backed up) before it is closed. */
-const MAX_BACKLOG = 10_000;
+/**
+ * How far a feed may fall behind (while its socket is backed up) before it is closed: in bytes,
+ * since one record's JSON is 15–110 KB (a record count let one stalled reader hold gigabytes).
+ */
+const MAX_BACKLOG_BYTES = 32 * 1024 * 1024;
 
 interface FeedQuery {
   model?: string;
@@ -40,18 +43,19 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
       const socket = request.raw.socket;
       reply.sse({ comment: ' benchtruth truth feed' });
       // A reader that stops reading must not make the server hold every record for it.
-      let backlog = 0;
+      let backlogBytes = 0;
       reply.raw.on('drain', () => {
-        backlog = 0;
+        backlogBytes = 0;
       });
       const unsubscribe = ctx.truth.subscribe((record) => {
         if (!wanted(record)) return;
-        if (reply.raw.writableNeedDrain && ++backlog > MAX_BACKLOG) {
-          reply.sse({ comment: ` feed closed: the reader fell ${MAX_BACKLOG} records behind` });
+        const data = JSON.stringify(truthToJson(record));
+        if (reply.raw.writableNeedDrain && (backlogBytes += data.length) > MAX_BACKLOG_BYTES) {
+          reply.sse({ comment: ` feed closed: the reader fell ${MAX_BACKLOG_BYTES / 1024 / 1024} MiB behind` });
           close(true);
           return;
         }
-        reply.sse({ id: idHeaderValue(record.id), event: 'truth', data: JSON.stringify(truthToJson(record)) });
+        reply.sse({ id: idHeaderValue(record.id), event: 'truth', data });
       });
       const close = (shutdown: boolean): void => {
         if (!open.delete(close)) return;
