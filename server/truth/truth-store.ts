@@ -4,7 +4,7 @@
  * A record in flight is the live object its executor stamps; once it ends it is packed
  * (compact-truth.ts) and unpacked again for whoever asks for it.
  */
-import { closeSync, createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, openSync, statSync, type WriteStream } from 'node:fs';
 import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './compact-truth.ts';
 
@@ -22,10 +22,25 @@ function openTruthLog(path: string): number {
   }
 }
 
-/** Throws (see openTruthLog) unless `path` can be opened for appending. */
+/**
+ * Throws (see openTruthLog) unless `path` can be opened for appending. A named pipe is not
+ * opened here: closing it again would be end-of-file to its reader (`gzip < fifo` would end).
+ */
 export function checkTruthLog(path: string): void {
-  closeSync(openTruthLog(path));
+  let fifo = false;
+  try {
+    fifo = statSync(path).isFIFO();
+  } catch {
+    // Absent: the open below creates it, or says why it cannot.
+  }
+  if (!fifo) closeSync(openTruthLog(path));
 }
+
+/**
+ * Bytes of truth log the server holds for a log that does not keep up (a pipe whose reader
+ * stalled, a slow disk) before it drops records from the log, saying so, until it drains.
+ */
+const MAX_LOG_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 export type TruthListener = (record: TruthRecord) => void;
 
@@ -45,6 +60,9 @@ export class TruthStore {
   readonly #maxBytes: number;
   #bytes = 0;
   #log: WriteStream | null;
+  /** Records left out of a backed-up log since it last drained. */
+  #logDropped = 0;
+  #logPath = '';
   readonly #listeners = new Set<TruthListener>();
 
   constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
@@ -55,6 +73,7 @@ export class TruthStore {
       this.#log = null;
       return;
     }
+    this.#logPath = path;
     const log = createWriteStream(path, { fd: openTruthLog(path) });
     // A failing disk (full, removed) must not take the server down: warn once, keep serving.
     log.once('error', (error) => {
@@ -62,6 +81,11 @@ export class TruthStore {
       process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it\n`);
     });
     log.on('error', () => {});
+    log.on('drain', () => {
+      if (this.#logDropped === 0) return;
+      process.stderr.write(`benchtruth: --truth-log ${path}: ${this.#logDropped} truth records were left out while it was backed up; appending again\n`);
+      this.#logDropped = 0;
+    });
     this.#log = log;
   }
 
@@ -76,7 +100,11 @@ export class TruthStore {
 
   /** Called once when the request's response has ended, however it ended. */
   finish(record: TruthRecord): void {
-    if (this.#log !== null) this.#log.write(`${JSON.stringify(truthToJson(record))}\n`);
+    const log = this.#log;
+    if (log !== null) {
+      if (log.writableLength <= MAX_LOG_BACKLOG_BYTES) log.write(`${JSON.stringify(truthToJson(record))}\n`);
+      else if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
+    }
     for (const listener of this.#listeners) listener(record);
     const kept = this.#records.get(record.id);
     // Evicted already, or its id reused by a newer request: nothing of this one is kept.

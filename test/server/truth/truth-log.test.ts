@@ -1,4 +1,5 @@
 /** The JSONL truth log: opened before serving, and a failing disk never takes the server down. */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,5 +47,31 @@ describe('truth log', () => {
     expect(warnings[0]).toMatch(/^benchtruth: --truth-log \/dev\/full: .*no more truth records are appended/);
     expect(store.get('c')?.id).toBe('c');
     await store.close();
+  });
+
+  it('a named pipe is not opened by the startup check: its reader would see end-of-file, or the check block with none (audit 10 Z10-3)', () => {
+    const fifo = join(mkdtempSync(join(tmpdir(), 'truth-fifo-')), 'truth.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // With no reader an open for writing would block; the check returns at once.
+    expect(() => checkTruthLog(fifo)).not.toThrow();
+  });
+
+  it('a log that does not keep up leaves records out past 64 MiB waiting, and says so once (audit 10 Z10-2)', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      warnings.push(String(chunk));
+      return true;
+    });
+    const path = join(mkdtempSync(join(tmpdir(), 'truth-log-')), 'truth.jsonl');
+    const store = new TruthStore({ capacity: 10, logPath: path });
+    // A huge record: one write is past the limit, so the next one waits behind it.
+    const big = { ...record('big'), body: new Uint8Array(70 * 1024 * 1024) };
+    store.finish(big);
+    store.finish(record('left-out-1'));
+    store.finish(record('left-out-2'));
+    expect(warnings.filter((w) => /the log is not keeping up/.test(w))).toHaveLength(1);
+    await store.close();
+    const ids = readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ids).toEqual(['big']);
   });
 });
