@@ -41,25 +41,16 @@ class Cursor {
   pos = 0;
   constructor(readonly bytes: Uint8Array, readonly end: number) {}
 
-  varint(): bigint {
-    let value = 0n;
-    for (let shift = 0n; shift < 70n; shift += 7n) {
-      if (this.pos >= this.end) throw new MalformedMessage('truncated varint');
-      const byte = this.bytes[this.pos++] as number;
-      value |= BigInt(byte & 0x7f) << shift;
-      if ((byte & 0x80) === 0) return BigInt.asUintN(64, value);
-    }
-    throw new MalformedMessage('varint longer than 10 bytes');
-  }
-
-  /** Bytes the last `fastVarint` read. */
+  /** Bytes the last `varint` read. */
   varintBytes = 0;
+  /** The low 32 bits of the last `varint` (exact: they come from its first 5 bytes). */
+  low32 = 0;
 
   /**
-   * A varint as a Number (exact below 2^53, which covers tags and lengths), for the scan that
-   * only asks whether the bytes need rewriting; `varintBytes` says how long it was.
+   * A varint as a Number: exact below 2^53, which covers every tag and length (larger ones
+   * fail the bounds checks); `low32` is what an int32 field takes of it, as upb truncates.
    */
-  fastVarint(): number {
+  varint(): number {
     let value = 0;
     let scale = 1;
     for (let n = 1; n <= 10; n++) {
@@ -67,8 +58,10 @@ class Cursor {
       const byte = this.bytes[this.pos++] as number;
       value += (byte & 0x7f) * scale;
       scale *= 128;
+      if (n === 5) this.low32 = value % 0x1_0000_0000;
       if ((byte & 0x80) === 0) {
         this.varintBytes = n;
+        if (n < 5) this.low32 = value;
         return value;
       }
     }
@@ -83,20 +76,28 @@ class Cursor {
   }
 }
 
-function encodeVarint(value: bigint, out: number[]): void {
-  let v = BigInt.asUintN(64, value);
-  while (v >= 0x80n) {
-    out.push(Number(v & 0x7fn) | 0x80);
-    v >>= 7n;
+/** `value` (a whole number below 2^53) as a varint. */
+function encodeVarint(value: number, out: number[]): void {
+  let v = value;
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
   }
-  out.push(Number(v));
+  out.push(v);
 }
 
 function pushBytes(out: number[], bytes: Uint8Array): void {
   for (let i = 0; i < bytes.length; i++) out.push(bytes[i] as number);
 }
 
-const int32Of = (value: bigint): bigint => BigInt.asIntN(32, value);
+/**
+ * An int32 field's value re-encoded: its low 32 bits as an unsigned varint (at most 5 bytes),
+ * which protobufjs and upb both read back as the same signed int32.
+ */
+const int32Bits = (cursor: Cursor): number => {
+  cursor.varint();
+  return cursor.low32;
+};
 
 /** Skips one field's value of `wireType` (a group up to its end marker). */
 function skipValue(cursor: Cursor, wireType: number, field: number, depth: number): void {
@@ -131,19 +132,18 @@ function skipValue(cursor: Cursor, wireType: number, field: number, depth: numbe
 
 function lengthOf(cursor: Cursor): number {
   const length = cursor.varint();
-  if (length > BigInt(cursor.end - cursor.pos)) throw new MalformedMessage('length runs past the end of the message');
-  return Number(length);
+  if (length > cursor.end - cursor.pos) throw new MalformedMessage('length runs past the end of the message');
+  return length;
 }
 
 function readTag(cursor: Cursor): { field: number; wireType: number } {
-  const from = cursor.pos;
   const tag = cursor.varint();
   // upb reads a tag in at most 5 bytes (`_upb_Decoder_DecodeTag`).
-  if (cursor.pos - from > 5) throw new MalformedMessage('tag longer than 5 bytes');
-  if (tag > 0xffffffffn) throw new MalformedMessage('tag wider than 32 bits');
-  const field = Number(tag >> 3n);
+  if (cursor.varintBytes > 5) throw new MalformedMessage('tag longer than 5 bytes');
+  if (tag > 0xffffffff) throw new MalformedMessage('tag wider than 32 bits');
+  const field = Math.floor(tag / 8);
   if (field === 0) throw new MalformedMessage('field number 0');
-  return { field, wireType: Number(tag & 7n) };
+  return { field, wireType: tag % 8 };
 }
 
 /** The message between `cursor.pos` and `cursor.end`, re-encoded with its known fields only. */
@@ -156,13 +156,13 @@ function sanitizeOne(cursor: Cursor, schema: MessageSchema, depth: number, out: 
   const { field, wireType } = readTag(cursor);
   if (wireType === END_GROUP) throw new MalformedMessage('end of a group that never started');
   const kind = schema[field];
-  const tag = (wire: number): void => encodeVarint(BigInt(field * 8 + wire), out);
+  const tag = (wire: number): void => encodeVarint(field * 8 + wire, out);
   if (kind === 'int32' && wireType === VARINT) {
     tag(VARINT);
-    encodeVarint(int32Of(cursor.varint()), out);
+    encodeVarint(int32Bits(cursor), out);
   } else if (kind === 'bool' && wireType === VARINT) {
     tag(VARINT);
-    out.push(cursor.varint() === 0n ? 0 : 1);
+    out.push(cursor.varint() === 0 ? 0 : 1);
   } else if (kind === 'float' && wireType === FIXED32) {
     tag(FIXED32);
     pushBytes(out, cursor.bytes.subarray(cursor.skip(4), cursor.pos));
@@ -171,17 +171,17 @@ function sanitizeOne(cursor: Cursor, schema: MessageSchema, depth: number, out: 
     const text = cursor.bytes.subarray(cursor.skip(length), cursor.pos);
     if (!isUtf8(text)) throw new MalformedMessage(`field ${field} is not valid UTF-8`);
     tag(LEN);
-    encodeVarint(BigInt(length), out);
+    encodeVarint(length, out);
     pushBytes(out, text);
   } else if (kind === 'repeated-int32' && (wireType === VARINT || wireType === LEN)) {
     // Packed or not, as every proto3 reader accepts both; written back one by one.
-    const values: bigint[] = [];
-    if (wireType === VARINT) values.push(int32Of(cursor.varint()));
+    const values: number[] = [];
+    if (wireType === VARINT) values.push(int32Bits(cursor));
     else {
       const length = lengthOf(cursor);
       const packed = new Cursor(cursor.bytes, cursor.pos + length);
       packed.pos = cursor.pos;
-      while (packed.pos < packed.end) values.push(int32Of(packed.varint()));
+      while (packed.pos < packed.end) values.push(int32Bits(packed));
       cursor.pos = packed.end;
     }
     for (const value of values) {
@@ -197,7 +197,7 @@ function sanitizeOne(cursor: Cursor, schema: MessageSchema, depth: number, out: 
     sanitize(inner, kind, depth + 1, body);
     cursor.pos = inner.end;
     tag(LEN);
-    encodeVarint(BigInt(body.length), out);
+    encodeVarint(body.length, out);
     for (const byte of body) out.push(byte);
   } else {
     // An unknown field, or a known one with another wire type: upb keeps it as unknown.
@@ -222,7 +222,7 @@ const int32ReadAlike = (varintBytes: number): boolean => varintBytes <= 5 || var
 function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boolean {
   let seenMessages = 0;
   while (cursor.pos < cursor.end) {
-    const tag = cursor.fastVarint();
+    const tag = cursor.varint();
     // A tag or length padded past 5 bytes: protobufjs reads 5 and skips 5 blindly (upb reads a
     // padded length, refuses a padded tag): the rewrite decides.
     if (tag > 0xffffffff || cursor.varintBytes > 5) return false;
@@ -231,28 +231,28 @@ function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boole
     if (field === 0) throw new MalformedMessage('field number 0');
     const kind = schema[field];
     if (kind === 'int32' && wireType === VARINT) {
-      cursor.fastVarint();
+      cursor.varint();
       if (!int32ReadAlike(cursor.varintBytes)) return false;
     } else if (kind === 'bool' && wireType === VARINT) {
-      if (cursor.fastVarint() > 1 || cursor.varintBytes > 1) return false;
+      if (cursor.varint() > 1 || cursor.varintBytes > 1) return false;
     } else if (kind === 'float' && wireType === FIXED32) {
       cursor.skip(4);
     } else if (kind === 'string' && wireType === LEN) {
-      const length = cursor.fastVarint();
+      const length = cursor.varint();
       if (cursor.varintBytes > 5) return false;
       const start = cursor.skip(length);
       if (!isUtf8(cursor.bytes.subarray(start, cursor.pos))) throw new MalformedMessage(`field ${field} is not valid UTF-8`);
     } else if (kind === 'repeated-int32' && wireType === VARINT) {
-      cursor.fastVarint();
+      cursor.varint();
       if (!int32ReadAlike(cursor.varintBytes)) return false;
     } else if (kind === 'repeated-int32' && wireType === LEN) {
-      const length = cursor.fastVarint();
+      const length = cursor.varint();
       if (cursor.varintBytes > 5) return false;
       const start = cursor.skip(length);
       const packed = new Cursor(cursor.bytes, start + length);
       packed.pos = start;
       while (packed.pos < packed.end) {
-        packed.fastVarint();
+        packed.varint();
         if (!int32ReadAlike(packed.varintBytes)) return false;
       }
     } else if (typeof kind === 'object' && wireType === LEN && depth + 1 <= DEPTH_LIMIT) {
@@ -260,7 +260,7 @@ function readsAlike(cursor: Cursor, schema: MessageSchema, depth: number): boole
       const bit = 1 << field;
       if ((seenMessages & bit) !== 0 || (CONTENT_ONEOF.has(field) && (seenMessages & ((1 << 5) | (1 << 6))) !== 0)) return false;
       seenMessages |= bit;
-      const length = cursor.fastVarint();
+      const length = cursor.varint();
       if (cursor.varintBytes > 5) return false;
       const start = cursor.skip(length);
       const inner = new Cursor(cursor.bytes, start + length);
@@ -302,8 +302,8 @@ export function sanitizeDecodeRequest(bytes: Buffer): Buffer {
     else for (const byte of body) merged.push(byte);
   }
   for (const [field, body] of messages) {
-    encodeVarint(BigInt(field * 8 + LEN), scalars);
-    encodeVarint(BigInt(body.length), scalars);
+    encodeVarint(field * 8 + LEN, scalars);
+    encodeVarint(body.length, scalars);
     for (const byte of body) scalars.push(byte);
   }
   return Buffer.from(scalars);
