@@ -43,39 +43,94 @@ const FAILURE_COLUMNS = ['latencyMs', 'promptTokens'] as const;
 export type SuccessColumn = (typeof SUCCESS_COLUMNS)[number];
 
 /**
- * Epoch-ms extremes of the measured requests: all that throughput, send duration and achieved
- * rate need, plus the successes' own extremes (inference-perf's goodput divides by those).
+ * Extremes of the measured requests: all that throughput, send duration and achieved rate need,
+ * plus the successes' own extremes (inference-perf's goodput divides by those). Each is
+ * milliseconds after `baseEpochMs`, a whole epoch millisecond: near 1.8e12 an epoch value's
+ * step is 244 ns, so windows subtracted as epoch values would not equal the same windows
+ * recomputed from requests.jsonl's run-relative times.
  */
 export interface MeasuredWindow {
-  firstScheduledEpochMs: number | null;
-  firstStartEpochMs: number | null;
-  lastStartEpochMs: number | null;
-  lastEndEpochMs: number | null;
-  firstSuccessStartEpochMs: number | null;
-  lastSuccessEndEpochMs: number | null;
+  baseEpochMs: number;
+  firstScheduledMs: number | null;
+  firstStartMs: number | null;
+  lastStartMs: number | null;
+  lastEndMs: number | null;
+  firstSuccessStartMs: number | null;
+  lastSuccessEndMs: number | null;
 }
 
-const EMPTY_WINDOW: MeasuredWindow = {
-  firstScheduledEpochMs: null,
-  firstStartEpochMs: null,
-  lastStartEpochMs: null,
-  lastEndEpochMs: null,
-  firstSuccessStartEpochMs: null,
-  lastSuccessEndEpochMs: null,
-};
+/** How a record's clock readings map onto a window: ms after a whole epoch millisecond. */
+export interface RecordTimeline {
+  baseEpochMs: number;
+  offsetMs(reading: number): number;
+}
+
+/** Readings that already are epoch milliseconds (records rebuilt from requests.jsonl lines; tests). */
+export const EPOCH_TIMELINE: RecordTimeline = Object.freeze({ baseEpochMs: 0, offsetMs: (reading: number) => reading });
+
+/** The timeline of one clock: its readings shifted onto the whole epoch millisecond below its zero. */
+export function clockTimeline(clock: { epochMs(reading: number): number }): RecordTimeline {
+  const zero = clock.epochMs(0);
+  const baseEpochMs = Math.floor(zero);
+  const shift = zero - baseEpochMs;
+  return { baseEpochMs, offsetMs: (reading) => reading + shift };
+}
+
+export const EMPTY_WINDOW: MeasuredWindow = Object.freeze({
+  baseEpochMs: 0,
+  firstScheduledMs: null,
+  firstStartMs: null,
+  lastStartMs: null,
+  lastEndMs: null,
+  firstSuccessStartMs: null,
+  lastSuccessEndMs: null,
+});
 const minOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
 const maxOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
 
-function widen(w: MeasuredWindow, other: MeasuredWindow): MeasuredWindow {
+
+const isEmpty = (w: MeasuredWindow): boolean => w.firstStartMs === null && w.firstScheduledMs === null;
+
+/**
+ * `w` widened by `other`, on the later of their bases: bases are whole milliseconds, and
+ * an offset moved onto a nearby base stays exact (epoch values read from older files or rebuilt
+ * from lines, on base 0, become small offsets instead of making every offset an epoch value).
+ */
+export function widen(w: MeasuredWindow, other: MeasuredWindow): MeasuredWindow {
+  if (isEmpty(other)) return w;
+  const baseEpochMs = isEmpty(w) ? other.baseEpochMs : Math.max(w.baseEpochMs, other.baseEpochMs);
+  const onBase = (from: MeasuredWindow) => {
+    const shift = from.baseEpochMs - baseEpochMs;
+    return (ms: number | null): number | null => (ms === null ? null : ms + shift);
+  };
+  const mine = onBase(w);
+  const theirs = onBase(other);
   return {
-    firstScheduledEpochMs: minOf(w.firstScheduledEpochMs, other.firstScheduledEpochMs),
-    firstStartEpochMs: minOf(w.firstStartEpochMs, other.firstStartEpochMs),
-    lastStartEpochMs: maxOf(w.lastStartEpochMs, other.lastStartEpochMs),
-    lastEndEpochMs: maxOf(w.lastEndEpochMs, other.lastEndEpochMs),
-    firstSuccessStartEpochMs: minOf(w.firstSuccessStartEpochMs, other.firstSuccessStartEpochMs),
-    lastSuccessEndEpochMs: maxOf(w.lastSuccessEndEpochMs, other.lastSuccessEndEpochMs),
+    baseEpochMs,
+    firstScheduledMs: minOf(mine(w.firstScheduledMs), theirs(other.firstScheduledMs)),
+    firstStartMs: minOf(mine(w.firstStartMs), theirs(other.firstStartMs)),
+    lastStartMs: maxOf(mine(w.lastStartMs), theirs(other.lastStartMs)),
+    lastEndMs: maxOf(mine(w.lastEndMs), theirs(other.lastEndMs)),
+    firstSuccessStartMs: minOf(mine(w.firstSuccessStartMs), theirs(other.firstSuccessStartMs)),
+    lastSuccessEndMs: maxOf(mine(w.lastSuccessEndMs), theirs(other.lastSuccessEndMs)),
   };
 }
+
+/** Files written before `baseEpochMs` existed hold epoch values under the older names. */
+function windowFromJson(json: Partial<MeasuredWindow> & Record<string, number | null | undefined>): MeasuredWindow {
+  if (typeof json.baseEpochMs === 'number') return { ...EMPTY_WINDOW, ...json, baseEpochMs: json.baseEpochMs };
+  const legacy = (name: string): number | null => json[`${name}EpochMs`] ?? null;
+  return {
+    baseEpochMs: 0,
+    firstScheduledMs: legacy('firstScheduled'),
+    firstStartMs: legacy('firstStart'),
+    lastStartMs: legacy('lastStart'),
+    lastEndMs: legacy('lastEnd'),
+    firstSuccessStartMs: legacy('firstSuccessStart'),
+    lastSuccessEndMs: legacy('lastSuccessEnd'),
+  };
+}
+
 export type FailureColumn = (typeof FAILURE_COLUMNS)[number];
 
 /** Missing per-request values (TTFT without tokens, TPOT for N = 1) are NaN in columns, null in reports. */
@@ -129,25 +184,26 @@ export class StageSamples {
     return samples;
   }
 
-  /** Adds one measured (non-warm-up) request. `epochOf` maps a clock reading to epoch ms. */
-  add(record: RequestRecord, epochOf: (readingMs: number) => number): void {
-    if (record.loraAdapter !== undefined) this.#adapter(record.loraAdapter).#addOwn(record, epochOf);
-    this.#addOwn(record, epochOf);
+  /** Adds one measured (non-warm-up) request, its clock readings placed by `timeline`. */
+  add(record: RequestRecord, timeline: RecordTimeline): void {
+    if (record.loraAdapter !== undefined) this.#adapter(record.loraAdapter).#addOwn(record, timeline);
+    this.#addOwn(record, timeline);
   }
 
-  #addOwn(record: RequestRecord, epochOf: (readingMs: number) => number): void {
+  #addOwn(record: RequestRecord, timeline: RecordTimeline): void {
     this.scheduleDelayMs.push(record.startMs - record.scheduledMs);
-    const start = epochOf(record.startMs);
-    const end = epochOf(record.endMs);
+    const start = timeline.offsetMs(record.startMs);
+    const end = timeline.offsetMs(record.endMs);
     const metrics = record.metrics;
     const ok = record.failure === null && metrics !== null;
     this.window = widen(this.window, {
-      firstScheduledEpochMs: epochOf(record.scheduledMs),
-      firstStartEpochMs: start,
-      lastStartEpochMs: start,
-      lastEndEpochMs: end,
-      firstSuccessStartEpochMs: ok ? start : null,
-      lastSuccessEndEpochMs: ok ? end : null,
+      baseEpochMs: timeline.baseEpochMs,
+      firstScheduledMs: timeline.offsetMs(record.scheduledMs),
+      firstStartMs: start,
+      lastStartMs: start,
+      lastEndMs: end,
+      firstSuccessStartMs: ok ? start : null,
+      lastSuccessEndMs: ok ? end : null,
     });
     if (!ok) {
       this.failure.latencyMs.push(record.endMs - record.startMs);
@@ -292,7 +348,7 @@ export class StageSamples {
     const numbers = (values: ReadonlyArray<number | null>): number[] => values.map((v) => (v === null ? Number.NaN : v));
     for (const name of SUCCESS_COLUMNS) samples.success[name].append(numbers(json.success[name]));
     samples.scheduleDelayMs.append(json.scheduleDelayMs);
-    samples.window = { ...EMPTY_WINDOW, ...json.window };
+    samples.window = windowFromJson(json.window as unknown as Record<string, number | null | undefined>);
     for (const name of FAILURE_COLUMNS) samples.failure[name].append(numbers(json.failure[name]));
     samples.interChunkMs.absorb(PooledGaps.fromJSON(json.interChunkMs));
     samples.intraEventZeros = json.intraEventZeros;

@@ -104,7 +104,7 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
     }
   }
   const w = samples.window;
-  const measuredMs = span(w.firstStartEpochMs, w.lastEndEpochMs);
+  const measuredMs = span(w.firstStartMs, w.lastEndMs);
   const goodputBlock: Goodput = {
     slo: sloSeconds,
     good_requests: good,
@@ -115,7 +115,7 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
   };
   if (n === 0) return { goodput: goodputBlock, goodputMetrics: null };
 
-  const successesMs = span(w.firstSuccessStartEpochMs, w.lastSuccessEndEpochMs);
+  const successesMs = span(w.firstSuccessStartMs, w.lastSuccessEndMs);
   const requestGoodput = perSecond(good, successesMs);
   const tokenGoodput = perSecond(goodPromptTokens + goodOutputTokens, successesMs);
   const metrics: GoodputMetrics = {

@@ -8,7 +8,7 @@
 import { throughput } from '../../contracts/metrics.ts';
 import { distribution, type Distribution } from '../../contracts/stats.ts';
 import type { RequestRecord } from '../record/request-record.ts';
-import { StageSamples, type FailureKindSummary } from '../record/stage-samples.ts';
+import { EPOCH_TIMELINE, StageSamples, type FailureKindSummary, type RecordTimeline } from '../record/stage-samples.ts';
 import { evaluateGoodput, type Goodput, type GoodputMetrics, type Slo } from './goodput.ts';
 
 /** A non-empty sample's statistics (an empty one is null in the report). */
@@ -129,10 +129,10 @@ export interface ReportContext {
 export function lifecycleReportFromSamples(samples: StageSamples, context: ReportContext): LifecycleReport {
   const s = samples.success;
   const w = samples.window;
-  const windowStart = w.firstStartEpochMs ?? Infinity;
-  const windowEnd = w.lastEndEpochMs ?? -Infinity;
-  const lastStart = w.lastStartEpochMs ?? -Infinity;
-  const firstScheduled = w.firstScheduledEpochMs ?? Infinity;
+  const windowStart = w.firstStartMs ?? Infinity;
+  const windowEnd = w.lastEndMs ?? -Infinity;
+  const lastStart = w.lastStartMs ?? -Infinity;
+  const firstScheduled = w.firstScheduledMs ?? Infinity;
   const measuredCount = samples.measuredCount;
   const inputTokens = sum(s.promptTokens.view());
   const outputTokens = sum(s.outputTokens.view());
@@ -196,8 +196,8 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
 }
 
 /** The report of a list of records (warm-up records are left out). */
-export function lifecycleReport(all: readonly RequestRecord[], context: ReportContext, epochOf: (readingMs: number) => number = (t) => t): LifecycleReport {
+export function lifecycleReport(all: readonly RequestRecord[], context: ReportContext, timeline: RecordTimeline = EPOCH_TIMELINE): LifecycleReport {
   const samples = new StageSamples();
-  for (const record of all) if (!record.warmup) samples.add(record, epochOf);
+  for (const record of all) if (!record.warmup) samples.add(record, timeline);
   return lifecycleReportFromSamples(samples, context);
 }

@@ -27,7 +27,7 @@
  * request rate) we write null: a reader must be able to tell "none" from "zero".
  */
 import type { RequestRecord } from '../record/request-record.ts';
-import type { StageSamples } from '../record/stage-samples.ts';
+import { EMPTY_WINDOW, widen, type StageSamples } from '../record/stage-samples.ts';
 import { statsBlock, type ServerMetricsSummary, type StatsBlock } from '../scrape/metric-summary.ts';
 
 /** What the generator scrapes for a JetStream backend (the fixture's five). */
@@ -147,8 +147,7 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
 export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>): LpgSamples {
   const all = [...stages.values()];
   const cat = (pick: (s: StageSamples) => ArrayLike<number>): number[] => all.flatMap((s) => Array.from(pick(s)));
-  let first: number | null = null;
-  let last: number | null = null;
+  let window = EMPTY_WINDOW;
   let attempted = 0;
   const failuresByKind: Record<string, number> = {};
   let disconnectedAfterHeaders = 0;
@@ -156,13 +155,11 @@ export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>):
     attempted += s.success.latencyMs.length + s.failure.latencyMs.length;
     disconnectedAfterHeaders += s.disconnectedAfterHeaders;
     for (const [kind, entry] of Object.entries(s.failuresByKind)) failuresByKind[kind] = (failuresByKind[kind] ?? 0) + entry.count;
-    const { firstStartEpochMs: a, lastEndEpochMs: b } = s.window;
-    if (a !== null && (first === null || a < first)) first = a;
-    if (b !== null && (last === null || b > last)) last = b;
+    window = widen(window, s.window);
   }
   return {
     attempted,
-    windowSec: first === null || last === null ? null : (last - first) / 1000,
+    windowSec: window.firstStartMs === null || window.lastEndMs === null ? null : (window.lastEndMs - window.firstStartMs) / 1000,
     latencyMs: cat((s) => s.success.latencyMs.view()),
     ttftMs: cat((s) => s.success.ttftMs.view()),
     promptTokens: cat((s) => s.success.promptTokens.view()),
@@ -386,7 +383,7 @@ export function lpgReportsForRun(run: LpgRunContext): Array<{ fileName: string; 
   return lpgGroups(run.stageRates).map(({ requestRate, stages }) => {
     const samples = new Map(stages.flatMap((stage) => (run.stages.has(stage) ? [[stage, run.stages.get(stage) as StageSamples] as const] : [])));
     // Each file's date is when its own requests started, as each generator run stamps its own.
-    const starts = [...samples.values()].map((s) => s.window.firstStartEpochMs).filter((ms): ms is number => ms !== null);
+    const window = [...samples.values()].reduce((joined, s) => widen(joined, s.window), EMPTY_WINDOW);
     const report = lpgReport({
       samples: lpgSamplesFromStages(samples),
       requestRate,
@@ -395,7 +392,7 @@ export function lpgReportsForRun(run: LpgRunContext): Array<{ fileName: string; 
       backend,
       modelId: run.model,
       tokenizerId: run.tokenizerId ?? run.model,
-      startEpochMs: starts.length > 0 ? Math.min(...starts) : run.startEpochMs,
+      startEpochMs: window.firstStartMs === null ? run.startEpochMs : window.baseEpochMs + window.firstStartMs,
       serverMetrics: run.serverMetricsOver?.(stages) ?? null,
     });
     return { fileName: lpgFileName(report, requestRate), report };

@@ -9,7 +9,7 @@ import { Rng } from '../../contracts/rng.ts';
 import type { Dataset } from '../data/dataset.ts';
 import type { StagePlan } from '../load/load-plan.ts';
 import type { RequestRecord } from '../record/request-record.ts';
-import { StageSamples } from '../record/stage-samples.ts';
+import { clockTimeline, StageSamples } from '../record/stage-samples.ts';
 import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import { DeadlineSweep } from './deadline-sweep.ts';
 import type { BenchOptions } from './bench-options.ts';
@@ -111,7 +111,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     planned += plan.kind === 'open' ? plan.sends.length : plan.count;
   }
   let local = 0;
-  const epochOf = (reading: number): number => clock.epochMs(reading);
+  const timeline = clockTimeline(clock);
 
   const issue = async (stage: number, warmup: boolean, scheduledMs: number, numbered?: number): Promise<void> => {
     const index = numbered ?? indexBase + planned + share.worker + share.workers * local++;
@@ -134,7 +134,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     if (!record.warmup) {
       let stageSamples = samples.get(record.stage);
       if (stageSamples === undefined) samples.set(record.stage, (stageSamples = new StageSamples()));
-      stageSamples.add(record, epochOf);
+      stageSamples.add(record, timeline);
     }
     if (options.keepRecords !== false) records.push(record);
     input.onRecord?.(record);

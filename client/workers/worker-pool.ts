@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { realClock } from '../../contracts/clock.ts';
 import type { RequestRecord } from '../record/request-record.ts';
-import { StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
+import { EPOCH_TIMELINE, StageSamples, type StageSamplesJson } from '../record/stage-samples.ts';
 import type { LiveCounters } from '../report/progress.ts';
 import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
@@ -50,7 +50,6 @@ export interface WorkerRunResult {
 }
 
 /** Times of records rebuilt in the main thread are epoch milliseconds already. */
-const asEpoch = (ms: number): number => ms;
 
 /** A request a dead worker still had in flight, as the failure it became. */
 function crashedRecord(issued: IssuedInWorker, endEpochMs: number, message: string): RequestRecord {
@@ -92,7 +91,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     if (record.warmup) return;
     let stage = samples.get(record.stage);
     if (stage === undefined) samples.set(record.stage, (stage = new StageSamples()));
-    stage.add(record, asEpoch);
+    stage.add(record, EPOCH_TIMELINE);
   };
   // One budget per closed stage for all the workers: what these shares send of its count.
   const closedBudgets = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * input.plans.length);

@@ -103,7 +103,7 @@ describe('benchtruth merge checks its inputs', () => {
     const loraShard = (name: string, index: number, adapters: string[]): string => {
       const dir = shardDir(name, index);
       const samples = new StageSamples();
-      adapters.forEach((adapter, i) => samples.add(record(i, adapter), (t) => 1.7e12 + t));
+      adapters.forEach((adapter, i) => samples.add(record(i, adapter), { baseEpochMs: 1.7e12, offsetMs: (t) => t }));
       const path = join(dir, 'raw_samples.json');
       const { run } = JSON.parse(readFileSync(path, 'utf8')) as RawSamplesFile;
       writeFileSync(path, JSON.stringify({ ...rawSamplesFile(new Map([[0, samples]]), contexts, null, run ?? null), adapter_reports: { summary: true, stages: true } }));

@@ -11,7 +11,7 @@ import { completionsApi } from '../../../client/apis/completions.ts';
 import { ResponseMeasurer } from '../../../client/measure/response-measurer.ts';
 import { PooledGaps } from '../../../client/record/pooled-gaps.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
-import { StageSamples } from '../../../client/record/stage-samples.ts';
+import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
 import { lifecycleReport } from '../../../client/report/lifecycle-report.ts';
 import { recordFromLine, requestLine } from '../../../client/report/request-line.ts';
 import { compareRunWithTruth, formatTruthComparison } from '../../../client/measure/truth-comparison.ts';
@@ -146,7 +146,7 @@ describe('measured streams at the edges', () => {
     const record = streamed([[{ text: ' a' }, 10], [{ text: ' b' }, 60], [{ choices: false, usage: 0 }, 61]], 62);
     expect(record).toMatchObject({ outputTokens: 0, outputTokensSource: 'usage', tokenCountMismatch: true });
     const samples = new StageSamples();
-    samples.add(record, (ms) => ms);
+    samples.add(record, EPOCH_TIMELINE);
     expect(samples.interChunkMs.count).toBe(0);
     expect(samples.intraEventZeros).toBe(0);
     const report = lifecycleReport([record], { intendedRate: null });
@@ -289,7 +289,7 @@ describe('reports at the edges', () => {
 
   it('StageSamples JSON round trip keeps missing values missing (NaN columns ↔ null)', () => {
     const samples = new StageSamples();
-    samples.add(base({ metrics: requestMetrics({ startMs: 0, endMs: 10, events: [], outputTokens: 0 }) }), (t) => t);
+    samples.add(base({ metrics: requestMetrics({ startMs: 0, endMs: 10, events: [], outputTokens: 0 }) }), EPOCH_TIMELINE);
     const text = JSON.stringify(samples.toJSON());
     expect(text).not.toMatch(/NaN|Infinity/);
     const back = StageSamples.fromJSON(JSON.parse(text));

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
-import { StageSamples } from '../../../client/record/stage-samples.ts';
+import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
 import { LPG_ERROR_KEYS, LPG_VLLM_METRICS, lpgDate, lpgErrorKey, lpgFileName, lpgReport, lpgSamplesFromRecords, lpgSamplesFromStages, type LpgInput } from '../../../client/report/lpg-report.ts';
 import type { ServerMetricsSummary } from '../../../client/scrape/metric-summary.ts';
 import { requestMetrics } from '../../../contracts/metrics.ts';
@@ -136,7 +136,7 @@ describe('lpgReport, key by key against a real report', () => {
     const fromRecords = lpgReport({ ...INPUT, samples: lpgSamplesFromRecords(records) }).metrics as Record<string, number>;
     expect([fromRecords.ServerDisconnectedError, fromRecords.unknown_error]).toEqual([1, 2]);
     const halves = [new StageSamples(), new StageSamples()];
-    records.forEach((r, i) => halves[i % 2]?.add(r, (ms) => ms));
+    records.forEach((r, i) => halves[i % 2]?.add(r, EPOCH_TIMELINE));
     const merged = StageSamples.fromJSON(JSON.parse(JSON.stringify(StageSamples.merge(halves).toJSON())));
     const fromStages = lpgReport({ ...INPUT, samples: lpgSamplesFromStages(new Map([[0, merged]])) }).metrics as Record<string, number>;
     expect([fromStages.ServerDisconnectedError, fromStages.unknown_error]).toEqual([1, 2]);
@@ -208,7 +208,7 @@ describe('lpgSamplesFromStages', () => {
   it('gives the same report from a run’s compact stage samples as from its records', () => {
     const first = new StageSamples();
     const second = new StageSamples();
-    RECORDS.forEach((r, i) => (i < 2 ? first : second).add(r, (ms) => ms));
+    RECORDS.forEach((r, i) => (i < 2 ? first : second).add(r, EPOCH_TIMELINE));
     const fromStages = lpgReport({ ...INPUT, samples: lpgSamplesFromStages(new Map([[0, first], [1, second]])) });
     expect(fromStages).toEqual(lpgReport(INPUT));
   });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestMetrics } from '../../../contracts/metrics.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
-import { StageSamples } from '../../../client/record/stage-samples.ts';
+import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
 import { consoleSummary } from '../../../client/report/console-summary.ts';
 import { buildRunReports } from '../../../client/report/run-reports.ts';
 import { lifecycleReport, lifecycleReportFromSamples } from '../../../client/report/lifecycle-report.ts';
@@ -159,7 +159,7 @@ describe('token count sources', () => {
 
   it('raw samples written before the split still merge: their tokenCountSources are the tokens-per-event counts', () => {
     const samples = new StageSamples();
-    samples.add(record(0, 0, [5, 6], { tokensPerEventSource: 'dialect' }), (t) => t);
+    samples.add(record(0, 0, [5, 6], { tokensPerEventSource: 'dialect' }), EPOCH_TIMELINE);
     const { tokensPerEventSources, outputTokensSources, ...legacy } = samples.toJSON();
     expect(tokensPerEventSources).toEqual({ dialect: 1 });
     expect(outputTokensSources).toEqual({ usage: 1 });

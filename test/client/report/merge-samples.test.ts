@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { requestMetrics } from '../../../contracts/metrics.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
-import { StageSamples } from '../../../client/record/stage-samples.ts';
+import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
 import { lifecycleReport, lifecycleReportFromSamples } from '../../../client/report/lifecycle-report.ts';
 import { buildRunReports, mergeRawSamples, rawSamplesFile } from '../../../client/report/run-reports.ts';
 
@@ -73,7 +73,7 @@ function samplesByStage(records: readonly RequestRecord[]): Map<number, StageSam
   for (const r of records) {
     let s = out.get(r.stage);
     if (s === undefined) out.set(r.stage, (s = new StageSamples()));
-    s.add(r, (t) => 1.7e12 + t);
+    s.add(r, { baseEpochMs: 1.7e12, offsetMs: (t) => t });
   }
   return out;
 }
@@ -143,10 +143,10 @@ describe('merging raw samples', () => {
     fc.assert(
       fc.property(recordsArb, fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 40, maxLength: 40 }), fc.integer({ min: 0, max: 30 }), (records, assignment, limit) => {
         const one = new StageSamples(limit);
-        for (const r of records) one.add(r, (t) => t);
+        for (const r of records) one.add(r, EPOCH_TIMELINE);
         const parts = [0, 1, 2].map((k) => {
           const part = new StageSamples(limit);
-          for (const [i, r] of records.entries()) if (assignment[i] === k) part.add(r, (t) => t);
+          for (const [i, r] of records.entries()) if (assignment[i] === k) part.add(r, EPOCH_TIMELINE);
           return StageSamples.fromJSON(JSON.parse(JSON.stringify(part.toJSON())));
         });
         const merged = StageSamples.merge(parts, limit);
