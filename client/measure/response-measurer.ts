@@ -121,6 +121,12 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   readonly #eventTokens: number[] = [];
   /** Index of the token-bearing event the decoder dispatched last, or -1 when its last event bore none. */
   #lastEventIndex = -1;
+  /**
+   * Running-usage growth on text-less events since the last token-bearing one, as (arrival,
+   * running count) pairs: the next event with text carries it, or, when none comes, the events
+   * that showed it do (vLLM's EOS: a text-less finish chunk whose usage grows by one).
+   */
+  #textlessGrowth: number[] | null = null;
   /** Texts of events whose counts wait for the tokenizer, by event index (made on first need). */
   #pendingTexts: Map<number, string> | null = null;
   #bodyChunks: Buffer[] = [];
@@ -255,9 +261,15 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       // The running count stays where the last token-bearing event left it: vLLM sends a chunk
       // with no text while usage grows (a token ending inside a UTF-8 character, a held-back stop
       // string), and those tokens reach the reader with the next text, so they are that event's.
-      if (usage !== null) this.#usage = usage;
+      if (usage !== null) {
+        const growth = this.#textlessGrowth;
+        const seen = growth === null ? this.#runningCompletion : (growth[growth.length - 1] as number);
+        if (this.#continuousUsage === true && usage.completionTokens > seen) (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens);
+        this.#usage = usage;
+      }
       return;
     }
+    this.#textlessGrowth = null;
     let tokens = 1;
     let source: TokensPerEventSource = 'one_per_event';
     if (payload.dialectTokens !== null && payload.dialectTokens > 0) {
@@ -284,6 +296,22 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#lastEventIndex = this.#eventTimes.length;
     this.#eventTimes.push(atMs);
     this.#eventTokens.push(tokens);
+  }
+
+  /**
+   * Growth no later text carried: its tokens reached the reader with the text-less events that
+   * showed it. vLLM streams the EOS token it counts in `completion_tokens` this way, in a finish
+   * chunk with empty text; left out, every naturally stopped request would disagree with usage and
+   * lose its last gap from TPOT (a one-word answer's TPOT would be an invented 0).
+   */
+  #creditTrailingGrowth(growth: readonly number[]): void {
+    this.#textlessGrowth = null;
+    for (let i = 0; i < growth.length; i += 2) {
+      const running = growth[i + 1] as number;
+      this.#eventTimes.push(growth[i] as number);
+      this.#eventTokens.push(running - this.#runningCompletion);
+      this.#runningCompletion = running;
+    }
   }
 
   #fail(kind: FailureKind, message: string): void {
@@ -332,6 +360,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   }
 
   #finish(endMs: number, failure: Failure | null): RequestRecord {
+    if (this.#textlessGrowth !== null) this.#creditTrailingGrowth(this.#textlessGrowth);
     if (this.#pendingTexts !== null) for (const [index, text] of this.#pendingTexts) this.#eventTokens[index] = Math.max(countTokens(text), 1);
     const events = this.#eventTimes.map((atMs, i) => ({ atMs, tokens: this.#eventTokens[i] as number }));
     const eventSum = this.#eventTokens.reduce((a, b) => a + b, 0);

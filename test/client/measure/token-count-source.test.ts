@@ -79,6 +79,40 @@ describe('a running usage that grows on a chunk without text (audit 10 Z1-1)', (
     expect(record.tokenCountMismatch).toBe(false);
   });
 
+  it("counts growth the stream ends on at the text-less events that showed it (vLLM's EOS finish chunk)", () => {
+    const finish = (completion: number): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop', stop_reason: null }], usage: { prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion } })}\n\n`;
+    const usageOnly = `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2 } })}\n\n`;
+    const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+    measurer.response(200);
+    measurer.data(enc.encode(chunk(' a', 1)), 100);
+    measurer.data(enc.encode(finish(2)), 108);
+    measurer.data(enc.encode(usageOnly + 'data: [DONE]\n\n'), 109);
+    const record = measurer.end(110);
+    expect(record.events).toEqual([
+      { atMs: 100, tokens: 1 },
+      { atMs: 108, tokens: 1 },
+    ]);
+    expect(record.outputTokens).toBe(2);
+    expect(record.tokenCountMismatch).toBe(false);
+    // TTFT stays the first text; TPOT spans to the EOS, not an invented 0.
+    expect(record.metrics).toMatchObject({ ttftMs: 100, tpotMs: 8 });
+  });
+
+  it('credits a text-less growth to the next text when text follows, never twice', () => {
+    const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+    measurer.response(200);
+    [chunk(' a', 1), chunk('', 2), chunk(' b', 3), chunk('', 4)].forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
+    measurer.data(enc.encode('data: [DONE]\n\n'), 50);
+    const record = measurer.end(51);
+    expect(record.events).toEqual([
+      { atMs: 10, tokens: 1 },
+      { atMs: 30, tokens: 2 },
+      { atMs: 40, tokens: 1 },
+    ]);
+    expect(record.tokenCountMismatch).toBe(false);
+  });
+
   it('still fails a running usage that goes down, measured against the last usage seen on any chunk', () => {
     const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
     measurer.response(200);
