@@ -7,6 +7,9 @@ import type { RequestIdentities } from './routes/request-identity.ts';
 import type { EmissionScheduler } from './transport/emission-scheduler.ts';
 import type { TruthStore } from './truth/truth-store.ts';
 
+/** A runtime LoRA change (vLLM's `/v1/load_lora_adapter` and `/v1/unload_lora_adapter`). */
+export type LoraChange = { op: 'load'; name: string; path: string } | { op: 'unload'; name: string };
+
 export interface ServerContext {
   options: ServerOptions;
   clock: Clock;
@@ -17,4 +20,8 @@ export interface ServerContext {
   engine: Engine;
   /** The Prometheus registry behind /metrics; dialects add their metric sets here. */
   metrics: MetricsHub;
+  /** Set by the vLLM routes: makes a runtime LoRA change in this process's models (a peer's, under `--workers`). */
+  applyLoraChange?: (change: LoraChange) => void;
+  /** Set by a `--workers` worker: passes a change made here on to every other worker before the answer. */
+  relayLoraChange?: (change: LoraChange) => Promise<void>;
 }

@@ -107,7 +107,7 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       const server = buildServer(serveOptions);
-      await joinClusterIfWorker(server);
+      const worker = await joinClusterIfWorker(server);
       let port: number;
       try {
         port = await server.listen();
@@ -122,13 +122,16 @@ export function registerServeCommand(program: Command): void {
       const shutdown = (signal: string): void => {
         if (closing) return;
         closing = true;
-        process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
+        if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
         // In-flight streams finish on their own schedule; a stuck one must not hold the process.
         setTimeout(() => process.exit(0), 10_000).unref();
         void server.close().then(() => process.exit(0));
       };
-      process.once('SIGINT', () => shutdown('SIGINT'));
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      // A second Ctrl-C ends a lone server at once (the default action). A worker gets every signal
+      // twice, from the terminal's process group and forwarded by the primary: it keeps finishing.
+      const listenFor = worker ? process.on.bind(process) : process.once.bind(process);
+      listenFor('SIGINT', () => shutdown('SIGINT'));
+      listenFor('SIGTERM', () => shutdown('SIGTERM'));
       // Announce only once the signal handlers are in place: a supervisor may act on this line.
       const ports = { port, grpcPort: server.jetstream.grpcPort, metricsPort: server.jetstream.metricsPort };
       if (announceListening(ports)) return;

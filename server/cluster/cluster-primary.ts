@@ -11,6 +11,8 @@ import type { ServerOptions } from '../options.ts';
 import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
 
 export const WORKER_INDEX_ENV = 'BENCHTRUTH_WORKER_INDEX';
+/** How many workers held this index before (0 for the first): a replacement's request ids are its own. */
+export const WORKER_GENERATION_ENV = 'BENCHTRUTH_WORKER_GENERATION';
 
 export function isClusterPrimary(options: Pick<ServerOptions, 'workers'>): boolean {
   return options.workers > 1 && cluster.isPrimary;
@@ -35,8 +37,9 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     const message: PeerList = { benchtruth: 'peers', peerPorts };
     for (const w of workers) if (w.isConnected()) w.send(message);
   };
+  const generations: number[] = new Array(options.workers).fill(0);
   const fork = (index: number): Worker => {
-    const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index) });
+    const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index), [WORKER_GENERATION_ENV]: String(generations[index]) });
     worker.on('message', (message: unknown) => {
       if (!isClusterMessage(message)) return;
       if (message.benchtruth === 'peer') {
@@ -52,20 +55,22 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         for (const line of rest) process.stdout.write(`${line}\n`);
       }
     });
-    worker.on('exit', (code) => {
+    worker.on('exit', (code, signal) => {
+      const how = code ?? signal ?? 'signal';
       if (stopping) return;
       if (!listened[index]) {
         // Its exit can be seen before its last message (why it failed) is read off the channel:
         // that line, once the channel has closed, is the one to print.
-        const unexplained = (): void => failStart(`benchtruth: worker ${index} exited (${code ?? 'signal'}) before it could listen`);
+        const unexplained = (): void => failStart(`benchtruth: worker ${index} exited (${how}) before it could listen`);
         if (worker.isConnected()) worker.once('disconnect', unexplained);
         else unexplained();
         return;
       }
       // A worker that dies takes its in-flight requests with it; start a fresh one in its place.
-      process.stderr.write(`benchtruth: worker ${index} exited (${code ?? 'signal'}), restarting it\n`);
+      process.stderr.write(`benchtruth: worker ${index} exited (${how}), restarting it\n`);
       peerPorts[index] = 0;
       listened[index] = false;
+      generations[index] = (generations[index] as number) + 1;
       workers[index] = fork(index);
     });
     return worker;
@@ -74,6 +79,8 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
+    // Said once for the server; the workers finish their streams quietly.
+    process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
     for (const w of workers) w.process.kill(signal);
     let alive = workers.length;
     for (const w of workers) w.once('exit', () => --alive === 0 && process.exit(0));

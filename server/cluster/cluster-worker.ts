@@ -3,33 +3,52 @@
  * port and keeps the truth of the requests it served. So that truth and metrics stay complete
  * whichever worker a client reaches, every worker also listens on a private 127.0.0.1 peer
  * port (its own, not shared) and:
- *  - `GET /_truth/requests/:id` not found locally → asked of every peer, first answer wins;
+ *  - `GET /_truth/requests/:id` → asked of every peer too; the newest record of that id wins, as
+ *    in one process, where a reused id (a rerun with the same seed) answers its latest request;
  *  - `GET /metrics` → this worker's registries (vllm:* and jetstream_*) merged with every
  *    peer's (merge-worker-metrics.ts: counters and histograms summed, gauges by their
  *    aggregator, one LoRA info series for the whole server).
- * Request ids made without x-request-id are seeded per worker, so they never collide.
+ *  - a runtime LoRA load or unload → made on every peer before it is answered, so every worker
+ *    serves and lists the same adapters.
+ * Request ids made without x-request-id are seeded per worker and per fork of it (a replaced
+ * worker does not repeat its predecessor's ids), so they never collide.
  */
 import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { truthToJson } from '../../contracts/truth.ts';
 import type { BenchtruthServer } from '../app.ts';
+import type { LoraChange } from '../server-context.ts';
 import type { MetricsHub } from '../metrics/metrics-hub.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
 import { findTruth } from '../routes/truth-routes.ts';
 import { isClusterMessage, type ListeningPorts, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
-import { WORKER_INDEX_ENV } from './cluster-primary.ts';
+import { WORKER_GENERATION_ENV, WORKER_INDEX_ENV } from './cluster-primary.ts';
 import { mergeWorkerMetrics, type MetricsJson } from './merge-worker-metrics.ts';
 
 const TRUTH_PATH = '/_truth/requests/';
 const PEER_TIMEOUT_MS = 2000;
+/** A peer's truth answer names its record's arrival, so the newest of several can win unparsed. */
+const ARRIVAL_HEADER = 'x-benchtruth-arrival-epoch-ms';
 
-async function askPeer(port: number, path: string): Promise<{ status: number; body: string } | null> {
+interface PeerAnswer {
+  status: number;
+  body: string;
+  arrivalEpochMs: number;
+}
+
+async function askPeer(port: number, path: string, init?: { method: 'POST'; body: string }): Promise<PeerAnswer | null> {
   try {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(PEER_TIMEOUT_MS) });
-    return { status: response.status, body: await response.text() };
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { ...init, signal: AbortSignal.timeout(PEER_TIMEOUT_MS) });
+    return { status: response.status, body: await response.text(), arrivalEpochMs: Number(response.headers.get(ARRIVAL_HEADER) ?? Number.NaN) };
   } catch {
     return null;
   }
+}
+
+function isLoraChange(value: unknown): value is LoraChange {
+  if (typeof value !== 'object' || value === null) return false;
+  const change = value as Record<string, unknown>;
+  return typeof change.name === 'string' && (change.op === 'unload' || (change.op === 'load' && typeof change.path === 'string'));
 }
 
 /** A percent-encoded path segment as text, or null when its escapes are malformed. */
@@ -54,7 +73,24 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
       const id = decodedSegment(url.slice('/_peer/truth/'.length));
       const record = id === null ? undefined : findTruth(truth, id);
       if (record === undefined) res.writeHead(404).end();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(truthToJson(record)));
+      else res.writeHead(200, { 'content-type': 'application/json', [ARRIVAL_HEADER]: String(record.arrivalEpochMs) }).end(JSON.stringify(truthToJson(record)));
+      return;
+    }
+    if (url === '/_peer/lora' && req.method === 'POST') {
+      let text = '';
+      req.setEncoding('utf8');
+      req.on('data', (piece: string) => (text += piece));
+      req.on('end', () => {
+        let change: unknown = null;
+        try {
+          change = JSON.parse(text);
+        } catch {
+          // Answered below as a bad request.
+        }
+        if (!isLoraChange(change)) return void res.writeHead(400).end();
+        server.context.applyLoraChange?.(change);
+        res.writeHead(204).end();
+      });
       return;
     }
     if (url === '/_peer/metrics') {
@@ -74,7 +110,8 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
   if (!cluster.isWorker || raw === undefined) return false;
   const index = Number(raw);
   const { context, app } = server;
-  context.identities = new RequestIdentities((context.options.seed + Math.imul(index + 1, 0x9e3779b1)) >>> 0);
+  const generation = Number(process.env[WORKER_GENERATION_ENV] ?? 0);
+  context.identities = new RequestIdentities((context.options.seed + Math.imul(index + 1, 0x9e3779b1) + Math.imul(generation, 0x85ebca6b)) >>> 0);
   let peers: number[] = [];
 
   const peerServer: Server = createServer(peerHandler(server));
@@ -94,11 +131,18 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
     if (request.method !== 'GET' || !request.url.startsWith(TRUTH_PATH)) return;
     const id = decodedSegment(request.url.slice(TRUTH_PATH.length).split('?')[0] ?? '');
     // A malformed escape is the route's to answer (Fastify's 400), not a peer question.
-    if (id === null || findTruth(context.truth, id) !== undefined) return;
+    if (id === null || peers.length === 0) return;
     const answers = await Promise.all(peers.map((p) => askPeer(p, `/_peer/truth/${encodeURIComponent(id)}`)));
-    const found = answers.find((a) => a?.status === 200);
-    if (found != null) await reply.header('content-type', 'application/json').send(found.body);
+    let newest: PeerAnswer | null = null;
+    for (const a of answers) if (a?.status === 200 && (newest === null || a.arrivalEpochMs > newest.arrivalEpochMs)) newest = a;
+    const local = findTruth(context.truth, id);
+    // The local record answers through the route unless a peer holds a later request of that id.
+    if (newest !== null && (local === undefined || newest.arrivalEpochMs > local.arrivalEpochMs)) await reply.header('content-type', 'application/json').send(newest.body);
   });
+  context.relayLoraChange = async (change) => {
+    const body = JSON.stringify(change);
+    await Promise.all(peers.map((p) => askPeer(p, '/_peer/lora', { method: 'POST', body })));
+  };
 
   const hub = context.metrics;
   hub.text = async () => {

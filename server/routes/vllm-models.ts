@@ -85,6 +85,7 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
     if (body === null) return fail(reply, bodyNotObject(request.body));
     const error = loraRequestErrors(body, ['lora_name', 'lora_path'], null) ?? state.models.load(body.lora_name, body.lora_path);
     if (error !== null) return fail(reply, error);
+    await ctx.relayLoraChange?.({ op: 'load', name: String(body.lora_name), path: String(body.lora_path) });
     return plainText(reply, `Success: LoRA adapter '${String(body.lora_name)}' added successfully.`);
   });
 
@@ -93,6 +94,7 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
     if (body === null) return fail(reply, bodyNotObject(request.body));
     const error = loraRequestErrors(body, ['lora_name'], 'lora_int_id') ?? state.models.unload(body.lora_name);
     if (error !== null) return fail(reply, error);
+    await ctx.relayLoraChange?.({ op: 'unload', name: String(body.lora_name) });
     return plainText(reply, `Success: LoRA adapter '${String(body.lora_name)}' removed successfully.`);
   });
 }

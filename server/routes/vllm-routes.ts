@@ -12,6 +12,7 @@ import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 
 export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState {
   const state = createVllmState(ctx.options);
+  ctx.applyLoraChange = (change) => void (change.op === 'load' ? state.models.load(change.name, change.path) : state.models.unload(change.name));
   installVllmApiKey(app, ctx.options.apiKey);
   // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.
   // `/health/ready` is llm-d-inference-sim's readiness route (its helm chart probes it); we are

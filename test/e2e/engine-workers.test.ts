@@ -98,6 +98,58 @@ describe('serve --workers 2', () => {
     }
   }, 60_000);
 
+  it('keeps every worker alike: runtime LoRA changes reach all, a reused id finds its newest request, a Ctrl-C to the group lets open streams finish', async () => {
+    const group = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0', '--time-to-first-token', '5ms', '--inter-token-latency', '80ms'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, as a terminal's foreground job: the Ctrl-C below reaches every process.
+      detached: true,
+      env: { ...process.env, VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'true' },
+    });
+    let out = '';
+    group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
+    const exited = new Promise<number | null>((resolve) => group.once('exit', (code) => resolve(code)));
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no banner within 30 s: ${out}`)), 30_000);
+        const poll = setInterval(() => {
+          const match = /on (http:\/\/127\.0\.0\.1:\d+) .*with 2 workers/.exec(out);
+          if (match === null) return;
+          clearInterval(poll);
+          clearTimeout(timer);
+          resolve(match[1] as string);
+        }, 20);
+      });
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+        fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close', ...headers }, body: JSON.stringify(body) });
+
+      expect((await post('/v1/load_lora_adapter', { lora_name: 'late', lora_path: '/adapters/late' })).status).toBe(200);
+      for (let i = 0; i < 4; i++) {
+        const models = (await (await fetch(`${base}/v1/models`, { headers: { connection: 'close' } })).json()) as { data: Array<{ id: string }> };
+        expect(models.data.map((m) => m.id)).toContain('late');
+        const answer = await post('/v1/completions', { model: 'late', prompt: 'hi', max_tokens: 1 });
+        expect(answer.status).toBe(200);
+        await answer.text();
+      }
+
+      // The same id twice (a rerun with one seed): like one process, the truth is the later request's.
+      for (const maxTokens of [1, 2, 1, 2, 3]) await (await post('/v1/completions', { prompt: 'hi', max_tokens: maxTokens }, { 'x-request-id': 'again' })).text();
+      for (let i = 0; i < 4; i++) {
+        const truth = (await (await fetch(`${base}/_truth/requests/again`, { headers: { connection: 'close' } })).json()) as { tokens: unknown[] };
+        expect(truth.tokens).toHaveLength(3);
+      }
+
+      const streams = await Promise.all(Array.from({ length: 4 }, () => post('/v1/completions', { prompt: 'hi', max_tokens: 8, stream: true })));
+      const bodies = streams.map((s) => s.text());
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      process.kill(-(group.pid as number), 'SIGINT');
+      for (const body of await Promise.all(bodies)) expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
+      expect(await exited).toBe(0);
+      expect(out.match(/finishing open streams/g)).toHaveLength(1);
+    } finally {
+      if (group.exitCode === null) process.kill(-(group.pid as number), 'SIGKILL');
+    }
+  }, 60_000);
+
   it('a port that is taken is fatal: one error line, exit code 2, no restarting workers', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
