@@ -1,9 +1,12 @@
 /**
  * Summaries of a series of Prometheus scrapes over one stage. Gauges: the distribution of the
  * scraped values (mean, median, sd, min, max, p90, p99). Counters: the increase and its rate.
- * Histograms: what happened *during* the stage, from the difference between the stage's first
- * and last scrape — mean = Δsum/Δcount, quantiles by linear interpolation inside the bucket
- * (as PromQL's histogram_quantile does). Pure.
+ * Histograms: what happened *during* the stage, from the differences between its consecutive
+ * scrapes — mean = Δsum/Δcount, quantiles by linear interpolation inside the bucket (as PromQL's
+ * histogram_quantile does). A value that went down between two scrapes is a reset (the server
+ * restarted): as Prometheus's increase() reads it, the new value is what accrued since. Several
+ * stages' scrapes are summarised as segments: their changes add up, and no change is taken
+ * across the stages between them. Pure.
  */
 import { distribution } from '../../contracts/stats.ts';
 import { seriesKey, type MetricFamily } from './prometheus-text.ts';
@@ -46,13 +49,18 @@ export interface HistogramSummary {
   median: number | null;
   p90: number | null;
   p99: number | null;
-  /** histogram_quantile(0) and (1): the lower bound of the first and the upper bound of the last non-empty bucket. */
+  /**
+   * The lower bound of the first and the upper bound of the last non-empty bucket (what the
+   * histogram can say of its extremes; PromQL's histogram_quantile(0) gives 0, or NaN).
+   */
   min?: number | null;
   max?: number | null;
 }
 
 export interface ServerMetricsSummary {
   scrapes: number;
+  /** Scrapes of these stages that failed (no answer, not Prometheus text): fewer scrapes, a shorter window. */
+  failed_scrapes?: number;
   window_sec: number | null;
   gauges: Record<string, GaugeSummary>;
   counters: Record<string, CounterSummary>;
@@ -78,8 +86,14 @@ export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; c
   return previousLe;
 }
 
-function histogramParts(family: MetricFamily): Map<string, { sum: number; count: number; buckets: Map<number, number> }> {
-  const out = new Map<string, { sum: number; count: number; buckets: Map<number, number> }>();
+interface HistogramParts {
+  sum: number;
+  count: number;
+  buckets: Map<number, number>;
+}
+
+function histogramParts(family: MetricFamily): Map<string, HistogramParts> {
+  const out = new Map<string, HistogramParts>();
   for (const s of family.samples) {
     const key = seriesKey(family.name, s.labels, ['le']);
     let entry = out.get(key);
@@ -91,15 +105,35 @@ function histogramParts(family: MetricFamily): Map<string, { sum: number; count:
   return out;
 }
 
-export function summarizeScrapes(scrapes: readonly Scrape[]): ServerMetricsSummary {
-  const result: ServerMetricsSummary = { scrapes: scrapes.length, window_sec: null, gauges: {}, counters: {}, histograms: {} };
-  const first = scrapes[0];
-  const last = scrapes[scrapes.length - 1];
-  if (first === undefined || last === undefined) return result;
-  const seconds = (last.atEpochMs - first.atEpochMs) / 1000;
-  result.window_sec = seconds;
+/** A counter's samples by series key (`x_total`, or a bare name when the family has no suffix). */
+function counterValues(family: MetricFamily): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of family.samples) {
+    if (!s.name.endsWith('_total') && s.name !== family.name) continue;
+    out.set(seriesKey(s.name, s.labels), s.value);
+  }
+  return out;
+}
+
+/**
+ * What accrued from `then` to `now`: the difference, or `now` itself after a reset (a value
+ * that went down). A series the earlier scrape did not have counts from 0: it did not exist then
+ * (a finish reason's first request).
+ */
+const accrued = (now: number, then: number | undefined, reset: boolean): number => (then === undefined || reset ? now : now - then);
+
+interface HistogramDelta {
+  count: number;
+  sum: number;
+  buckets: Map<number, number>;
+}
+
+/** The segments' scrapes in order, and each segment's changes added up (see the note above). */
+export function summarizeSegments(segments: ReadonlyArray<readonly Scrape[]>, failedScrapes?: number): ServerMetricsSummary {
+  const all = segments.flat();
+  const result: ServerMetricsSummary = { scrapes: all.length, ...(failedScrapes === undefined ? {} : { failed_scrapes: failedScrapes }), window_sec: null, gauges: {}, counters: {}, histograms: {} };
   const gaugeValues = new Map<string, number[]>();
-  for (const scrape of scrapes) {
+  for (const scrape of all) {
     for (const family of scrape.families.values()) {
       if (family.type !== 'gauge') continue;
       for (const s of family.samples) {
@@ -110,39 +144,60 @@ export function summarizeScrapes(scrapes: readonly Scrape[]): ServerMetricsSumma
       }
     }
   }
-  for (const [key, values] of gaugeValues) {
-    result.gauges[key] = { samples: values.length, ...statsBlock(values) };
-  }
-  for (const family of last.families.values()) {
-    const before = first.families.get(family.name);
-    if (family.type === 'counter') {
-      for (const s of family.samples) {
-        if (!s.name.endsWith('_total') && s.name !== family.name) continue;
-        const key = seriesKey(s.name, s.labels);
-        const earlier = before?.samples.find((b) => b.name === s.name && seriesKey(b.name, b.labels) === key)?.value ?? 0;
-        const increase = s.value - earlier;
-        result.counters[key] = { increase, rate_per_sec: seconds > 0 ? increase / seconds : null };
-      }
-    } else if (family.type === 'histogram') {
-      const now = histogramParts(family);
-      const then = before !== undefined ? histogramParts(before) : new Map();
-      for (const [key, h] of now) {
-        const old = then.get(key);
-        const count = h.count - (old?.count ?? 0);
-        const sum = h.sum - (old?.sum ?? 0);
-        const buckets = [...h.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([le, c]) => ({ le, count: c - (old?.buckets.get(le) ?? 0) }));
-        result.histograms[key] = {
-          count,
-          sum,
-          mean: count > 0 ? sum / count : null,
-          median: bucketQuantile(0.5, buckets),
-          p90: bucketQuantile(0.9, buckets),
-          p99: bucketQuantile(0.99, buckets),
-          min: bucketQuantile(0, buckets),
-          max: bucketQuantile(1, buckets),
-        };
+  for (const [key, values] of gaugeValues) result.gauges[key] = { samples: values.length, ...statsBlock(values) };
+
+  // Changes need two scrapes of one segment: a lone scrape says nothing of what happened.
+  const spans = segments.filter((segment) => segment.length >= 2);
+  if (spans.length === 0) return result;
+  let seconds = 0;
+  const increases = new Map<string, number>();
+  const histograms = new Map<string, HistogramDelta>();
+  for (const segment of spans) {
+    seconds += ((segment[segment.length - 1] as Scrape).atEpochMs - (segment[0] as Scrape).atEpochMs) / 1000;
+    for (let i = 1; i < segment.length; i++) {
+      const before = (segment[i - 1] as Scrape).families;
+      for (const family of (segment[i] as Scrape).families.values()) {
+        const earlier = before.get(family.name);
+        if (family.type === 'counter') {
+          const then = earlier === undefined ? new Map<string, number>() : counterValues(earlier);
+          for (const [key, value] of counterValues(family)) {
+            const previous = then.get(key);
+            increases.set(key, (increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
+          }
+        } else if (family.type === 'histogram') {
+          const then = earlier === undefined ? new Map<string, HistogramParts>() : histogramParts(earlier);
+          for (const [key, h] of histogramParts(family)) {
+            const old = then.get(key);
+            const reset = old !== undefined && h.count < old.count;
+            let delta = histograms.get(key);
+            if (delta === undefined) histograms.set(key, (delta = { count: 0, sum: 0, buckets: new Map() }));
+            delta.count += accrued(h.count, old?.count, reset);
+            delta.sum += accrued(h.sum, old?.sum, reset);
+            for (const [le, count] of h.buckets) delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accrued(count, old?.buckets.get(le), reset));
+          }
+        }
       }
     }
   }
+  result.window_sec = seconds;
+  for (const [key, increase] of increases) result.counters[key] = { increase, rate_per_sec: seconds > 0 ? increase / seconds : null };
+  for (const [key, h] of histograms) {
+    const buckets = [...h.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([le, count]) => ({ le, count }));
+    result.histograms[key] = {
+      count: h.count,
+      sum: h.sum,
+      mean: h.count > 0 ? h.sum / h.count : null,
+      median: bucketQuantile(0.5, buckets),
+      p90: bucketQuantile(0.9, buckets),
+      p99: bucketQuantile(0.99, buckets),
+      min: bucketQuantile(0, buckets),
+      max: bucketQuantile(1, buckets),
+    };
+  }
   return result;
+}
+
+/** One stage's scrapes (one segment). */
+export function summarizeScrapes(scrapes: readonly Scrape[]): ServerMetricsSummary {
+  return summarizeSegments([scrapes]);
 }

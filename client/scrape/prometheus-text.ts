@@ -18,7 +18,8 @@ export interface MetricFamily {
   samples: PromSample[];
 }
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(?:\s+\S+)?$/;
+// An OpenMetrics exemplar (` # {trace_id="…"} 0.67`) may follow the value and timestamp.
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*?)\})?\s+(\S+)(?:\s+[^\s#]\S*)?(?:\s+#\s.*)?$/;
 const LABEL = /\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?/gy;
 
 function parseValue(text: string): number {
@@ -39,13 +40,17 @@ function parseLabels(text: string): Record<string, string> {
   return labels;
 }
 
-/** The family a sample belongs to: histogram/summary children map to their parent. */
+/**
+ * The family a sample belongs to: histogram/summary children map to their parent, and so do an
+ * OpenMetrics counter's `_total` and `_created` (its TYPE line names the family without `_total`).
+ */
 function familyOf(name: string, types: ReadonlyMap<string, MetricType>): string {
-  for (const suffix of ['_bucket', '_sum', '_count', '_created']) {
+  for (const suffix of ['_bucket', '_sum', '_count', '_created', '_total']) {
     if (name.endsWith(suffix)) {
       const parent = name.slice(0, -suffix.length);
       const type = types.get(parent);
       if (type === 'histogram' || type === 'summary') return parent;
+      if (type === 'counter' && (suffix === '_total' || suffix === '_created') && !types.has(name)) return parent;
     }
   }
   return name;

@@ -7,7 +7,7 @@
  */
 import { request } from 'undici';
 import { realClock, type Clock } from '../../contracts/clock.ts';
-import { summarizeScrapes, type Scrape, type ServerMetricsSummary } from './metric-summary.ts';
+import { summarizeSegments, type Scrape, type ServerMetricsSummary } from './metric-summary.ts';
 import { parsePrometheusText } from './prometheus-text.ts';
 
 export interface ServerMetricsReport {
@@ -35,10 +35,19 @@ export interface ScraperDeps {
   every?: (ms: number, tick: () => void) => () => void;
 }
 
+/**
+ * A whole scrape, headers to last byte: an endpoint that trickles bytes (each within undici's idle
+ * timeouts) must not hold the run's reports, which wait for every scrape.
+ */
+const SCRAPE_DEADLINE_MS = 5000;
+
 async function fetchOverHttp(url: string): Promise<string> {
-  const response = await request(url, { headersTimeout: 5000, bodyTimeout: 5000 });
+  const response = await request(url, { headersTimeout: SCRAPE_DEADLINE_MS, bodyTimeout: SCRAPE_DEADLINE_MS, signal: AbortSignal.timeout(SCRAPE_DEADLINE_MS) });
   const text = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
+  // A login page or a proxy's error page answered 200 is not a scrape of the server.
+  const type = String(response.headers['content-type'] ?? '');
+  if (/^\s*text\/html\b/i.test(type)) throw new Error(`content-type ${type}`);
   return text;
 }
 
@@ -56,23 +65,29 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
   /** The stage whose measured part is running (between its start and end marks). */
   let current: number | null = null;
   let failed = 0;
+  const failedByStage = new Map<number, number>();
   let stopped: Promise<ServerMetricsReport> | null = null;
 
   /** `stage`: the mark's stage; null: an interval scrape, kept only if it lies inside one stage's marks. */
   const scrape = (stage: number | null): Promise<void> => {
     const during = current;
     const job = (async () => {
+      // An interval scrape that outlived its stage's end mark may have seen what came after.
+      const owner = (): number | null => stage ?? (during !== null && current === during ? during : null);
       try {
         const families = parsePrometheusText(await fetchMetrics(url));
+        // Text without one sample (an empty body, a page of something else) is no scrape.
+        if (families.size === 0) throw new Error('no Prometheus samples');
         const entry: Scrape = { atEpochMs: clock.epochMs(clock.now()), families };
-        // An interval scrape that outlived its stage's end mark may have seen what came after.
-        const owner = stage ?? (during !== null && current === during ? during : null);
-        if (owner === null) return;
-        let list = byStage.get(owner);
-        if (list === undefined) byStage.set(owner, (list = []));
+        const at = owner();
+        if (at === null) return;
+        let list = byStage.get(at);
+        if (list === undefined) byStage.set(at, (list = []));
         list.push(entry);
       } catch {
         failed++;
+        const at = owner();
+        if (at !== null) failedByStage.set(at, (failedByStage.get(at) ?? 0) + 1);
       }
     })();
     inFlight.add(job);
@@ -93,10 +108,16 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
         stopTimer();
         await Promise.all([...inFlight]);
         const order = (list: readonly Scrape[]): Scrape[] => [...list].sort((a, b) => a.atEpochMs - b.atEpochMs);
+        // Each stage is a segment of its own: no change is taken across what ran between stages.
+        const over = (wanted: readonly number[]): ServerMetricsSummary => {
+          const chosen = [...new Set(wanted)].sort((a, b) => a - b);
+          const failures = chosen.reduce((n, stage) => n + (failedByStage.get(stage) ?? 0), 0);
+          return summarizeSegments(chosen.map((stage) => order(byStage.get(stage) ?? [])), failures);
+        };
         const stages = new Map<number, ServerMetricsSummary>();
-        for (const [stage, list] of [...byStage.entries()].sort((a, b) => a[0] - b[0])) stages.set(stage, summarizeScrapes(order(list)));
-        const over = (wanted: readonly number[]): ServerMetricsSummary => summarizeScrapes(order([...new Set(wanted.flatMap((stage) => byStage.get(stage) ?? []))]));
-        return { url, failed_scrapes: failed, summary: over([...byStage.keys()]), stages, over };
+        const seen = [...new Set([...byStage.keys(), ...failedByStage.keys()])].sort((a, b) => a - b);
+        for (const stage of seen) stages.set(stage, over([stage]));
+        return { url, failed_scrapes: failed, summary: over(seen), stages, over };
       })();
       return stopped;
     },

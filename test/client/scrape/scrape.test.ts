@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { bucketQuantile, summarizeScrapes, type Scrape } from '../../../client/scrape/metric-summary.ts';
+import { bucketQuantile, summarizeScrapes, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
 import { parsePrometheusText, seriesKey } from '../../../client/scrape/prometheus-text.ts';
 import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
 
@@ -56,6 +56,37 @@ describe('Prometheus text', () => {
     expect(ttft?.p90).toBeCloseTo(0.45);
   });
 
+  it('a value that went down is a reset (a restarted server): what accrued since counts, never a negative increase', () => {
+    const at = (ms: number, generated: number, count: number): Scrape => ({ atEpochMs: ms, families: parsePrometheusText(exposition(1, { buckets: [0, count, count, count], sum: count / 10, count }, generated)) });
+    const summary = summarizeScrapes([at(0, 1000, 400), at(1000, 1050, 420), at(2000, 30, 12)]);
+    expect(summary.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(80);
+    expect(summary.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}']).toMatchObject({ count: 32 });
+  });
+
+  it('several stages are segments: changes add up, none is taken across the stages between them', () => {
+    const at = (ms: number, generated: number): Scrape => ({ atEpochMs: ms, families: parsePrometheusText(exposition(1, { buckets: [0, 0, 0, generated], sum: generated, count: generated }, generated)) });
+    // Stage 0: 100 → 110; stage 1 (not chosen) 110 → 500; stage 2: 500 → 530.
+    const summary = summarizeSegments([[at(0, 100), at(1000, 110)], [at(5000, 500), at(7000, 530)]]);
+    expect(summary.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']).toEqual({ increase: 40, rate_per_sec: 40 / 3 });
+    expect(summary.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}']).toMatchObject({ count: 40, sum: 40 });
+    expect(summary.window_sec).toBe(3);
+  });
+
+  it('one scrape says nothing of changes: no counters or histograms rather than zeros', () => {
+    const summary = summarizeScrapes([{ atEpochMs: 0, families: parsePrometheusText(exposition(2, { buckets: [1, 1, 1, 1], sum: 1, count: 1 }, 10)) }]);
+    expect(summary).toMatchObject({ scrapes: 1, window_sec: null, counters: {}, histograms: {} });
+    expect(Object.keys(summary.gauges)).toHaveLength(1);
+  });
+
+  it('reads OpenMetrics counters (TYPE without _total) and samples with exemplars', () => {
+    const families = parsePrometheusText(['# TYPE c counter', 'c_total 7', 'c_created 1700000000', '# TYPE h histogram', 'h_bucket{le="1"} 3 # {trace_id="a"} 0.5 1700000000', 'h_bucket{le="+Inf"} 4', 'h_count 4', 'h_sum 2', '# EOF'].join('\n'));
+    expect(families.get('c')?.samples.map((x) => [x.name, x.value])).toEqual([
+      ['c_total', 7],
+      ['c_created', 1700000000],
+    ]);
+    expect(families.get('h')?.samples[0]?.value).toBe(3);
+  });
+
   it('no scrapes: nulls, not zeros', () => {
     expect(summarizeScrapes([])).toEqual({ scrapes: 0, window_sec: null, gauges: {}, counters: {}, histograms: {} });
   });
@@ -91,6 +122,46 @@ describe('stage scraper', () => {
     }
   });
 
+  it('a 200 that is not Prometheus text (an HTML page, an empty body) is a failed scrape, not a baseline', async () => {
+    for (const [type, body] of [
+      ['text/html', '<html><body>login</body></html>'],
+      ['text/plain', ''],
+    ] as const) {
+      const server = createServer((_request, response) => response.writeHead(200, { 'content-type': type }).end(body));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const scraper = startStageScraper(`http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`, 60_000);
+        await scraper.mark(0, 'start');
+        const report = await scraper.stop();
+        expect(report.failed_scrapes).toBe(1);
+        expect(report.stages.get(0)?.scrapes).toBe(0);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    }
+  });
+
+  it('an endpoint that trickles bytes is given up after the scrape deadline, so the reports are not held', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => response.write('# still here\n'), 200);
+      response.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const scraper = startStageScraper(`http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`, 60_000);
+      const started = Date.now();
+      await scraper.mark(0, 'start');
+      const report = await scraper.stop();
+      expect(report.failed_scrapes).toBe(1);
+      // The deadline is 5 s; without one the scrape would last as long as the server trickles.
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 40_000);
+
   it('a failing endpoint: mark() still settles, and the failure is counted, not thrown', async () => {
     const server = await metricsServer(503);
     try {
@@ -98,7 +169,8 @@ describe('stage scraper', () => {
       await expect(scraper.mark(0, 'start')).resolves.toBeUndefined();
       const report = await scraper.stop();
       expect(report.failed_scrapes).toBe(1);
-      expect(report.stages.get(0)).toBeUndefined();
+      // The stage says its scrape failed: no samples, no window, one failure.
+      expect(report.stages.get(0)).toMatchObject({ scrapes: 0, failed_scrapes: 1, window_sec: null, counters: {}, histograms: {} });
     } finally {
       await server.close();
     }
