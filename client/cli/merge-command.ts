@@ -3,7 +3,8 @@
  * an indexed Job each running `bench --shard i/N`) into one set of reports — from raw samples,
  * exactly as one process that saw every request would have reported.
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { readTextFile } from './text-file.ts';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
@@ -28,7 +29,7 @@ function mergedLpgInfo(shards: ReadonlyArray<{ raw: RawSamplesFile }>): LpgRunIn
 function readShard(dir: string): { raw: RawSamplesFile; lines: string | null; perRequest: boolean } {
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(join(dir, 'raw_samples.json'), 'utf8'));
+    json = JSON.parse(readTextFile(join(dir, 'raw_samples.json')));
   } catch (error) {
     throw new CliError(`merge: ${dir} has no readable raw_samples.json (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); pass directories written by bench --output`);
   }
@@ -40,7 +41,7 @@ function readShard(dir: string): { raw: RawSamplesFile; lines: string | null; pe
   }
   let lines: string | null = null;
   try {
-    lines = readFileSync(join(dir, 'requests.jsonl'), 'utf8');
+    lines = readTextFile(join(dir, 'requests.jsonl'));
   } catch {
     // Only the console summary can do without it (checked where --output is known).
   }

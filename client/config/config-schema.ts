@@ -72,9 +72,15 @@ const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{
  * A moment as epoch milliseconds: an ISO 8601 time with a zone, or epoch milliseconds (number
  * or digits), so shards on different machines can be given one shared start.
  */
+/** Whether an ISO text's date is on the calendar: Date.parse rolls 2026-02-30 over into March. */
+function dateExists(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
 export const instant = z.unknown().transform((value, ctx) => {
   const hint = 'write an ISO 8601 time with its zone (e.g. 2026-12-01T09:00:00Z) or epoch milliseconds';
-  const epochMs = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : typeof value === 'string' && ISO_WITH_ZONE.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
+  const epochMs = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : typeof value === 'string' && ISO_WITH_ZONE.test(value.trim()) && dateExists(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
   // Epoch milliseconds of this century: a number of seconds (10 digits) would be 1970.
   if (!Number.isFinite(epochMs) || epochMs < 1e12 || epochMs > 1e13) {
     ctx.addIssue({ code: 'custom', message: `not a moment: ${JSON.stringify(value)} (${hint})`, params: { value: true } });
@@ -192,7 +198,8 @@ export const configSchema = z.strictObject({
       trace_file: z.string().min(1, 'must not be empty').optional(),
       sweep: z
         .strictObject({
-          num_stages: whole(1).default(5),
+          // A sweep spreads stages up to saturation: a thousand is already a day of 90 s stages.
+          num_stages: whole(1).max(1000).default(5),
           stage_duration: positiveDuration.default(10_000),
           probe_requests: whole(2).max(MAX_PLANNED_SENDS).default(50),
           probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),

@@ -3,7 +3,7 @@
  * key can be set with `--set path=value`. Every mistake becomes one CliError line that names
  * the path and says how to fix it.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../cli/text-file.ts';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -23,9 +23,11 @@ export type Json = Record<string, unknown>;
 /**
  * YAML text → a plain value. Warnings (an unknown `!tag`) are errors here, and are never printed
  * by the yaml package itself (its default would write a multi-line Node warning to stderr).
+ * `error`, not `silent`: the silent level also drops the error for a second document (`---`),
+ * whose keys would then go unread without a word.
  */
 function parseYamlStrict(text: string): unknown {
-  const doc = parseDocument(text, { logLevel: 'silent' });
+  const doc = parseDocument(text, { logLevel: 'error' });
   const problem = doc.errors[0] ?? doc.warnings[0];
   if (problem !== undefined) throw new Error((problem.message.split('\n')[0] ?? '').replace(/:\s*$/, ''));
   return doc.toJS({ maxAliasCount: 100 });
@@ -34,7 +36,7 @@ function parseYamlStrict(text: string): unknown {
 export function readConfigFile(path: string): Json {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path);
   } catch (error) {
     throw new CliError(`--config: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -333,7 +335,7 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     const path = resolve(baseDir, load.trace_file);
     let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readTextFile(path);
     } catch (error) {
       throw new CliError(`${where('load.trace_file')}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
     }

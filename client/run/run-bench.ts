@@ -4,7 +4,7 @@
  * per-stage samples → reports. Interrupting stops scheduling and still writes every report.
  */
 import { realClock, type Clock } from '../../contracts/clock.ts';
-import { MAX_CLIENT_DURATION_MS } from '../config/config-schema.ts';
+import { MAX_CLIENT_DURATION_MS, MAX_PLANNED_SENDS } from '../config/config-schema.ts';
 import { LATE_START_NOTE_MS, lateStartNote, READY_LEAD_MS, sleepUntilEpoch, WORKERS_SETUP_LEAD_MS } from './start-at.ts';
 import { API_ADAPTERS } from '../apis/index.ts';
 import { buildDataset, type DataSpec } from '../data/data-spec.ts';
@@ -202,8 +202,12 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         const probed = load.type === 'sweep' && !interrupted;
         const saturation = probed ? saturationRate(probeRecords) : null;
         if (probed && saturation === null) sweepFailure = new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
-        if (load.type === 'sweep' && saturation !== null) {
-          const rates = sweepRates(saturation, load.sweep);
+        const rates = load.type === 'sweep' && saturation !== null ? sweepRates(saturation, load.sweep) : [];
+        // Only the probe tells a sweep's size: its stages are held to the run's cap here, not before.
+        const sweepSends = load.type !== 'sweep' ? 0 : rates.reduce((n, rate, i) => n + Math.ceil(rate * (load.sweep.stageDurationSec + (i === 0 ? load.warmupSec : 0))), 0);
+        if (sweepSends > MAX_PLANNED_SENDS) {
+          sweepFailure = new BenchError(`the sweep's stages up to the measured saturation (${saturation?.toFixed(2) ?? ''} req/s) would plan ${sweepSends} requests; at most ${MAX_PLANNED_SENDS} per run (fix: a shorter load.sweep.stage_duration or fewer load.sweep.num_stages)`);
+        } else if (load.type === 'sweep' && saturation !== null) {
           // inference-perf logs it too: the stage rates are only as good as this figure.
           process.stderr.write(`benchtruth: sweep: the probe measured saturation at ${saturation.toFixed(2)} req/s; stages at ${rates.map((rate) => rate.toFixed(2)).join(', ')} req/s\n`);
           plans = planStages(

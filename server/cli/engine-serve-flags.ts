@@ -3,7 +3,7 @@
  * config file (`--config FILE`): keys are flag names without the dashes, flags given on the
  * command line win, and a `models:` map sets timing per model or LoRA adapter name.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../../client/cli/text-file.ts';
 import type { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
@@ -230,7 +230,19 @@ function configOptionValue(where: string, option: Option, value: unknown): boole
 }
 
 /** Spellings of one setting (an llm-d alias and ours): the command line's beats the file's other one. */
-const SAME_SETTING: ReadonlyArray<readonly string[]> = [['kv-cache-blocks', 'kv-cache-size']];
+const SAME_SETTING: ReadonlyArray<readonly string[]> = [
+  ['kv-cache-blocks', 'kv-cache-size'],
+  ['max-body-size', 'max-request-body-size-mb'],
+];
+
+/** One setting given under both its names on the command line: which one was meant is not ours to guess. */
+export function refuseDoubleSpellings(command: Command): void {
+  const byName = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));
+  for (const group of SAME_SETTING) {
+    const given = group.filter((name) => command.getOptionValueSource(byName.get(name)?.attributeName() ?? '') === 'cli');
+    if (given.length > 1) throw new CliError(`--${given[0] ?? ''} and --${given[1] ?? ''} are one setting: give one of them`);
+  }
+}
 
 /**
  * Reads `--config FILE` into the command's option values wherever the command line did not set
@@ -241,13 +253,17 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
   if (file === undefined) return;
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'));
+    doc = parseYaml(readTextFile(file));
   } catch (error) {
     throw new CliError(`--config ${file}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }
   if (doc === null || doc === undefined) return;
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new CliError(`--config ${file}: expected a map of setting: value`);
   const byName = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));
+  for (const group of SAME_SETTING) {
+    const written = group.filter((name) => Object.hasOwn(doc as object, name));
+    if (written.length > 1) throw new CliError(`--config ${file}: ${written[0] ?? ''} and ${written[1] ?? ''} are one setting: give one of them`);
+  }
   const modelTiming: Record<string, Partial<ModelTimingOptions>> = {};
   for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
     if (key === 'models') {

@@ -55,6 +55,20 @@ function numberOf(raw: string): number {
   return value;
 }
 const numberIs = (value: number) => (raw: string) => Number(raw) === value;
+/** llm-d's validate(): a percentage is a whole number from 0 to 100. */
+function percent(raw: string): number {
+  const value = integer(raw);
+  if (value < 0 || value > 100) throw new Error(`expected a whole number from 0 to 100, got ${JSON.stringify(raw)}`);
+  return value;
+}
+/** llm-d-inference-sim's validFailureTypes. */
+const FAILURE_TYPES = ['rate_limit', 'invalid_api_key', 'context_length', 'server_error', 'invalid_request', 'model_not_found'];
+function failureTypes(raw: string): string[] {
+  const types = raw.split(/[\s,]+/).filter((t) => t !== '');
+  const unknown = types.find((t) => !FAILURE_TYPES.includes(t));
+  if (unknown !== undefined) throw new Error(`unknown failure type ${JSON.stringify(unknown)} (llm-d-inference-sim's: ${FAILURE_TYPES.join(', ')})`);
+  return types;
+}
 const durationIsZero = (raw: string): boolean => parseDurationMs(raw) === 0;
 function json(raw: string): unknown {
   try {
@@ -72,19 +86,19 @@ const TOOL_CALL_FLAGS: ReadonlyArray<[string, (raw: string) => number, number]> 
   ['min-tool-call-number-param', numberOf, 0],
   ['max-tool-call-array-param-length', integer, 5],
   ['min-tool-call-array-param-length', integer, 1],
-  ['tool-call-not-required-param-probability', integer, 50],
-  ['object-tool-call-not-required-field-probability', integer, 50],
-  ['tool-call-extra-call-probability', integer, 45],
+  ['tool-call-not-required-param-probability', percent, 50],
+  ['object-tool-call-not-required-field-probability', percent, 50],
+  ['tool-call-extra-call-probability', percent, 45],
 ];
 
 const COMPAT_FLAGS: readonly CompatFlag[] = [
-  { name: 'v', arg: '<level>', help: 'klog log verbosity (llm-d-inference-sim; accepted, no effect)', silent: true },
+  { name: 'v', arg: '<level>', help: 'klog log verbosity (llm-d-inference-sim; accepted, no effect)', silent: true, check: integer },
   { name: 'tokenizers-cache-dir', arg: '<dir>', help: 'llm-d-inference-sim tokenizer cache (accepted, no effect)', silent: true },
   { name: 'render-url', arg: '<url>', help: 'llm-d-inference-sim tokenizer sidecar (accepted, no effect: benchtruth tokenizes itself)', silent: true },
   { name: 'hash-seed', arg: '<seed>', help: 'llm-d-inference-sim KV-event hash seed (accepted, no effect)', silent: true },
   { name: 'zmq-endpoint', arg: '<address>', help: 'llm-d-inference-sim KV-event publisher (accepted, ignored)', silent: true },
-  { name: 'zmq-max-connect-attempts', arg: '<n>', help: 'llm-d-inference-sim KV-event publisher (accepted, ignored)', silent: true },
-  { name: 'event-batch-size', arg: '<n>', help: 'llm-d-inference-sim KV-event batch size (accepted, ignored)', silent: true },
+  { name: 'zmq-max-connect-attempts', arg: '<n>', help: 'llm-d-inference-sim KV-event publisher (accepted, ignored)', silent: true, check: wholeNumber(0) },
+  { name: 'event-batch-size', arg: '<n>', help: 'llm-d-inference-sim KV-event batch size (accepted, ignored)', silent: true, check: wholeNumber(1) },
   // x-request-id is always echoed here, so asking for it changes nothing.
   { name: 'enable-request-id-headers', arg: '[bool]', help: 'llm-d-inference-sim X-Request-Id echo (accepted, no effect: always on)', silent: true, check: goBool },
   // vLLM flags llm-d accepts and ignores, so one manifest serves both.
@@ -93,14 +107,14 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'enable-sleep-mode', arg: '', help: 'vLLM / llm-d-inference-sim sleep mode (accepted, no effect)', silent: true, negatable: true },
   { name: 'tensor-parallel-size', arg: '<n>', help: 'vLLM tensor parallel size (accepted, no effect)', silent: true, check: integer },
   { name: 'data-parallel-rank', arg: '<n>', help: 'llm-d-inference-sim data-parallel rank of this process (accepted, no effect)', silent: true, check: integer },
-  { name: 'enable-kvcache', arg: '[bool]', help: 'llm-d-inference-sim KV-cache events (accepted, ignored: the KV cache is always modelled under --scheduler batching)', off: is('false') },
+  { name: 'enable-kvcache', arg: '[bool]', help: 'llm-d-inference-sim KV-cache events (accepted, ignored: the KV cache is always modelled under --scheduler batching)', off: is('false'), check: goBool },
   { name: 'data-parallel-size', arg: '<n>', help: 'llm-d-inference-sim data-parallel ranks (accepted, ignored; see --workers)', off: is('1'), check: wholeNumber(1) },
   { name: 'kv-cache-transfer-latency', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer time (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
   { name: 'kv-cache-transfer-latency-std-dev', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
   { name: 'kv-cache-transfer-time-per-token', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer per token (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
   { name: 'kv-cache-transfer-time-std-dev', arg: '<duration>', help: 'llm-d-inference-sim P/D KV transfer spread (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
-  { name: 'failure-injection-rate', arg: '<percent>', help: 'llm-d-inference-sim failure injection (accepted, ignored; see --wire faults)', off: is('0') },
-  { name: 'failure-types', arg: '<types...>', help: 'llm-d-inference-sim failure types (accepted, ignored)', off: is('') },
+  { name: 'failure-injection-rate', arg: '<percent>', help: 'llm-d-inference-sim failure injection (accepted, ignored; see --wire faults)', off: is('0'), check: percent },
+  { name: 'failure-types', arg: '<types...>', help: 'llm-d-inference-sim failure types (accepted, ignored)', off: is(''), check: failureTypes },
   { name: 'startup-duration', arg: '<duration>', help: 'llm-d-inference-sim 503s on /health/ready while "loading" (accepted, ignored: ready at once)', off: durationIsZero, check: parseDurationMs },
   { name: 'fake-metrics', arg: '<json>', help: 'llm-d-inference-sim fixed /metrics values (accepted, ignored: /metrics reports the real state)', off: is(''), check: (raw) => (raw === '' ? raw : json(raw)), showValue: false },
   { name: 'dataset-path', arg: '<file>', help: 'llm-d-inference-sim response dataset (accepted, ignored; see --mode)', off: is('') },

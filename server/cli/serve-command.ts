@@ -9,7 +9,7 @@ import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from
 import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
 import { checkLoraNames, registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from './vllm-serve-flags.ts';
 import { defaultListenHost, latencyMs, localAddress, nonEmpty, portNumber, seedValue, servingBanner } from './serve-flag-values.ts';
-import { applyServeConfig, blameConfigFile, engineOptionsFromFlags, isolatedCapacityNote, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
+import { applyServeConfig, blameConfigFile, refuseDoubleSpellings, engineOptionsFromFlags, isolatedCapacityNote, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
 import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
 import { announceListening, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
@@ -82,6 +82,7 @@ export function registerServeCommand(program: Command): void {
   registerLlmdCompatFlags(serve);
   registerWireFlags(serve)
     .action(async (flags: ServeFlags, command: Command) => {
+      refuseDoubleSpellings(command);
       applyServeConfig(flags as ServeFlags & Record<string, unknown>, command);
       const scenario = applyScenarioFlags(flags as ServeFlags & Record<string, unknown>, command);
       // A bad value the --config file gave is blamed on the file and its key, not on a flag.

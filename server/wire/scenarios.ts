@@ -4,7 +4,8 @@
  * a client must send to meet the bug, and what a correct client reports. `serve --scenario
  * NAME|FILE` loads one; flags given on the command line still win over its settings.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readTextFile } from '../../client/cli/text-file.ts';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -88,7 +89,7 @@ export function loadScenario(ref: string): Scenario {
   const path = scenarioPath(ref);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path);
   } catch {
     const known = scenarioNames().join(', ');
     throw new ScenarioError(`no scenario ${JSON.stringify(ref)} (no file ${path}); shipped scenarios: ${known}`);

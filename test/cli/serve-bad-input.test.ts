@@ -2,6 +2,7 @@
  * `benchtruth serve` answers bad flags and config with one `benchtruth:` line and exit code 2
  * (audit 6-B: B1, B6, B11, B12, D1, D5 and the serve nits), run as the real CLI process.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,6 +39,15 @@ describe('serve: one line and exit 2 for bad input', () => {
     [['--data-parallel-size', 'x'], /^benchtruth: --data-parallel-size: expected a whole number >= 1, got "x"$/m],
     [['--lora-modules', 'a=/x', 'a=/y'], /^benchtruth: --lora-modules: adapter name "a" is given twice$/m],
     [['--lora-modules', 'benchtruth/fake-model=/x'], /^benchtruth: --lora-modules: adapter "benchtruth\/fake-model" has the base model's name/],
+    // llm-d-inference-sim's flags are checked as llm-d types and validates them (audit 11-H4).
+    [['--v', 'abc'], /^benchtruth: --v: expected a whole number, got "abc"$/m],
+    [['--event-batch-size', '0'], /^benchtruth: --event-batch-size: expected a whole number >= 1/m],
+    [['--failure-injection-rate', '150'], /^benchtruth: --failure-injection-rate: expected a whole number from 0 to 100/m],
+    [['--failure-types', 'bogus'], /^benchtruth: --failure-types: unknown failure type "bogus"/m],
+    [['--enable-kvcache', 'maybe'], /^benchtruth: --enable-kvcache: expected true or false/m],
+    // One setting under both its names: which was meant is not ours to guess (audit 11-H6).
+    [['--kv-cache-size', '300', '--kv-cache-blocks', '400'], /^benchtruth: --kv-cache-blocks and --kv-cache-size are one setting: give one of them$/m],
+    [['--max-request-body-size-mb', 'abc', '--max-body-size', '1kb'], /are one setting: give one of them$/m],
   ])('%j', async (args, message) => {
     await expectOneLine(args, message);
   });
@@ -48,10 +58,18 @@ describe('serve: one line and exit 2 for bad input', () => {
     ['served-model-name: {a: 1}\n', 'served-model-name: expected a value or a list of them, got a map'],
     ['log: "yes"\n', 'log: expected true or false, got "yes"'],
     ['models:\n  lora-a:\n    time-to-first-token: 999h\n', 'models.lora-a: time-to-first-token: duration "999h" is too long (at most 1h)'],
+    ['kv-cache-blocks: 100\nkv-cache-size: 200\n', 'kv-cache-blocks and kv-cache-size are one setting: give one of them'],
   ])('--config with %j names the file and the key', async (yaml, message) => {
     const config = file(`config-${configs++}.yaml`, yaml);
     const stderr = await expectOneLine(['--config', config], /./);
     expect(stderr).toBe(`benchtruth: --config ${config}: ${message}\n`);
+  });
+
+  it('a named pipe as --config or --scenario is refused in one line, not read forever (audit 11-H5)', async () => {
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    await expectOneLine(['--config', fifo], /^benchtruth: --config .*pipe: .*is not a regular file$/m);
+    await expectOneLine(['--scenario', fifo], /^benchtruth: .*pipe/m);
   });
 
   it('a scenario file without `name:` says which key is missing', async () => {

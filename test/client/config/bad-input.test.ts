@@ -2,6 +2,7 @@
  * Audit 6-B, client side: every bad flag or config value is one CliError line that names what
  * the user typed (flag, --set path or file), never a hang, a silent drop or JS internals.
  */
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseFlags, flagErrorOf, tempFolder } from '../../helpers/bench-flags.ts';
@@ -92,6 +93,16 @@ describe('messages (D1, D2, D5, D8, nits)', () => {
   it('--load-type bogus lists the load types', () => {
     expect(errorOf({ loadType: 'bogus', duration: '0.2' })).toBe('--load-type: use one of constant, poisson, gamma, concurrency, trace, sweep (got "bogus")');
     expect(errorOf({ loadType: '' })).toBe('--load-type: must not be empty');
+  });
+
+  it('audit 11-H: a second YAML document, an unbounded sweep, a date off the calendar, a named pipe', () => {
+    expect(errorOf({ config: file('two-docs.yaml', 'load: {type: constant, stages: [{rate: 5, duration: 0.2}]}\n---\nbogus: 1\n') })).toMatch(/^--config .*two-docs\.yaml: not valid YAML: .*multiple documents/i);
+    expect(errorOf({ loadType: 'sweep', set: ['load.sweep.num_stages=100000000'] })).toMatch(/load\.sweep\.num_stages: .*1000/);
+    expect(errorOf({ startAt: '2026-02-30T00:00:00Z' })).toMatch(/^--start-at: not a moment: "2026-02-30T00:00:00Z"/);
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    expect(errorOf({ config: fifo })).toMatch(/^--config: cannot read .*pipe: .*is not a regular file$/);
+    expect(errorOf({ trace: fifo })).toMatch(/^--trace: cannot read .*is not a regular file$/);
   });
 
   it('errors name the flag typed, and config errors the file', () => {

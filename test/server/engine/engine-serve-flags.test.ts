@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../../contracts/cli-error.ts';
 import { applyServeConfig, engineOptionsFromFlags, registerEngineFlags, type EngineServeFlags } from '../../../server/cli/engine-serve-flags.ts';
+import { registerVllmFlags, vllmOptionsFromFlags, type VllmServeFlags } from '../../../server/cli/vllm-serve-flags.ts';
 
 function parse(args: string[], yaml?: string): ReturnType<typeof engineOptionsFromFlags> {
   const command = registerEngineFlags(new Command('serve')).option('--model <name>', 'model', 'base').exitOverride();
@@ -54,6 +55,16 @@ describe('engine serve flags and --config YAML', () => {
     expect(parse(['--kv-cache-size', '200'], 'kv-cache-blocks: 100\n').kvCacheBlocks).toBe(200);
     expect(parse(['--kv-cache-blocks', '300'], 'kv-cache-size: 100\n').kvCacheBlocks).toBe(300);
     expect(parse([], 'kv-cache-size: 100\n').kvCacheBlocks).toBe(100);
+  });
+
+  it('a flag beats the file for the body limit too (--max-request-body-size-mb vs max-body-size, audit 11-H3)', () => {
+    const command = registerVllmFlags(registerEngineFlags(new Command('serve'))).exitOverride();
+    const file = join(mkdtempSync(join(tmpdir(), 'bt-')), 'serve.yaml');
+    writeFileSync(file, 'max-body-size: 1kb\n');
+    command.parse(['--max-request-body-size-mb', '2', '--config', file], { from: 'user' });
+    const flags = command.opts() as EngineServeFlags & VllmServeFlags & Record<string, unknown>;
+    applyServeConfig(flags, command);
+    expect(vllmOptionsFromFlags(flags).maxBodySizeBytes).toBe(2 * 1024 * 1024);
   });
 
   it('an unknown key in the file is a CliError', () => {
