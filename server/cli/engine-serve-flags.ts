@@ -75,7 +75,7 @@ function modelTimingEntry(where: string, settings: Record<string, unknown>): Par
   for (const [key, raw] of Object.entries(settings)) {
     const known = MODEL_TIMING_KEYS[key];
     if (known === undefined) throw new CliError(`${where}: unknown timing setting ${JSON.stringify(key)} (one of ${Object.keys(MODEL_TIMING_KEYS).join(', ')})`);
-    if (typeof raw !== 'string' && typeof raw !== 'number') throw new CliError(`${where}: ${key}: expected a single value, got ${describeYaml(raw)}`);
+    if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'bigint') throw new CliError(`${where}: ${key}: expected a single value, got ${describeYaml(raw)}`);
     out[known[0]] = flagValue(`${where}: ${key}`, String(raw), known[1]);
   }
   // The entry is more specific than the server-wide settings: its own TTFT is as explicit as a
@@ -187,7 +187,7 @@ function describeYaml(value: unknown): string {
   if (value === null || value === undefined) return 'no value';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a map';
-  return JSON.stringify(value);
+  return typeof value === 'bigint' ? String(value) : JSON.stringify(value);
 }
 
 /** Argument names of flags whose value is a number (`--port <port>`, `--max-num-seqs <n>`). */
@@ -219,10 +219,10 @@ function configOptionValue(where: string, option: Option, value: unknown): boole
   // `no-emission-sleep: true` in the file means what the flag means: the attribute is false.
   if (isSwitch(option)) return typeof value === 'boolean' ? (option.negate ? !value : value) : wrong();
   const scalar = (v: unknown): string => {
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
     // vLLM's JSON form of an adapter, written as a YAML map: {name, path, base_model_name};
     // llm-d's fake-metrics block, a map in its config files and JSON on its command line.
-    if ((option.long === '--lora-modules' || option.long === '--fake-metrics') && isYamlMap(v)) return JSON.stringify(v);
+    if ((option.long === '--lora-modules' || option.long === '--fake-metrics') && isYamlMap(v)) return JSON.stringify(v, (_key, x: unknown) => (typeof x === 'bigint' ? Number(x) : x));
     return wrong(v === value ? undefined : `${describeYaml(v)} in the list`);
   };
   if (option.variadic) return Array.isArray(value) ? value.map(scalar) : [scalar(value)];
@@ -253,7 +253,9 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
   if (file === undefined) return;
   let doc: unknown;
   try {
-    doc = parseYaml(readTextFile(file));
+    // Integers as BigInt, so each reaches the flag's parser as the digits written: as a JS number
+    // an llm-d seed (nanoseconds, ~1.7e18) would lose its last digits and seed another server.
+    doc = parseYaml(readTextFile(file), { intAsBigInt: true });
   } catch (error) {
     throw new CliError(`--config ${file}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }

@@ -67,6 +67,18 @@ describe('engine serve flags and --config YAML', () => {
     expect(vllmOptionsFromFlags(flags).maxBodySizeBytes).toBe(2 * 1024 * 1024);
   });
 
+  it("a file's integers reach the flag parsers as written: an llm-d nanosecond seed is the flag's seed (audit 11-H2)", () => {
+    const command = registerEngineFlags(new Command('serve')).option('--seed <seed>', 'seed').option('--fake-metrics <json>', 'json').exitOverride();
+    const file = join(mkdtempSync(join(tmpdir(), 'bt-')), 'serve.yaml');
+    writeFileSync(file, 'seed: 1234567890123456789\nfake-metrics: {running-requests: 5}\nmodels:\n  a:\n    inter-token-latency: 7\n');
+    command.parse(['--config', file], { from: 'user' });
+    const flags = command.opts() as EngineServeFlags & Record<string, unknown>;
+    applyServeConfig(flags, command);
+    expect(flags.seed).toBe('1234567890123456789');
+    expect(flags.fakeMetrics).toBe('{"running-requests":5}');
+    expect(engineOptionsFromFlags(flags).modelTiming).toMatchObject({ a: { itlMs: 7 } });
+  });
+
   it('an unknown key in the file is a CliError', () => {
     expect(() => parse([], 'max-num-seq: 3\n')).toThrow(/unknown setting "max-num-seq"/);
   });
