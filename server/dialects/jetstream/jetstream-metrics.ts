@@ -4,6 +4,7 @@
  * taken from a finished truth record's actual write times (for a non-streamed answer, the times
  * the engine produced its tokens; engine/token-times.ts), never from the planned intents.
  */
+import { finishedReason } from '../../engine/isolated-engine.ts';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { latencyTokenTimes } from '../../engine/token-times.ts';
@@ -105,7 +106,9 @@ export class JetstreamMetrics {
       this.#ttft.observe(this.#labels, sec(prefillMs));
       if (record.promptTokens > 0) this.#prefillPerToken.observe(this.#labels, sec(prefillMs) / record.promptTokens);
     }
-    if (end.how !== 'completed') return;
+    // JetStream counts a request its engine completed, whatever then spoiled the wire (no EOS
+    // object, a malformed one): the same rule as the vLLM family's finish reason.
+    if (finishedReason(record, tokenTimes) === 'abort') return;
     const outputTokens = record.tokens.length;
     this.#success.inc(this.#labels);
     if (startTime) this.#waitTime.observe(this.#labels, sec(queueMs));

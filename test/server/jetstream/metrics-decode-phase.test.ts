@@ -12,11 +12,11 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-async function metricsAfter(url: string, payload: Record<string, unknown>): Promise<{ value: (name: string) => number; truth: TruthRecord }> {
+async function metricsAfter(url: string, payload: Record<string, unknown>, wire?: string): Promise<{ value: (name: string) => number; truth: TruthRecord }> {
   const server = buildServer({ dialect: 'jetstream', seed: 2, ttftMs: 20, itlMs: 10 });
   servers.push(server);
   await server.app.ready();
-  const response = await server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-request-id': 'r1' }, payload: JSON.stringify(payload) });
+  const response = await server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-request-id': 'r1', ...(wire === undefined ? {} : { 'x-benchtruth-wire': wire }) }, payload: JSON.stringify(payload) });
   expect(response.statusCode).toBe(200);
   const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
   const truth = server.context.truth.get('r1');
@@ -36,6 +36,15 @@ describe('jetstream_* per-request metrics', () => {
     expect(decodeMs).toBeGreaterThanOrEqual(29);
     expect(value('jetstream_time_per_request_sum') * 1000).toBeCloseTo(decodeMs, 6);
     expect(value('jetstream_time_per_output_token_count')).toBe(1);
+  });
+
+  it('a request the engine completed counts whatever spoiled the wire after it (no EOS object); an error event does not (audit 11-M4)', async () => {
+    const spoiled = await metricsAfter('/v1/generate', { max_tokens: 3, text_content: { text: 'a b' } }, 'fault=nodone');
+    expect(spoiled.truth.end?.how).not.toBe('completed');
+    expect(spoiled.value('jetstream_request_success_count_total')).toBe(1);
+    expect(spoiled.value('jetstream_request_output_length_count')).toBe(1);
+    const failed = await metricsAfter('/v1/generate', { max_tokens: 3, text_content: { text: 'a b' } }, 'fault=error:1');
+    expect(failed.value('jetstream_request_success_count_total') || 0).toBe(0);
   });
 
   it('JetStream\'s HTTP server stamps a start time: the wait is observed', async () => {
