@@ -10,7 +10,7 @@
  * target would let both reach a /v1 route without the key.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 function sameKey(sent: string, expected: string): boolean {
   const a = Buffer.from(sent);
@@ -41,12 +41,16 @@ export function decodedPath(target: string): string {
   return path.includes('%') ? path.replace(ESCAPES, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8')) : path;
 }
 
-export function installVllmApiKey(app: FastifyInstance, apiKey: string | null): void {
+const UNAUTHORIZED = Buffer.from('{"error":"Unauthorized"}');
+
+/** `record` keeps the truth of a refused request that has one (a generation route's). */
+export function installVllmApiKey(app: FastifyInstance, apiKey: string | null, record?: (request: FastifyRequest, reply: FastifyReply, body: Buffer) => void): void {
   if (apiKey === null || apiKey === '') return;
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS') return;
     if (!decodedPath(request.url).startsWith('/v1')) return;
     if (bearerMatches(request.headers.authorization, apiKey)) return;
-    return reply.code(401).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from('{"error":"Unauthorized"}'));
+    record?.(request, reply, UNAUTHORIZED);
+    return reply.code(401).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(UNAUTHORIZED);
   });
 }

@@ -159,6 +159,18 @@ export function failPlanning(ctx: ServerContext, request: FastifyRequest, reply:
 const GENERATION_ROUTES: ReadonlySet<string> = new Set(GENERATION_PATHS);
 
 /**
+ * The API key's 401 to a POST on a generation route (before any body is read) has a truth
+ * record, as every refusal there has; false for other requests, which keep none.
+ */
+export function recordUnauthorized(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, body: Buffer): boolean {
+  if (request.method !== 'POST' || !GENERATION_ROUTES.has(request.routeOptions.url ?? '')) return false;
+  const start = startGeneration(ctx, request, reply);
+  claimTruth(request);
+  recordRefusal(ctx, request, reply, start, errorRecord(ctx, request, start, 401, body));
+  return true;
+}
+
+/**
  * A generation request answered by the error handler has a truth record too: one Fastify
  * refused before its route ran (its body is not JSON, or is over the size limit; the route's
  * own start would have set the reply's id), or one whose route threw before recording any

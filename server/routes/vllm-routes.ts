@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServerContext } from '../server-context.ts';
 import { installVllmApiKey } from './vllm-auth.ts';
+import { recordUnauthorized } from './vllm-refusal-truth.ts';
 import { vllmChatRoutes } from './vllm-chat.ts';
 import { vllmCompletionsRoutes } from './vllm-completions.ts';
 import { methodNotAllowed } from './vllm-method-not-allowed.ts';
@@ -13,7 +14,7 @@ import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState {
   const state = createVllmState(ctx.options);
   ctx.applyLoraChange = (change) => void (change.op === 'load' ? state.models.load(change.name, change.path) : state.models.unload(change.name));
-  installVllmApiKey(app, ctx.options.apiKey);
+  installVllmApiKey(app, ctx.options.apiKey, (request, reply, body) => void recordUnauthorized(ctx, request, reply, body));
   // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.
   // `/health/ready` is llm-d-inference-sim's readiness route (its helm chart probes it); we are
   // ready once listening, so it answers as `/health` does.

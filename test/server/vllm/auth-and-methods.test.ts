@@ -34,6 +34,18 @@ describe('--api-key on the routed path', () => {
     },
   );
 
+  it('a 401 on a generation route has its truth record under the id it carried, as every refusal there (audit 11-T2)', async () => {
+    const response = await fetch(`${locked.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'no-key' }, body: BODY });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-request-id')).toBe('no-key');
+    await response.text();
+    const truth = await fetch(`${locked.url}/_truth/requests/no-key`);
+    expect(truth.status).toBe(200);
+    const record = (await truth.json()) as { status: number; endpoint: string; end: { how: string } | null; writes: Array<{ length: number }> };
+    expect(record).toMatchObject({ status: 401, endpoint: '/v1/completions', end: { how: 'completed' } });
+    expect(record.writes).toEqual([expect.objectContaining({ length: '{"error":"Unauthorized"}'.length })]);
+  });
+
   it('the same targets with the key reach the route', async () => {
     expect((await postTarget('/%761/completions', '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
     expect((await postTarget('http://127.0.0.1/v1/completions', '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
