@@ -122,11 +122,13 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   /** Index of the token-bearing event the decoder dispatched last, or -1 when its last event bore none. */
   #lastEventIndex = -1;
   /**
-   * Running-usage growth on text-less events since the last token-bearing one, as (arrival,
-   * running count) pairs: the next event with text carries it, or, when none comes, the events
-   * that showed it do (vLLM's EOS: a text-less finish chunk whose usage grows by one).
+   * Running-usage growth on text-less finish chunks since the last token-bearing event, as
+   * (arrival, running count) pairs: vLLM's EOS is such a chunk, its usage one higher. Credited
+   * to those chunks when no later text carries it (see #creditTrailingGrowth).
    */
   #textlessGrowth: number[] | null = null;
+  /** Every token-bearing event so far carried the running usage (a growth is measured against it). */
+  #usageOnEveryEvent = true;
   /** Texts of events whose counts wait for the tokenizer, by event index (made on first need). */
   #pendingTexts: Map<number, string> | null = null;
   #bodyChunks: Buffer[] = [];
@@ -262,14 +264,19 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       // with no text while usage grows (a token ending inside a UTF-8 character, a held-back stop
       // string), and those tokens reach the reader with the next text, so they are that event's.
       if (usage !== null) {
-        const growth = this.#textlessGrowth;
-        const seen = growth === null ? this.#runningCompletion : (growth[growth.length - 1] as number);
-        if (this.#continuousUsage === true && usage.completionTokens > seen) (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens);
+        // Only a choice's finish chunk: a usage-only chunk (`choices: []`) carries no token, and
+        // its count may sum several choices.
+        if (payload.finishReason !== null && this.#continuousUsage === true && this.#usageOnEveryEvent) {
+          const growth = this.#textlessGrowth;
+          const seen = growth === null ? this.#runningCompletion : (growth[growth.length - 1] as number);
+          if (usage.completionTokens > seen) (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens);
+        }
         this.#usage = usage;
       }
       return;
     }
     this.#textlessGrowth = null;
+    if (usage === null && this.#continuousUsage === true) this.#usageOnEveryEvent = false;
     let tokens = 1;
     let source: TokensPerEventSource = 'one_per_event';
     if (payload.dialectTokens !== null && payload.dialectTokens > 0) {

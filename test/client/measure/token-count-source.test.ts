@@ -99,10 +99,33 @@ describe('a running usage that grows on a chunk without text (audit 10 Z1-1)', (
     expect(record.metrics).toMatchObject({ ttftMs: 100, tpotMs: 8 });
   });
 
+  it('credits no growth to a usage-only chunk, nor after an event without usage left the running count stale (audit 11-R13-2)', () => {
+    const usageOnly = (completion: number): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion } })}\n\n`;
+    const finish = (completion: number | null): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop', stop_reason: null }], usage: completion === null ? null : { prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion } })}\n\n`;
+    const noUsage = (text: string): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text, logprobs: null, finish_reason: null, stop_reason: null }], usage: null })}\n\n`;
+    const run = (chunks: string[]) => {
+      const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+      measurer.response(200);
+      chunks.forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
+      measurer.data(enc.encode('data: [DONE]\n\n'), 10 * (chunks.length + 1));
+      return measurer.end(10 * (chunks.length + 2));
+    };
+    const summed = run([chunk(' a', 1), chunk(' b', 2), chunk(' c', 3), usageOnly(4)]);
+    expect(summed.events.map((e) => e.tokens)).toEqual([1, 1, 1]);
+    expect(summed.tokenCountMismatch).toBe(true);
+    const stale = run([chunk(' a', 1), noUsage(' b'), noUsage(' c'), finish(4)]);
+    expect(stale.events).toHaveLength(3);
+    expect(stale.tokenCountMismatch).toBe(true);
+  });
+
   it('credits a text-less growth to the next text when text follows, never twice', () => {
     const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
     measurer.response(200);
-    [chunk(' a', 1), chunk('', 2), chunk(' b', 3), chunk('', 4)].forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
+    const stop = chunk('', 4).replace('"finish_reason":null', '"finish_reason":"stop"');
+    [chunk(' a', 1), chunk('', 2), chunk(' b', 3), stop].forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
     measurer.data(enc.encode('data: [DONE]\n\n'), 50);
     const record = measurer.end(51);
     expect(record.events).toEqual([
