@@ -121,7 +121,7 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
       }
       writeFileSync(join(dir, 'raw_samples.json'), `${JSON.stringify(rawSamples)}\n`);
       if (serverMetrics) {
-        writeFileSync(join(dir, 'summary_server_metrics.json'), json({ url: serverMetrics.url, failed_scrapes: serverMetrics.failed_scrapes, ...serverMetrics.summary }));
+        writeFileSync(join(dir, 'summary_server_metrics.json'), json({ url: serverMetrics.url, ...serverMetrics.summary, failed_scrapes: serverMetrics.failed_scrapes }));
         for (const [stage, summary] of serverMetrics.stages) writeFileSync(join(dir, `stage_${stage}_server_metrics.json`), json(summary));
       }
     },

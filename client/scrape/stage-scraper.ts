@@ -71,23 +71,30 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
   /** `stage`: the mark's stage; null: an interval scrape, kept only if it lies inside one stage's marks. */
   const scrape = (stage: number | null): Promise<void> => {
     const during = current;
+    // Stamped when sent: a slow answer must not be ordered after scrapes sent later (its lower
+    // counts would read as a reset).
+    const sentAtEpochMs = clock.epochMs(clock.now());
+    const failedIn = (at: number | null): void => {
+      failed++;
+      if (at !== null) failedByStage.set(at, (failedByStage.get(at) ?? 0) + 1);
+    };
     const job = (async () => {
-      // An interval scrape that outlived its stage's end mark may have seen what came after.
-      const owner = (): number | null => stage ?? (during !== null && current === during ? during : null);
       try {
         const families = parsePrometheusText(await fetchMetrics(url));
         // Text without one sample (an empty body, a page of something else) is no scrape.
         if (families.size === 0) throw new Error('no Prometheus samples');
-        const entry: Scrape = { atEpochMs: clock.epochMs(clock.now()), families };
-        const at = owner();
-        if (at === null) return;
+        // An interval scrape answered after its stage's end mark may have seen what came after:
+        // it is of no use to the stage, and counted as failed there rather than dropped unsaid.
+        if (stage === null && (during === null || current !== during)) {
+          if (during !== null) failedIn(during);
+          return;
+        }
+        const at = stage ?? (during as number);
         let list = byStage.get(at);
         if (list === undefined) byStage.set(at, (list = []));
-        list.push(entry);
+        list.push({ atEpochMs: sentAtEpochMs, families });
       } catch {
-        failed++;
-        const at = owner();
-        if (at !== null) failedByStage.set(at, (failedByStage.get(at) ?? 0) + 1);
+        failedIn(stage ?? during);
       }
     })();
     inFlight.add(job);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { bucketQuantile, summarizeScrapes, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
 import { parsePrometheusText, seriesKey } from '../../../client/scrape/prometheus-text.ts';
 import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
+import { VirtualClock } from '../../../contracts/clock.ts';
 
 const exposition = (running: number, ttft: { buckets: number[]; sum: number; count: number }, generated: number): string =>
   [
@@ -174,5 +175,41 @@ describe('stage scraper', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('stage scraper ordering (audit 11-R13)', () => {
+  it('orders scrapes by when they were sent: a slow answer is not read as a counter reset', async () => {
+    const clock = new VirtualClock();
+    const answers: Array<(text: string) => void> = [];
+    const ticks: Array<() => void> = [];
+    const scraper = startStageScraper('fake://metrics', 1000, {
+      clock,
+      fetchMetrics: () => new Promise<string>((resolve) => answers.push(resolve)),
+      every: (_ms, tick) => {
+        ticks.push(tick);
+        return () => ticks.splice(0);
+      },
+    });
+    const at = (generated: number): string => exposition(1, { buckets: [0, 0, 0, generated], sum: generated, count: generated }, generated);
+    const start = scraper.mark(0, 'start');
+    (answers.shift() as (text: string) => void)(at(100));
+    await start;
+    clock.advance(1000);
+    ticks.forEach((tick) => tick());
+    clock.advance(1000);
+    ticks.forEach((tick) => tick());
+    // The second interval scrape is answered first; the first one late, with its lower count.
+    const [slow, fast] = [answers.shift() as (text: string) => void, answers.shift() as (text: string) => void];
+    fast(at(120));
+    await Promise.resolve();
+    slow(at(110));
+    clock.advance(1000);
+    const end = scraper.mark(0, 'end');
+    (answers.shift() as (text: string) => void)(at(130));
+    await end;
+    const report = await scraper.stop();
+    expect(report.stages.get(0)?.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(30);
+    expect(report.stages.get(0)?.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}']?.count).toBe(30);
   });
 });
