@@ -117,13 +117,17 @@ export interface LpgSamples {
 
 export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSamples {
   const successes = records.filter((r) => r.failure === null && r.metrics !== null);
-  let first = Infinity;
-  let last = -Infinity;
+  // Each stage's own span, added up (as lpgSamplesFromStages): never the time between stages.
+  const spans = new Map<number, { first: number; last: number }>();
   const failuresByKind: Record<string, number> = {};
   let disconnectedAfterHeaders = 0;
   for (const r of records) {
-    first = Math.min(first, r.startMs);
-    last = Math.max(last, r.endMs);
+    const span = spans.get(r.stage);
+    if (span === undefined) spans.set(r.stage, { first: r.startMs, last: r.endMs });
+    else {
+      span.first = Math.min(span.first, r.startMs);
+      span.last = Math.max(span.last, r.endMs);
+    }
     // As stage-samples.ts counts them: a record without metrics failed too.
     if (r.failure !== null || r.metrics === null) {
       const kind = r.failure?.kind ?? 'malformed';
@@ -133,7 +137,7 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
   }
   return {
     attempted: records.length,
-    windowSec: records.length === 0 ? null : (last - first) / 1000,
+    windowSec: records.length === 0 ? null : [...spans.values()].reduce((ms, span) => ms + span.last - span.first, 0) / 1000,
     latencyMs: successes.map((r) => r.endMs - r.startMs),
     ttftMs: successes.map((r) => r.metrics?.ttftMs ?? Number.NaN),
     promptTokens: successes.map((r) => r.promptTokens),
@@ -147,7 +151,8 @@ export function lpgSamplesFromRecords(records: readonly RequestRecord[]): LpgSam
 export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>): LpgSamples {
   const all = [...stages.values()];
   const cat = (pick: (s: StageSamples) => ArrayLike<number>): number[] => all.flatMap((s) => Array.from(pick(s)));
-  let window = EMPTY_WINDOW;
+  // Stages of one rate share a file: its time is theirs added up, never the stages run between them.
+  let windowMs: number | null = null;
   let attempted = 0;
   const failuresByKind: Record<string, number> = {};
   let disconnectedAfterHeaders = 0;
@@ -155,11 +160,12 @@ export function lpgSamplesFromStages(stages: ReadonlyMap<number, StageSamples>):
     attempted += s.success.latencyMs.length + s.failure.latencyMs.length;
     disconnectedAfterHeaders += s.disconnectedAfterHeaders;
     for (const [kind, entry] of Object.entries(s.failuresByKind)) failuresByKind[kind] = (failuresByKind[kind] ?? 0) + entry.count;
-    window = widen(window, s.window);
+    const { firstStartMs, lastEndMs } = s.window;
+    if (firstStartMs !== null && lastEndMs !== null) windowMs = (windowMs ?? 0) + (lastEndMs - firstStartMs);
   }
   return {
     attempted,
-    windowSec: window.firstStartMs === null || window.lastEndMs === null ? null : (window.lastEndMs - window.firstStartMs) / 1000,
+    windowSec: windowMs === null ? null : windowMs / 1000,
     latencyMs: cat((s) => s.success.latencyMs.view()),
     ttftMs: cat((s) => s.success.ttftMs.view()),
     promptTokens: cat((s) => s.success.promptTokens.view()),

@@ -205,11 +205,21 @@ describe('lpgReport, key by key against a real report', () => {
 });
 
 describe('lpgSamplesFromStages', () => {
+  it('times a file of two stages of one rate by their own spans, not the stage run between them (audit 11-R13-4)', () => {
+    const early = new StageSamples();
+    const late = new StageSamples();
+    early.add({ ...(RECORDS[0] as (typeof RECORDS)[number]), startMs: 0, endMs: 1000 }, EPOCH_TIMELINE);
+    late.add({ ...(RECORDS[1] as (typeof RECORDS)[number]), stage: 2, startMs: 5000, endMs: 6000 }, EPOCH_TIMELINE);
+    expect(lpgSamplesFromStages(new Map([[0, early], [2, late]])).windowSec).toBe(2);
+  });
+
   it('gives the same report from a run’s compact stage samples as from its records', () => {
     const first = new StageSamples();
     const second = new StageSamples();
-    RECORDS.forEach((r, i) => (i < 2 ? first : second).add(r, EPOCH_TIMELINE));
+    // Two stages of one rate: the file's time is each stage's span added up, from either source.
+    const staged = RECORDS.map((r, i) => ({ ...r, stage: i < 2 ? 0 : 1 }));
+    staged.forEach((r) => (r.stage === 0 ? first : second).add(r, EPOCH_TIMELINE));
     const fromStages = lpgReport({ ...INPUT, samples: lpgSamplesFromStages(new Map([[0, first], [1, second]])) });
-    expect(fromStages).toEqual(lpgReport(INPUT));
+    expect(fromStages).toEqual(lpgReport({ ...INPUT, samples: lpgSamplesFromRecords(staged) }));
   });
 });
