@@ -5,7 +5,7 @@
  */
 import { readTextFile } from '../cli/text-file.ts';
 import { dirname, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { parseYamlStrict } from '../cli/yaml-text.ts';
 import type { z } from 'zod';
 import { CliError } from '../../contracts/cli-error.ts';
 import { adapterFilePart } from '../report/run-output.ts';
@@ -19,19 +19,6 @@ import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.t
 import { configSchema, MAX_PLANNED_SENDS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
 export type Json = Record<string, unknown>;
-
-/**
- * YAML text → a plain value. Warnings (an unknown `!tag`) are errors here, and are never printed
- * by the yaml package itself (its default would write a multi-line Node warning to stderr).
- * `error`, not `silent`: the silent level also drops the error for a second document (`---`),
- * whose keys would then go unread without a word.
- */
-function parseYamlStrict(text: string): unknown {
-  const doc = parseDocument(text, { logLevel: 'error' });
-  const problem = doc.errors[0] ?? doc.warnings[0];
-  if (problem !== undefined) throw new Error((problem.message.split('\n')[0] ?? '').replace(/:\s*$/, ''));
-  return doc.toJS({ maxAliasCount: 100 });
-}
 
 export function readConfigFile(path: string): Json {
   let text: string;

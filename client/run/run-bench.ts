@@ -204,9 +204,10 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         if (probed && saturation === null) sweepFailure = new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
         const rates = load.type === 'sweep' && saturation !== null ? sweepRates(saturation, load.sweep) : [];
         // Only the probe tells a sweep's size: its stages are held to the run's cap here, not before.
-        const sweepSends = load.type !== 'sweep' ? 0 : rates.reduce((n, rate, i) => n + Math.ceil(rate * (load.sweep.stageDurationSec + (i === 0 ? load.warmupSec : 0))), 0);
+        const probeSends = firstPlans.reduce((n, p) => n + (p.kind === 'open' ? p.sends.length : p.count), 0);
+        const sweepSends = load.type !== 'sweep' ? 0 : rates.reduce((n, rate, i) => n + Math.ceil(rate * (load.sweep.stageDurationSec + (i === 0 ? load.warmupSec : 0))), probeSends);
         if (sweepSends > MAX_PLANNED_SENDS) {
-          sweepFailure = new BenchError(`the sweep's stages up to the measured saturation (${saturation?.toFixed(2) ?? ''} req/s) would plan ${sweepSends} requests; at most ${MAX_PLANNED_SENDS} per run (fix: a shorter load.sweep.stage_duration or fewer load.sweep.num_stages)`);
+          sweepFailure = new BenchError(`the sweep's stages up to the measured saturation (${saturation?.toFixed(2) ?? ''} req/s) would plan ${sweepSends} requests with the probe's; at most ${MAX_PLANNED_SENDS} per run (fix: a shorter load.sweep.stage_duration or fewer load.sweep.num_stages)`);
         } else if (load.type === 'sweep' && saturation !== null) {
           // inference-perf logs it too: the stage rates are only as good as this figure.
           process.stderr.write(`benchtruth: sweep: the probe measured saturation at ${saturation.toFixed(2)} req/s; stages at ${rates.map((rate) => rate.toFixed(2)).join(', ')} req/s\n`);
@@ -219,8 +220,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
           );
           for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
           // The stages number their requests after the probe's (its whole planned count, the same in every shard).
-          const probeCount = firstPlans.reduce((n, p) => n + (p.kind === 'open' ? p.sends.length : p.count), 0);
-          const rest = await runLocal({ ...common, plans, indexBase: probeCount, measuredBudget: measuredBudget(plans) });
+          const rest = await runLocal({ ...common, plans, indexBase: probeSends, measuredBudget: measuredBudget(plans) });
           for (const [stage, s] of rest.samples) samples.set(stage, s);
           records = [...records, ...rest.records];
           interrupted = rest.interrupted;

@@ -5,7 +5,7 @@
  */
 import { readTextFile } from '../../client/cli/text-file.ts';
 import type { Command, Option } from 'commander';
-import { parse as parseYaml } from 'yaml';
+import { parseYamlStrict } from '../../client/cli/yaml-text.ts';
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
 import { DISTRIBUTION_KINDS, type DistributionKind, type LatencyCalculator } from '../engine/timing.ts';
@@ -255,7 +255,7 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
   try {
     // Integers as BigInt, so each reaches the flag's parser as the digits written: as a JS number
     // an llm-d seed (nanoseconds, ~1.7e18) would lose its last digits and seed another server.
-    doc = parseYaml(readTextFile(file), { intAsBigInt: true });
+    doc = parseYamlStrict(readTextFile(file), { intAsBigInt: true });
   } catch (error) {
     throw new CliError(`--config ${file}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { readTextFile } from '../../client/cli/text-file.ts';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { parseYamlStrict } from '../../client/cli/yaml-text.ts';
 import { z } from 'zod';
 import { applyWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
@@ -96,7 +96,7 @@ export function loadScenario(ref: string): Scenario {
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseYamlStrict(text);
   } catch (error) {
     throw new ScenarioError(`${path}: not valid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }

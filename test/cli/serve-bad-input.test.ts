@@ -59,6 +59,8 @@ describe('serve: one line and exit 2 for bad input', () => {
     ['log: "yes"\n', 'log: expected true or false, got "yes"'],
     ['models:\n  lora-a:\n    time-to-first-token: 999h\n', 'models.lora-a: time-to-first-token: duration "999h" is too long (at most 1h)'],
     ['kv-cache-blocks: 100\nkv-cache-size: 200\n', 'kv-cache-blocks and kv-cache-size are one setting: give one of them'],
+    ['max-num-seqs: !foo 5\n', 'Unresolved tag: !foo at line 1, column 15'],
+    ['max-num-seqs: 5\n---\nlog: true\n', 'more than one YAML document (a `---` line starts another): give one'],
   ])('--config with %j names the file and the key', async (yaml, message) => {
     const config = file(`config-${configs++}.yaml`, yaml);
     const stderr = await expectOneLine(['--config', config], /./);

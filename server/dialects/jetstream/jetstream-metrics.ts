@@ -7,7 +7,7 @@
 import { finishedReason } from '../../engine/isolated-engine.ts';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TruthRecord } from '../../../contracts/truth.ts';
-import { latencyTokenTimes } from '../../engine/token-times.ts';
+import { deliveredTokenTimes, latencyTokenTimes } from '../../engine/token-times.ts';
 
 /** JetStream's DEFAULT_PREFILL_BUCKETS (prompt lengths it pads to). */
 const PREFILL_LENGTH_BUCKETS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768];
@@ -108,7 +108,7 @@ export class JetstreamMetrics {
     }
     // JetStream counts a request its engine completed, whatever then spoiled the wire (no EOS
     // object, a malformed one): the same rule as the vLLM family's finish reason.
-    if (finishedReason(record, tokenTimes) === 'abort') return;
+    if (finishedReason(record, latencyTokenTimes(record, record.stream ? deliveredTokenTimes(record) : [])) === 'abort') return;
     const outputTokens = record.tokens.length;
     this.#success.inc(this.#labels);
     if (startTime) this.#waitTime.observe(this.#labels, sec(queueMs));

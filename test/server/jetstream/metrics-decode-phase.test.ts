@@ -43,6 +43,9 @@ describe('jetstream_* per-request metrics', () => {
     expect(spoiled.truth.end?.how).not.toBe('completed');
     expect(spoiled.value('jetstream_request_success_count_total')).toBe(1);
     expect(spoiled.value('jetstream_request_output_length_count')).toBe(1);
+    // Several tokens in one step: the count is of tokens delivered, not of steps (audit 11-R14-3).
+    const grouped = await metricsAfter('/v1/generate', { max_tokens: 4, text_content: { text: 'a b' } }, 'tokens=4;fault=nodone');
+    expect(grouped.value('jetstream_request_success_count_total')).toBe(1);
     const failed = await metricsAfter('/v1/generate', { max_tokens: 3, text_content: { text: 'a b' } }, 'fault=error:1');
     expect(failed.value('jetstream_request_success_count_total') || 0).toBe(0);
   });
