@@ -79,7 +79,7 @@ export function registerVllmFlags<C extends { option(flags: string, description:
     .option('--tokenizer <name>', 'builtin (default) or a bundled tiktoken encoding: cl100k_base, o200k_base, p50k_base, p50k_edit, r50k_base, gpt2')
     .option('--api-key <key>', 'require Authorization: Bearer <key> on /v1/* (401 otherwise)')
     .option('--max-body-size <size>', 'largest request body, e.g. 1048576, 512kb, 16MiB (default 16MiB; larger gets 413)')
-    .option('--max-request-body-size-mb <n>', 'llm-d-inference-sim spelling of --max-body-size in MiB, 1 to 512 (--max-body-size wins)')
+    .option('--max-request-body-size-mb <n>', 'llm-d-inference-sim spelling of --max-body-size in MiB, 1 to 512 (give one of the two)')
     .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
     .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); a request is answered under the name it used; metrics report the first (default: --model)')
     .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)')

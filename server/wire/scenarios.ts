@@ -90,7 +90,8 @@ export function loadScenario(ref: string): Scenario {
   let text: string;
   try {
     text = readTextFile(path);
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ScenarioError(`scenario ${JSON.stringify(ref)}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
     const known = scenarioNames().join(', ');
     throw new ScenarioError(`no scenario ${JSON.stringify(ref)} (no file ${path}); shipped scenarios: ${known}`);
   }

@@ -101,8 +101,8 @@ describe('messages (D1, D2, D5, D8, nits)', () => {
     expect(errorOf({ startAt: '2026-02-30T00:00:00Z' })).toMatch(/^--start-at: not a moment: "2026-02-30T00:00:00Z"/);
     const fifo = join(dir, 'pipe');
     execFileSync('mkfifo', [fifo]);
-    expect(errorOf({ config: fifo })).toMatch(/^--config: cannot read .*pipe: .*is not a regular file$/);
-    expect(errorOf({ trace: fifo })).toMatch(/^--trace: cannot read .*is not a regular file$/);
+    expect(errorOf({ config: fifo })).toMatch(/^--config: cannot read .*pipe: .*is not a regular file \(a named pipe/);
+    expect(errorOf({ trace: fifo })).toMatch(/^--trace: cannot read .*is not a regular file \(a named pipe/);
   });
 
   it('errors name the flag typed, and config errors the file', () => {
