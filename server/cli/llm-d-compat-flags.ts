@@ -102,9 +102,9 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   // x-request-id is always echoed here, so asking for it changes nothing.
   { name: 'enable-request-id-headers', arg: '[bool]', help: 'llm-d-inference-sim X-Request-Id echo (accepted, no effect: always on)', silent: true, check: goBool },
   // vLLM flags llm-d accepts and ignores, so one manifest serves both.
-  { name: 'enforce-eager', arg: '', help: 'vLLM eager mode (accepted, no effect)', silent: true, negatable: true },
-  { name: 'enable-prefix-caching', arg: '', help: 'vLLM prefix caching (accepted, no effect)', silent: true, negatable: true },
-  { name: 'enable-sleep-mode', arg: '', help: 'vLLM / llm-d-inference-sim sleep mode (accepted, no effect)', silent: true, negatable: true },
+  { name: 'enforce-eager', arg: '[bool]', help: 'vLLM eager mode (accepted, no effect)', silent: true, negatable: true, check: goBool },
+  { name: 'enable-prefix-caching', arg: '[bool]', help: 'vLLM prefix caching (accepted, no effect)', silent: true, negatable: true, check: goBool },
+  { name: 'enable-sleep-mode', arg: '[bool]', help: 'vLLM / llm-d-inference-sim sleep mode (accepted, no effect)', silent: true, negatable: true, check: goBool },
   { name: 'tensor-parallel-size', arg: '<n>', help: 'vLLM tensor parallel size (accepted, no effect)', silent: true, check: integer },
   { name: 'data-parallel-rank', arg: '<n>', help: 'llm-d-inference-sim data-parallel rank of this process (accepted, no effect)', silent: true, check: integer },
   { name: 'enable-kvcache', arg: '[bool]', help: 'llm-d-inference-sim KV-cache events (accepted, ignored: the KV cache is always modelled under --scheduler batching)', off: is('false'), check: goBool },

@@ -37,7 +37,7 @@ describe('serve: llm-d-inference-sim manifests start', () => {
   it('--served-model-name: every name is answered under its own name, the first is the metrics label; llm-d-only flags get one note', async () => {
     const server = await startServe([
       '--model', '/models/llama', '--served-model-name', 'llama', 'llama-alias', '--lora-modules', 'sql=/loras/sql', '--max-loras', '2', '--max-cpu-loras', '4',
-      '--v', '4', '--enable-kvcache', '--data-parallel-size', '1', '--kv-cache-transfer-latency', '30', '--failure-injection-rate', '0',
+      '--v', '4', '--enable-kvcache', '--data-parallel-size', '1', '--kv-cache-transfer-latency', '30', '--failure-injection-rate', '0', '--enable-sleep-mode=true', '--no-enforce-eager',
     ]);
     try {
       for (const name of ['llama', 'llama-alias']) {
