@@ -22,6 +22,8 @@ export interface ServerContext {
   metrics: MetricsHub;
   /** Set by the vLLM routes: makes a runtime LoRA change in this process's models (a peer's, under `--workers`). */
   applyLoraChange?: (change: LoraChange) => void;
+  /** Set by the vLLM routes: the adapters this process serves now (a replacement worker copies a peer's). */
+  loraAdapters?: () => Array<{ name: string; path: string }>;
   /** Set by a `--workers` worker: passes a change made here on to every other worker before the answer. */
   relayLoraChange?: (change: LoraChange) => Promise<void>;
 }

@@ -36,9 +36,12 @@ interface PeerAnswer {
   arrivalEpochMs: number;
 }
 
-async function askPeer(port: number, path: string, init?: { method: 'POST'; body: string }): Promise<PeerAnswer | null> {
+/** A peer's truth is asked even when this worker has the id (a later request may have reused it): briefly. */
+const NEWER_TRUTH_TIMEOUT_MS = 250;
+
+async function askPeer(port: number, path: string, init?: { method: 'POST'; body: string }, timeoutMs = PEER_TIMEOUT_MS): Promise<PeerAnswer | null> {
   try {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { ...init, signal: AbortSignal.timeout(PEER_TIMEOUT_MS) });
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, body: await response.text(), arrivalEpochMs: Number(response.headers.get(ARRIVAL_HEADER) ?? Number.NaN) };
   } catch {
     return null;
@@ -76,6 +79,10 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
       else res.writeHead(200, { 'content-type': 'application/json', [ARRIVAL_HEADER]: String(record.arrivalEpochMs) }).end(JSON.stringify(truthToJson(record)));
       return;
     }
+    if (url === '/_peer/lora' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(server.context.loraAdapters?.() ?? []));
+      return;
+    }
     if (url === '/_peer/lora' && req.method === 'POST') {
       let text = '';
       req.setEncoding('utf8');
@@ -104,6 +111,23 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
   };
 }
 
+/** Makes this worker's adapters those `port`'s worker serves (runtime loads and unloads included). */
+async function copyAdapters(server: BenchtruthServer, port: number): Promise<void> {
+  const answer = await askPeer(port, '/_peer/lora');
+  if (answer?.status !== 200) return;
+  let theirs: Array<{ name: string; path: string }>;
+  try {
+    theirs = JSON.parse(answer.body) as Array<{ name: string; path: string }>;
+  } catch {
+    return;
+  }
+  const { applyLoraChange, loraAdapters } = server.context;
+  if (applyLoraChange === undefined || loraAdapters === undefined) return;
+  const names = new Set(theirs.map((a) => a.name));
+  for (const mine of loraAdapters()) if (!names.has(mine.name)) applyLoraChange({ op: 'unload', name: mine.name });
+  for (const adapter of theirs) applyLoraChange({ op: 'load', name: adapter.name, path: adapter.path });
+}
+
 /** Joins the cluster when this process is a `--workers` worker; returns false otherwise. Call before listen(). */
 export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boolean> {
   const raw = process.env[WORKER_INDEX_ENV];
@@ -121,8 +145,16 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
   app.addHook('onClose', async () => {
     await new Promise<void>((resolve) => peerServer.close(() => resolve()));
   });
+  // A replacement starts from the command line's adapters: the runtime loads and unloads made
+  // since are copied from a peer once one is known.
+  let adaptersCopied = generation === 0;
   process.on('message', (message: unknown) => {
-    if (isClusterMessage(message) && message.benchtruth === 'peers') peers = message.peerPorts.filter((p) => p !== 0 && p !== peerPort);
+    if (!isClusterMessage(message) || message.benchtruth !== 'peers') return;
+    peers = message.peerPorts.filter((p) => p !== 0 && p !== peerPort);
+    const source = peers[0];
+    if (adaptersCopied || source === undefined) return;
+    adaptersCopied = true;
+    void copyAdapters(server, source);
   });
   const hello: WorkerHello = { benchtruth: 'peer', index, peerPort };
   process.send?.(hello);
@@ -132,10 +164,11 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
     const id = decodedSegment(request.url.slice(TRUTH_PATH.length).split('?')[0] ?? '');
     // A malformed escape is the route's to answer (Fastify's 400), not a peer question.
     if (id === null || peers.length === 0) return;
-    const answers = await Promise.all(peers.map((p) => askPeer(p, `/_peer/truth/${encodeURIComponent(id)}`)));
+    const local = findTruth(context.truth, id);
+    const wait = local === undefined ? PEER_TIMEOUT_MS : NEWER_TRUTH_TIMEOUT_MS;
+    const answers = await Promise.all(peers.map((p) => askPeer(p, `/_peer/truth/${encodeURIComponent(id)}`, undefined, wait)));
     let newest: PeerAnswer | null = null;
     for (const a of answers) if (a?.status === 200 && (newest === null || a.arrivalEpochMs > newest.arrivalEpochMs)) newest = a;
-    const local = findTruth(context.truth, id);
     // The local record answers through the route unless a peer holds a later request of that id.
     if (newest !== null && (local === undefined || newest.arrivalEpochMs > local.arrivalEpochMs)) await reply.header('content-type', 'application/json').send(newest.body);
   });

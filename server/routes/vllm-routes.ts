@@ -13,6 +13,7 @@ import { GENERATION_PATHS } from '../dialects/vllm/generation-paths.ts';
 
 export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState {
   const state = createVllmState(ctx.options);
+  ctx.loraAdapters = () => state.models.loras().map(({ name, path }) => ({ name, path }));
   ctx.applyLoraChange = (change) => void (change.op === 'load' ? state.models.load(change.name, change.path) : state.models.unload(change.name));
   installVllmApiKey(app, ctx.options.apiKey, (request, reply, body) => void recordUnauthorized(ctx, request, reply, body));
   // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.

@@ -131,6 +131,24 @@ describe('serve --workers 2', () => {
         await answer.text();
       }
 
+      // A replacement worker serves the adapters loaded at run time too (audit 11-R14-1).
+      const pidsBefore = new Set<number>();
+      for (let i = 0; i < 6; i++) pidsBefore.add(((await (await fetch(`${base}/_engine/state`, { headers: { connection: 'close' } })).json()) as { pid: number }).pid);
+      process.kill([...pidsBefore][0] as number, 'SIGKILL');
+      let replaced = false;
+      for (const deadline = Date.now() + 20_000; !replaced && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // A connection handed to the dead worker hangs (Node cluster's round-robin): give up on it.
+        const state = await fetch(`${base}/_engine/state`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(2000) }).then((r) => r.json() as Promise<{ pid: number }>, () => null);
+        replaced = state !== null && !pidsBefore.has(state.pid);
+      }
+      expect(replaced).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (let i = 0; i < 4; i++) {
+        const models = (await (await fetch(`${base}/v1/models`, { headers: { connection: 'close' } })).json()) as { data: Array<{ id: string }> };
+        expect(models.data.map((m) => m.id)).toContain('late');
+      }
+
       // The same id twice (a rerun with one seed): like one process, the truth is the later request's.
       for (const maxTokens of [1, 2, 1, 2, 3]) await (await post('/v1/completions', { prompt: 'hi', max_tokens: maxTokens }, { 'x-request-id': 'again' })).text();
       for (let i = 0; i < 4; i++) {
