@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Rng } from '../../contracts/rng.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import type { DataItem, Dataset } from './dataset.ts';
+import { jsonArrayElements, lineRanges, startsWithObject } from './json-array-scan.ts';
 import { MAX_SAMPLED_TOKENS, sampleLength, type LengthDistribution } from './length-distribution.ts';
 
 export class DatasetError extends Error {
@@ -51,9 +52,10 @@ function outputBound(output: LengthDistribution): number | null {
   }
 }
 
-function readText(path: string): string {
+/** The file's bytes: decoded piece by piece, as a whole text could outgrow V8's longest string. */
+function readBytes(path: string): Buffer {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(path);
   } catch (error) {
     throw new DatasetError(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -89,14 +91,14 @@ export interface ShareGptOptions extends Partial<ShareGptLimits> {
 }
 
 export function shareGptDataset(path: string, options: ShareGptOptions, seed: number): Dataset {
-  let parsed: unknown;
+  const bytes = readBytes(path);
+  let ranges: Array<[number, number]>;
   try {
-    parsed = JSON.parse(readText(path));
+    ranges = jsonArrayElements(bytes);
   } catch (error) {
-    if (error instanceof DatasetError) throw error;
+    if (startsWithObject(bytes)) throw new DatasetError(`${path}: expected a JSON list of {conversations: [...]} objects`);
     throw new DatasetError(`${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!Array.isArray(parsed)) throw new DatasetError(`${path}: expected a JSON list of {conversations: [...]} objects`);
   const limits: ShareGptLimits = {
     minTokens: options.minTokens ?? SHAREGPT_DEFAULT_LIMITS.minTokens,
     maxPromptTokens: options.maxPromptTokens ?? SHAREGPT_DEFAULT_LIMITS.maxPromptTokens,
@@ -106,7 +108,13 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
   // answer does not matter. A distribution is checked at its upper bound, when it has one.
   const configuredOutput = options.output === null ? null : outputBound(options.output);
   const entries: Entry[] = [];
-  for (const item of parsed as unknown[]) {
+  for (const [start, end] of ranges) {
+    let item: unknown;
+    try {
+      item = JSON.parse(bytes.toString('utf8', start, end));
+    } catch (error) {
+      throw new DatasetError(`${path} is not JSON: ${error instanceof Error ? error.message : String(error)} (in the list element at byte ${start})`);
+    }
     const turns = (item as { conversations?: unknown })?.conversations;
     if (!Array.isArray(turns) || turns.length < 2) continue;
     const prompt = (turns[0] as { value?: unknown })?.value;
@@ -131,8 +139,9 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
 
 export function jsonlDataset(path: string, output: LengthDistribution, seed: number): Dataset {
   const entries: Entry[] = [];
-  readText(path)
-    .split(/\r?\n/)
+  const bytes = readBytes(path);
+  lineRanges(bytes)
+    .map(([start, end]) => bytes.toString('utf8', start, end))
     .forEach((line, i) => {
       if (line.trim() === '') return;
       let row: { prompt?: unknown; output_tokens?: unknown; max_tokens?: unknown };
