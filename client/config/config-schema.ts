@@ -127,9 +127,15 @@ const inferencePerfDistribution = z
     if (d.type === 'skew_normal' || d.type === 'poisson') ctx.addIssue({ code: 'custom', path: ['type'], message: `${d.type} is not drawn by benchtruth (use normal, lognormal, uniform or fixed)` });
     if (d.min > d.max) ctx.addIssue({ code: 'custom', path: ['min'], message: `min (${d.min}) cannot be greater than max (${d.max})` });
     if (d.std_dev !== undefined && d.variance !== undefined) ctx.addIssue({ code: 'custom', path: ['variance'], message: "give either 'std_dev' or 'variance', not both" });
-    // inference-perf's generate_distribution refuses it too.
-    if (d.type === 'normal' && (d.mean < d.min || d.mean > d.max)) ctx.addIssue({ code: 'custom', path: ['mean'], message: `a normal mean (${d.mean}) must lie within min and max (${d.min}–${d.max})` });
   });
+
+/**
+ * inference-perf's generate_distribution refuses a normal mean outside min..max; its ShareGPT
+ * reader never draws (min and max only filter conversations), so there any mean is fine.
+ */
+function checkDrawnMean(d: z.infer<typeof inferencePerfDistribution> | undefined, key: string, ctx: z.RefinementCtx): void {
+  if (d !== undefined && d.type === 'normal' && (d.mean < d.min || d.mean > d.max)) ctx.addIssue({ code: 'custom', path: [key, 'mean'], message: `a normal mean (${d.mean}) must lie within min and max (${d.min}–${d.max})` });
+}
 
 const length = z.union([
   tokens,
@@ -239,7 +245,10 @@ export const configSchema = z.strictObject({
       path: z.string().min(1, 'must not be empty').optional(),
       input: length.default(32),
       output: length.optional(),
-      /** inference-perf's spelling of `input` / `output` (its Distribution; data.type synthetic and random). */
+      /**
+       * inference-perf's spelling of `input` / `output` (its Distribution): drawn for synthetic and
+       * random data; for sharegpt, as inference-perf reads it, min and max only filter conversations.
+       */
       input_distribution: inferencePerfDistribution.optional(),
       output_distribution: inferencePerfDistribution.optional(),
       /** ShareGPT pruning as vLLM's (defaults 4, 1024, 2048; client/data/file-datasets.ts). */
@@ -258,6 +267,11 @@ export const configSchema = z.strictObject({
           seed: z.number().int().optional(),
         })
         .optional(),
+    })
+    .superRefine((data, ctx) => {
+      if (data.type === 'sharegpt') return;
+      checkDrawnMean(data.input_distribution, 'input_distribution', ctx);
+      checkDrawnMean(data.output_distribution, 'output_distribution', ctx);
     })
     .prefault({}),
   report: z

@@ -16,7 +16,7 @@ import { requestsIn } from '../load/arrivals.ts';
 import { parseTrace, type LoadSpec, type StageSpec } from '../load/load-plan.ts';
 import type { Slo } from '../report/goodput.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.ts';
-import { configSchema, MAX_PLANNED_SENDS, type BenchConfig, type LengthConfig } from './config-schema.ts';
+import { configSchema, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -382,6 +382,18 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   };
   switch (data.type) {
     case 'sharegpt': {
+      // inference-perf's reading: its distributions' min and max keep the conversations whose
+      // prompt and answer fall inside, each sent with its answer's length; nothing else prunes.
+      if (theirInput !== undefined || theirOutput !== undefined) {
+        const limits = {
+          minTokens: data.min_tokens ?? 1,
+          maxPromptTokens: data.max_prompt_tokens ?? MAX_LENGTH_TOKENS,
+          maxTotalTokens: data.max_total_tokens ?? 2 * MAX_LENGTH_TOKENS,
+          ...(theirInput !== undefined ? { promptRange: [theirInput.min, theirInput.max] as const } : {}),
+          ...(theirOutput !== undefined ? { answerRange: [theirOutput.min, theirOutput.max] as const } : {}),
+        };
+        return { type: 'sharegpt', path: needPath(), output: data.output !== undefined ? lengthOf(data.output) : null, limits };
+      }
       const limits = {
         ...(data.min_tokens !== undefined ? { minTokens: data.min_tokens } : {}),
         ...(data.max_prompt_tokens !== undefined ? { maxPromptTokens: data.max_prompt_tokens } : {}),

@@ -36,6 +36,9 @@ export interface ShareGptLimits {
   minTokens: number;
   maxPromptTokens: number;
   maxTotalTokens: number;
+  /** inference-perf's filters (its distributions' min and max), inclusive: prompt and answer tokens. */
+  promptRange?: readonly [number, number];
+  answerRange?: readonly [number, number];
 }
 
 export const SHAREGPT_DEFAULT_LIMITS: Readonly<ShareGptLimits> = Object.freeze({ minTokens: 4, maxPromptTokens: 1024, maxTotalTokens: 2048 });
@@ -103,7 +106,10 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
     minTokens: options.minTokens ?? SHAREGPT_DEFAULT_LIMITS.minTokens,
     maxPromptTokens: options.maxPromptTokens ?? SHAREGPT_DEFAULT_LIMITS.maxPromptTokens,
     maxTotalTokens: options.maxTotalTokens ?? SHAREGPT_DEFAULT_LIMITS.maxTotalTokens,
+    ...(options.promptRange === undefined ? {} : { promptRange: options.promptRange }),
+    ...(options.answerRange === undefined ? {} : { answerRange: options.answerRange }),
   };
+  const within = (value: number, range: readonly [number, number] | undefined): boolean => range === undefined || (value >= range[0] && value <= range[1]);
   // As vLLM: a configured output length replaces the answer's in the checks, and then a short
   // answer does not matter. A distribution is checked at its upper bound, when it has one.
   const configuredOutput = options.output === null ? null : outputBound(options.output);
@@ -126,6 +132,7 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
     if (options.output === null && outputTokens < limits.minTokens) continue;
     const checkedOutput = options.output === null ? outputTokens : configuredOutput;
     if (checkedOutput !== null && promptTokens + checkedOutput > limits.maxTotalTokens) continue;
+    if (!within(promptTokens, limits.promptRange) || !within(outputTokens, limits.answerRange)) continue;
     entries.push({ prompt, promptTokens, outputTokens });
   }
   if (entries.length === 0) {
