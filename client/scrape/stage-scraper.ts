@@ -67,36 +67,42 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
   let failed = 0;
   const failedByStage = new Map<number, number>();
   let stopped: Promise<ServerMetricsReport> | null = null;
+  /** The last scrape queued: one is in flight at a time (see below). */
+  let tail: Promise<void> = Promise.resolve();
 
-  /** `stage`: the mark's stage; null: an interval scrape, kept only if it lies inside one stage's marks. */
+  /**
+   * `stage`: the mark's stage; null: an interval scrape, kept only if it lies inside one stage's
+   * marks. One scrape of the endpoint is in flight at a time, as Prometheus scrapes a target: two
+   * overlapping ones can be answered from counts read in either order (a busy server reads them
+   * late), and a lower count after a higher would read as a reset. An interval scrape due while
+   * one is in flight is skipped; a mark's waits its turn.
+   */
   const scrape = (stage: number | null): Promise<void> => {
+    if (stage === null && inFlight.size > 0) return Promise.resolve();
     const during = current;
-    // Stamped when sent: a slow answer must not be ordered after scrapes sent later (its lower
-    // counts would read as a reset).
-    const sentAtEpochMs = clock.epochMs(clock.now());
     const failedIn = (at: number | null): void => {
       failed++;
       if (at !== null) failedByStage.set(at, (failedByStage.get(at) ?? 0) + 1);
     };
-    const job = (async () => {
+    const job = tail.then(async () => {
+      const sentAtEpochMs = clock.epochMs(clock.now());
       try {
         const families = parsePrometheusText(await fetchMetrics(url));
         // Text without one sample (an empty body, a page of something else) is no scrape.
         if (families.size === 0) throw new Error('no Prometheus samples');
-        // An interval scrape answered after its stage's end mark may have seen what came after:
-        // it is of no use to the stage, and counted as failed there rather than dropped unsaid.
-        if (stage === null && (during === null || current !== during)) {
-          if (during !== null) failedIn(during);
-          return;
-        }
-        const at = stage ?? (during as number);
+        // An interval scrape belongs to the stage it was sent in; sent outside one, to none. Its
+        // stage's end mark is sent after its answer (one scrape at a time), so it never reads
+        // later than the stage's last scrape.
+        const at = stage ?? during;
+        if (at === null) return;
         let list = byStage.get(at);
         if (list === undefined) byStage.set(at, (list = []));
         list.push({ atEpochMs: sentAtEpochMs, families });
       } catch {
         failedIn(stage ?? during);
       }
-    })();
+    });
+    tail = job;
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
     return job;

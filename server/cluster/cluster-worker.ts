@@ -111,21 +111,29 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
   };
 }
 
-/** Makes this worker's adapters those `port`'s worker serves (runtime loads and unloads included). */
-async function copyAdapters(server: BenchtruthServer, port: number): Promise<void> {
-  const answer = await askPeer(port, '/_peer/lora');
-  if (answer?.status !== 200) return;
-  let theirs: Array<{ name: string; path: string }>;
-  try {
-    theirs = JSON.parse(answer.body) as Array<{ name: string; path: string }>;
-  } catch {
-    return;
-  }
+/**
+ * Makes this worker's adapters those a peer serves (runtime loads and unloads included), asking
+ * the peers in turn until one answers; false when none did (tried again with the next peer list).
+ */
+async function copyAdapters(server: BenchtruthServer, ports: readonly number[]): Promise<boolean> {
   const { applyLoraChange, loraAdapters } = server.context;
-  if (applyLoraChange === undefined || loraAdapters === undefined) return;
+  if (applyLoraChange === undefined || loraAdapters === undefined) return true;
+  let theirs: Array<{ name: string; path: string }> | null = null;
+  for (const port of ports) {
+    const answer = await askPeer(port, '/_peer/lora');
+    if (answer?.status !== 200) continue;
+    try {
+      theirs = JSON.parse(answer.body) as Array<{ name: string; path: string }>;
+      break;
+    } catch {
+      // Another peer may answer.
+    }
+  }
+  if (theirs === null) return false;
   const names = new Set(theirs.map((a) => a.name));
   for (const mine of loraAdapters()) if (!names.has(mine.name)) applyLoraChange({ op: 'unload', name: mine.name });
   for (const adapter of theirs) applyLoraChange({ op: 'load', name: adapter.name, path: adapter.path });
+  return true;
 }
 
 /** Joins the cluster when this process is a `--workers` worker; returns false otherwise. Call before listen(). */
@@ -151,10 +159,11 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
   process.on('message', (message: unknown) => {
     if (!isClusterMessage(message) || message.benchtruth !== 'peers') return;
     peers = message.peerPorts.filter((p) => p !== 0 && p !== peerPort);
-    const source = peers[0];
-    if (adaptersCopied || source === undefined) return;
+    if (adaptersCopied || peers.length === 0) return;
     adaptersCopied = true;
-    void copyAdapters(server, source);
+    void copyAdapters(server, peers).then((copied) => {
+      if (!copied) adaptersCopied = false;
+    });
   });
   const hello: WorkerHello = { benchtruth: 'peer', index, peerPort };
   process.send?.(hello);
