@@ -6,7 +6,8 @@
 import { parseAllDocuments } from 'yaml';
 
 export function parseYamlStrict(text: string, options: { intAsBigInt?: boolean } = {}): unknown {
-  const docs = parseAllDocuments(text, { logLevel: 'silent', ...options });
+  // Merge keys (`<<: *defaults`) as YAML 1.1 reads them: configs share stage or adapter settings so.
+  const docs = parseAllDocuments(text, { logLevel: 'silent', merge: true, ...options });
   if (docs.length > 1) throw new Error('more than one YAML document (a `---` line starts another): give one');
   const doc = docs[0];
   if (doc === undefined) return null;

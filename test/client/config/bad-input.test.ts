@@ -105,6 +105,11 @@ describe('messages (D1, D2, D5, D8, nits)', () => {
     expect(errorOf({ trace: fifo })).toMatch(/^--trace: cannot read .*is not a regular file \(a named pipe/);
   });
 
+  it('YAML merge keys (<<: *anchor) are read as YAML 1.1 reads them (audit 11-R15)', () => {
+    const config = file('merge-keys.yaml', 'load:\n  type: constant\n  stages:\n    - &base {rate: 5, duration: 1}\n    - <<: *base\n      rate: 7\n');
+    expect(benchOptionsFromFlags({ ...base, config }).load).toMatchObject({ stages: [{ kind: 'rate', rate: 5, durationSec: 1 }, { kind: 'rate', rate: 7, durationSec: 1 }] });
+  });
+
   it('errors name the flag typed, and config errors the file', () => {
     expect(errorOf({ trace: join(dir, 'missing.txt') })).toMatch(/^--trace: cannot read /);
     expect(errorOf({ lora: '' })).toMatch(/^--lora: expected name or name:weight/);
