@@ -135,6 +135,12 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
     if (!within(promptTokens, limits.promptRange) || !within(outputTokens, limits.answerRange)) continue;
     entries.push({ prompt, promptTokens, outputTokens });
   }
+  if (entries.length === 0 && (limits.promptRange !== undefined || limits.answerRange !== undefined)) {
+    const range = (r: readonly [number, number] | undefined): string => (r === undefined ? 'any number of' : `${r[0]}–${r[1]}`);
+    throw new DatasetError(
+      `${path}: no conversation has a prompt of ${range(limits.promptRange)} tokens and an answer of ${range(limits.answerRange)} tokens (change the min and max of data.input_distribution / data.output_distribution)`,
+    );
+  }
   if (entries.length === 0) {
     const { minTokens, maxPromptTokens, maxTotalTokens } = limits;
     throw new DatasetError(

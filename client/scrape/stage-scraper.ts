@@ -29,8 +29,8 @@ export interface StageScraper {
 /** What the scraper touches outside itself (tests pass a fake endpoint, a virtual clock and a hand-driven timer). */
 export interface ScraperDeps {
   clock?: Clock;
-  /** The exposition text at `url`; rejects on any failure. */
-  fetchMetrics?: (url: string) => Promise<string>;
+  /** The exposition text at `url`; rejects on any failure (and may stop once `signal` aborts). */
+  fetchMetrics?: (url: string, signal: AbortSignal) => Promise<string>;
   /** Calls `tick` every `ms` until the returned function is called. */
   every?: (ms: number, tick: () => void) => () => void;
 }
@@ -41,8 +41,8 @@ export interface ScraperDeps {
  */
 const SCRAPE_DEADLINE_MS = 5000;
 
-async function fetchOverHttp(url: string): Promise<string> {
-  const response = await request(url, { headersTimeout: SCRAPE_DEADLINE_MS, bodyTimeout: SCRAPE_DEADLINE_MS, signal: AbortSignal.timeout(SCRAPE_DEADLINE_MS) });
+async function fetchOverHttp(url: string, signal: AbortSignal): Promise<string> {
+  const response = await request(url, { headersTimeout: SCRAPE_DEADLINE_MS, bodyTimeout: SCRAPE_DEADLINE_MS, signal: AbortSignal.any([signal, AbortSignal.timeout(SCRAPE_DEADLINE_MS)]) });
   const text = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
   // A login page or a proxy's error page answered 200 is not a scrape of the server.
@@ -67,44 +67,54 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
   let failed = 0;
   const failedByStage = new Map<number, number>();
   let stopped: Promise<ServerMetricsReport> | null = null;
-  /** The last scrape queued: one is in flight at a time (see below). */
-  let tail: Promise<void> = Promise.resolve();
+  /** The interval scrape in flight, which a stage mark supersedes. */
+  let interval: { controller: AbortController; job: Promise<void> } | null = null;
 
   /**
-   * `stage`: the mark's stage; null: an interval scrape, kept only if it lies inside one stage's
-   * marks. One scrape of the endpoint is in flight at a time, as Prometheus scrapes a target: two
-   * overlapping ones can be answered from counts read in either order (a busy server reads them
-   * late), and a lower count after a higher would read as a reset. An interval scrape due while
-   * one is in flight is skipped; a mark's waits its turn.
+   * `stage`: the mark's stage; null: an interval scrape, which belongs to the stage it was sent
+   * in (none outside one). Scrapes of one stage never overlap, as Prometheus never overlaps a
+   * target's: two overlapping ones can be answered from counts read in either order (a busy
+   * server reads them late), and a lower count after a higher would read as a reset. So an
+   * interval scrape due while another scrape is in flight is skipped, and a stage mark, which the
+   * run waits for, goes out at once and abandons the interval scrape in flight.
    */
   const scrape = (stage: number | null): Promise<void> => {
     if (stage === null && inFlight.size > 0) return Promise.resolve();
+    if (stage !== null && interval !== null) {
+      interval.controller.abort();
+      inFlight.delete(interval.job);
+      interval = null;
+    }
     const during = current;
+    const controller = new AbortController();
+    const sentAtEpochMs = clock.epochMs(clock.now());
     const failedIn = (at: number | null): void => {
       failed++;
       if (at !== null) failedByStage.set(at, (failedByStage.get(at) ?? 0) + 1);
     };
-    const job = tail.then(async () => {
-      const sentAtEpochMs = clock.epochMs(clock.now());
+    const job = (async () => {
       try {
-        const families = parsePrometheusText(await fetchMetrics(url));
+        const text = await fetchMetrics(url, controller.signal);
+        if (controller.signal.aborted) return;
+        const families = parsePrometheusText(text);
         // Text without one sample (an empty body, a page of something else) is no scrape.
         if (families.size === 0) throw new Error('no Prometheus samples');
-        // An interval scrape belongs to the stage it was sent in; sent outside one, to none. Its
-        // stage's end mark is sent after its answer (one scrape at a time), so it never reads
-        // later than the stage's last scrape.
         const at = stage ?? during;
         if (at === null) return;
         let list = byStage.get(at);
         if (list === undefined) byStage.set(at, (list = []));
         list.push({ atEpochMs: sentAtEpochMs, families });
       } catch {
-        failedIn(stage ?? during);
+        // An abandoned scrape is no failure: a mark took its place.
+        if (!controller.signal.aborted) failedIn(stage ?? during);
       }
-    });
-    tail = job;
+    })();
+    if (stage === null) interval = { controller, job };
     inFlight.add(job);
-    void job.finally(() => inFlight.delete(job));
+    void job.finally(() => {
+      inFlight.delete(job);
+      if (interval?.job === job) interval = null;
+    });
     return job;
   };
 

@@ -76,6 +76,10 @@ describe('inference-perf config compatibility', () => {
     const dataset = buildDataset(options.data as DataSpec, 0);
     const seen = new Set(Array.from({ length: 40 }, (_, i) => { const item = dataset.item(i); return `${item.promptTokens}/${item.maxTokens}`; }));
     expect([...seen].sort()).toEqual([`${countTokens(words(20))}/${countTokens(words(8))}`, `${countTokens(words(25))}/${countTokens(words(12))}`].sort());
+    // Bounds nothing meets name the keys that set them (audit 11-R16-2).
+    const none = join(dir, 'sharegpt-none.yml');
+    writeFileSync(none, `data:\n  type: shareGPT\n  path: ${file}\n  input_distribution: {min: 1000, max: 2000}\n`);
+    expect(() => buildDataset(benchOptionsFromFlags({ config: none, url: 'http://127.0.0.1:1' }).data as DataSpec, 0)).toThrow(/prompt of 1000–2000 tokens .*data\.input_distribution/);
   });
 
   it('ignore_eos defaults to true; aliases stay out of error hints', () => {

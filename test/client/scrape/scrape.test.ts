@@ -178,40 +178,44 @@ describe('stage scraper', () => {
   });
 });
 
-describe('stage scraper ordering (audit 11-R13, R15)', () => {
-  it('keeps one scrape in flight: an interval scrape due meanwhile is skipped, a mark waits its turn, so no answer is read out of order', async () => {
+describe('stage scraper ordering (audit 11-R13, R15, R16)', () => {
+  it('never overlaps scrapes of one stage: an interval scrape due meanwhile is skipped, a mark goes out at once and abandons the one in flight', async () => {
     const clock = new VirtualClock();
     const answers: Array<(text: string) => void> = [];
+    const signals: AbortSignal[] = [];
     const ticks: Array<() => void> = [];
     const scraper = startStageScraper('fake://metrics', 1000, {
       clock,
-      fetchMetrics: () => new Promise<string>((resolve) => answers.push(resolve)),
+      fetchMetrics: (_url, signal) => {
+        signals.push(signal);
+        return new Promise<string>((resolve) => answers.push(resolve));
+      },
       every: (_ms, tick) => {
         ticks.push(tick);
         return () => ticks.splice(0);
       },
     });
     const at = (generated: number): string => exposition(1, { buckets: [0, 0, 0, generated], sum: generated, count: generated }, generated);
-    const answer = async (text: string): Promise<void> => {
-      for (let i = 0; i < 10 && answers.length === 0; i++) await Promise.resolve();
-      (answers.shift() as (text: string) => void)(text);
-    };
     const start = scraper.mark(0, 'start');
-    await answer(at(100));
+    (answers.shift() as (text: string) => void)(at(100));
     await start;
     clock.advance(1000);
     ticks.forEach((tick) => tick());
-    for (let i = 0; i < 10; i++) await Promise.resolve();
     clock.advance(1000);
     // The first interval scrape is still unanswered: this one is skipped, not sent.
     ticks.forEach((tick) => tick());
     expect(answers).toHaveLength(1);
+    // The stage's end mark does not wait behind it (the run waits for marks): it is sent now.
     const end = scraper.mark(0, 'end');
-    await answer(at(110));
-    await answer(at(130));
+    expect(answers).toHaveLength(2);
+    expect(signals[1]?.aborted).toBe(true);
+    (answers.pop() as (text: string) => void)(at(130));
     await end;
+    // The abandoned scrape's late answer, lower than the mark's, is not read at all.
+    (answers.shift() as (text: string) => void)(at(110));
     const report = await scraper.stop();
-    expect(report.stages.get(0)?.scrapes).toBe(3);
+    expect(report.failed_scrapes).toBe(0);
+    expect(report.stages.get(0)?.scrapes).toBe(2);
     expect(report.stages.get(0)?.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(30);
   });
 });
