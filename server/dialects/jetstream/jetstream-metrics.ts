@@ -95,7 +95,7 @@ export class JetstreamMetrics {
     const end = record.end;
     if (end === null) return;
     // A one-body answer (the proxy's stream=false) is timed per token in the engine, as JetStream does.
-    const tokenTimes = latencyTokenTimes(record, record.stream ? tokenEventTimesMs(record) : []);
+    const tokenTimes = latencyTokenTimes(record, record.stream ? deliveredTokenTimes(record) : []);
     const first = tokenTimes[0];
     const sec = (ms: number): number => ms / 1000;
     // Prefill ran and its first token went back: JetStream observes these there, whatever follows.
@@ -108,7 +108,7 @@ export class JetstreamMetrics {
     }
     // JetStream counts a request its engine completed, whatever then spoiled the wire (no EOS
     // object, a malformed one): the same rule as the vLLM family's finish reason.
-    if (finishedReason(record, latencyTokenTimes(record, record.stream ? deliveredTokenTimes(record) : [])) === 'abort') return;
+    if (finishedReason(record, tokenTimes) === 'abort') return;
     const outputTokens = record.tokens.length;
     this.#success.inc(this.#labels);
     if (startTime) this.#waitTime.observe(this.#labels, sec(queueMs));
@@ -123,21 +123,4 @@ export class JetstreamMetrics {
   text(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-/** Actual times (ms after arrival) of the writes completing each token-bearing event. */
-function tokenEventTimesMs(record: TruthRecord): number[] {
-  const times: number[] = [];
-  let w = 0;
-  for (const event of record.events) {
-    if (event.tokenCount <= 0) continue;
-    while (w < record.writes.length) {
-      const write = record.writes[w];
-      if (write !== undefined && event.completesAt < write.offset + write.length) break;
-      w++;
-    }
-    const actual = record.writes[w]?.actualMs;
-    if (actual !== null && actual !== undefined) times.push(actual);
-  }
-  return times;
 }
