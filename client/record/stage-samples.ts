@@ -21,7 +21,8 @@ export interface StageSamplesJson {
   version: 1;
   success: Record<SuccessColumn, number[]>;
   scheduleDelayMs: number[];
-  window: MeasuredWindow;
+  /** Files written before `baseEpochMs` existed hold epoch values under `…EpochMs` names. */
+  window: MeasuredWindow | LegacyWindowJson;
   failure: Record<FailureColumn, number[]>;
   interChunkMs: PooledGapsJson;
   intraEventZeros: number;
@@ -117,9 +118,11 @@ export function widen(w: MeasuredWindow, other: MeasuredWindow): MeasuredWindow 
 }
 
 /** Files written before `baseEpochMs` existed hold epoch values under the older names. */
-function windowFromJson(json: Partial<MeasuredWindow> & Record<string, number | null | undefined>): MeasuredWindow {
-  if (typeof json.baseEpochMs === 'number') return { ...EMPTY_WINDOW, ...json, baseEpochMs: json.baseEpochMs };
-  const legacy = (name: string): number | null => json[`${name}EpochMs`] ?? null;
+export type LegacyWindowJson = Partial<Record<`${'firstScheduled' | 'firstStart' | 'lastStart' | 'lastEnd' | 'firstSuccessStart' | 'lastSuccessEnd'}EpochMs`, number | null>>;
+
+function windowFromJson(json: MeasuredWindow | LegacyWindowJson): MeasuredWindow {
+  if ('baseEpochMs' in json) return { ...EMPTY_WINDOW, ...json };
+  const legacy = (name: string): number | null => (json as Record<string, number | null | undefined>)[`${name}EpochMs`] ?? null;
   return {
     baseEpochMs: 0,
     firstScheduledMs: legacy('firstScheduled'),
@@ -348,7 +351,7 @@ export class StageSamples {
     const numbers = (values: ReadonlyArray<number | null>): number[] => values.map((v) => (v === null ? Number.NaN : v));
     for (const name of SUCCESS_COLUMNS) samples.success[name].append(numbers(json.success[name]));
     samples.scheduleDelayMs.append(json.scheduleDelayMs);
-    samples.window = windowFromJson(json.window as unknown as Record<string, number | null | undefined>);
+    samples.window = windowFromJson(json.window);
     for (const name of FAILURE_COLUMNS) samples.failure[name].append(numbers(json.failure[name]));
     samples.interChunkMs.absorb(PooledGaps.fromJSON(json.interChunkMs));
     samples.intraEventZeros = json.intraEventZeros;
