@@ -10,7 +10,7 @@
  */
 import type { Rng } from '../../contracts/rng.ts';
 import type { TruthEvent } from '../../contracts/truth.ts';
-import { SplitPayload, type PayloadEvent } from './payload-event.ts';
+import { jsonStringBytes, SplitPayload, type PayloadEvent } from './payload-event.ts';
 import { VLLM_WIRE_POLICY, type FramingPolicy } from './wire-policy.ts';
 
 export interface FramedBody {
@@ -140,9 +140,28 @@ function putText(buffer: Buffer, text: string, at: number): number {
   return at + buffer.write(text, at);
 }
 
+/** Byte runs this short are copied by a JavaScript loop: TypedArray#set costs more to call than they take to copy. */
+const SHORT_BYTES = 16;
+
 function putBytes(buffer: Buffer, bytes: Uint8Array, at: number): number {
-  buffer.set(bytes, at);
-  return at + bytes.length;
+  const length = bytes.length;
+  if (length > SHORT_BYTES) {
+    buffer.set(bytes, at);
+    return at + length;
+  }
+  for (let i = 0; i < length; i++) buffer[at++] = bytes[i] as number;
+  return at;
+}
+
+/** A choice index is a small whole number; its decimal digits need no string. */
+const MAX_INDEX_DIGITS = 16;
+
+function putIndex(buffer: Buffer, index: number, at: number): number {
+  if (index < 10) {
+    buffer[at] = 0x30 + index;
+    return at + 1;
+  }
+  return putText(buffer, String(index), at);
 }
 
 export function frame(events: readonly PayloadEvent[], framing: Framing, policy: Readonly<FramingPolicy> = VLLM_WIRE_POLICY.framing, rng: Rng | null = null): FramedBody {
@@ -159,10 +178,13 @@ export function frame(events: readonly PayloadEvent[], framing: Framing, policy:
     if (ending !== null && event.kind !== 'comment' && !(i === 0 && policy.bom)) {
       dataIndex++;
       if (event instanceof SplitPayload) {
-        const buffer = reserve(at, dataPrefix.length + event.head.bytes.length + 3 * event.middle.length + event.tail.bytes.length + blankLine.length);
-        at = putText(buffer, dataPrefix, at);
-        at = putBytes(buffer, event.head.bytes, at);
-        at = putText(buffer, event.middle, at);
+        const lead = event.head.prefixedBytes(dataPrefix);
+        const text = jsonStringBytes(event.text);
+        const buffer = reserve(at, lead.length + MAX_INDEX_DIGITS + event.key.bytes.length + text.length + event.tail.bytes.length + blankLine.length);
+        at = putBytes(buffer, lead, at);
+        at = putIndex(buffer, event.choiceIndex, at);
+        at = putBytes(buffer, event.key.bytes, at);
+        at = putBytes(buffer, text, at);
         at = putBytes(buffer, event.tail.bytes, at);
         at = putText(buffer, blankLine, at);
       } else {

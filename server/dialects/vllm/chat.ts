@@ -4,7 +4,7 @@
  * continuous usage is on, `stop_reason` only on the finish chunk). A role chunk per choice
  * goes out with the first token (never before it exists); the finish chunk carries the last text.
  */
-import type { PayloadEvent } from '../../wire/payload-event.ts';
+import { SharedPayloadPart, SplitPayload, type PayloadEvent } from '../../wire/payload-event.ts';
 import type { PlannedChoice } from './choices.ts';
 import { DEFAULT_VLLM_VERSION, hasTokenIdFields, type VllmVersion } from './dialect-version.ts';
 import { chatLogprobsJson, type LogprobSpec } from './logprobs.ts';
@@ -30,6 +30,11 @@ export interface ChatContext {
 
 const q = JSON.stringify;
 
+/** What surrounds a mid-stream chunk's text when nothing else varies (no logprobs, ids or running usage). */
+const CONTENT_KEY = new SharedPayloadPart(',"delta":{"content":');
+const PLAIN_TAIL_WITH_IDS = new SharedPayloadPart('},"logprobs":null,"finish_reason":null,"token_ids":null}]}');
+const PLAIN_TAIL = new SharedPayloadPart('},"logprobs":null,"finish_reason":null}]}');
+
 function head(ctx: ChatContext): string {
   return `{"id":${q(ctx.id)},"object":"chat.completion.chunk","created":${ctx.created},"model":${q(ctx.model)},"choices":`;
 }
@@ -51,8 +56,15 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
   const spec = ctx.logprobs;
   const stepLogprobs = (step: StreamStep): string =>
     spec === undefined ? 'null' : chatLogprobsJson(spec, step.choice.index, step.choice.tokens, step.completionTokens - step.tokenCount, step.completionTokens);
+  // Mid-stream chunks differ only in their choice index and text: the rest is encoded once.
+  const sharedHead = !continuous && spec === undefined && !withIds ? new SharedPayloadPart(`${prefix}[{"index":`) : null;
+  const sharedTail = modern ? PLAIN_TAIL_WITH_IDS : PLAIN_TAIL;
   for (const step of steps) {
     const { choice } = step;
+    if (sharedHead !== null && !step.finish) {
+      events.push(new SplitPayload('content', step.tokenStart, step.tokenCount, sharedHead, choice.index, CONTENT_KEY, step.text, sharedTail, step.dueMs));
+      continue;
+    }
     const ids = modern ? `,"token_ids":${withIds ? stepTokenIds(step) : 'null'}` : '';
     const delta = `{"content":${q(step.text)}}`;
     const tail = step.finish

@@ -57,6 +57,7 @@ function streamChoice(ctx: CompletionContext, step: StreamStep, textOffset: numb
 
 /** What follows a mid-stream chunk's text when nothing else varies (no logprobs, ids or running usage). */
 const PLAIN_TAIL_WITH_IDS = new SharedPayloadPart(',"logprobs":null,"finish_reason":null,"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":null}');
+const TEXT_KEY = new SharedPayloadPart(',"text":');
 const PLAIN_TAIL = new SharedPayloadPart(',"logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}');
 
 /** The events of a streamed completion: one chunk per step, the usage chunk, `[DONE]`. */
@@ -78,7 +79,7 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
       streamed.set(step.choice.index, textOffset + [...step.text].length);
     }
     if (sharedHead !== null && !step.finish) {
-      events.push(new SplitPayload('content', step.tokenStart, step.tokenCount, sharedHead, `${step.choice.index},"text":${q(step.text)}`, sharedTail, step.dueMs));
+      events.push(new SplitPayload('content', step.tokenStart, step.tokenCount, sharedHead, step.choice.index, TEXT_KEY, step.text, sharedTail, step.dueMs));
       continue;
     }
     const prompt = ctx.promptTokensOfChoice?.[step.choice.index] ?? ctx.promptTokens;

@@ -3,8 +3,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PlannedToken } from '../../../contracts/truth.ts';
 import { completionStreamEvents, type CompletionContext } from '../../../server/dialects/vllm/completions.ts';
+import { chatChunkEvents } from '../../../server/dialects/vllm/chat.ts';
+import type { PlannedChoice } from '../../../server/dialects/vllm/choices.ts';
+import { mergeSteps } from '../../../server/dialects/vllm/stream-steps.ts';
 import { frame } from '../../../server/wire/framing.ts';
-import { plainPayload, SplitPayload } from '../../../server/wire/payload-event.ts';
+import { plainPayload, SharedPayloadPart, SplitPayload } from '../../../server/wire/payload-event.ts';
 import { parseWireSpec } from '../../../server/wire/wire-spec.ts';
 
 const SEED = 0x5b1170;
@@ -39,6 +42,56 @@ describe('split payloads', () => {
         for (const event of events) if (event.kind !== 'done') expect(JSON.parse(event.data)).toBeTypeOf('object');
       }),
       { seed: SEED, numRuns: 300 },
+    );
+  });
+
+  it('frame any choice index and any text (quotes, controls, lone surrogates, long) to the bytes of their JSON (property)', () => {
+    const head = new SharedPayloadPart('{"id":"cmpl-é","choices":[{"index":');
+    const key = new SharedPayloadPart(',"text":');
+    const tail = new SharedPayloadPart(',"finish_reason":null}]}');
+    const textArb = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.constantFrom('"', '\\', '\n', '\u0000', '\ud800', '😀', ' the'), fc.string({ unit: 'grapheme', minLength: 33, maxLength: 80 }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat({ max: 1234 }), textArb), { minLength: 1, maxLength: 8 }), fc.constantFrom('vllm', 'eol=crlf', 'space=no'), (parts, spec) => {
+        const events = parts.map(([index, text], i) => new SplitPayload('content', i, 1, head, index, key, text, tail, i));
+        const policy = parseWireSpec(spec).framing;
+        const split = frame(events, 'sse', policy);
+        const whole = frame(events.map(plainPayload), 'sse', policy);
+        expect(split.body.equals(whole.body)).toBe(true);
+        expect(split.events).toEqual(whole.events);
+        for (const [i, event] of events.entries()) expect(JSON.parse(event.data).choices[0]).toEqual({ index: parts[i]?.[0], text: parts[i]?.[1], finish_reason: null });
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+
+  it('chat: a mid-stream chunk is vLLM\'s chunk byte for byte, and frames like its whole text (property)', () => {
+    fc.assert(
+      fc.property(contextArb, fc.array(tokensArb, { minLength: 1, maxLength: 3 }), (ctx, perChoice) => {
+        const choices = perChoice.map((tokens, index): PlannedChoice => {
+          const deltas = tokens.map((t) => t.text);
+          return { index, tokens, deltas, text: deltas.join(''), finishReason: ctx.finishReason, stopReason: null };
+        });
+        const { steps } = mergeSteps(choices);
+        const chat = { id: ctx.id.replace('cmpl-', 'chatcmpl-'), created: ctx.created, model: ctx.model, promptTokens: ctx.promptTokens, streamOptions: ctx.streamOptions, ...(ctx.version === undefined ? {} : { version: ctx.version }) };
+        const events = chatChunkEvents(chat, choices.length, steps, steps.length);
+        const head = `{"id":${JSON.stringify(chat.id)},"object":"chat.completion.chunk","created":${chat.created},"model":${JSON.stringify(chat.model)},"choices":`;
+        const ids = ctx.version === '0.11' ? ',"token_ids":null' : '';
+        const continuous = ctx.streamOptions?.includeUsage === true && ctx.streamOptions.continuousUsageStats;
+        let checked = 0;
+        for (const event of events) {
+          if (!(event instanceof SplitPayload)) continue;
+          const step = steps.find((s) => s.tokenStart === event.tokenStart && s.choice.index === event.choiceIndex);
+          if (step === undefined) throw new Error('a split chunk with no step');
+          checked++;
+          expect(event.data).toBe(`${head}[{"index":${step.choice.index},"delta":{"content":${JSON.stringify(step.text)}},"logprobs":null,"finish_reason":null${ids}}]}`);
+        }
+        if (!continuous) expect(checked).toBe(steps.filter((s) => !s.finish).length);
+        const split = frame(events, 'sse');
+        const whole = frame(events.map(plainPayload), 'sse');
+        expect(split.body.equals(whole.body)).toBe(true);
+        expect(split.events).toEqual(whole.events);
+      }),
+      { seed: SEED, numRuns: 200 },
     );
   });
 });
