@@ -108,6 +108,11 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #done = false;
   #usage: Usage | null = null;
   #finishReason: string | null = null;
+  #finishReasonMs: number | null = null;
+  /** The payload the decoder dispatched last carried a finish reason (its arrival is corrected with the event's). */
+  #lastEventFinished = false;
+  /** …and its text-less growth was kept (the last pair of #textlessGrowth is its). */
+  #lastEventGrew = false;
   #runningCompletion = 0;
   /**
    * Whether the server sends a running usage on every event, decided by the stream's first
@@ -150,6 +155,9 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   /** For the decoder only: the event dispatched last completed with this later read (a CRLF cut between CR and LF). */
   onEventLastByte(atMs: number): void {
     if (this.#lastEventIndex >= 0) this.#eventTimes[this.#lastEventIndex] = atMs;
+    if (this.#lastEventFinished) this.#finishReasonMs = atMs;
+    const growth = this.#textlessGrowth;
+    if (this.#lastEventGrew && growth !== null) growth[growth.length - 2] = atMs;
   }
 
   /** For the decoder only: one complete JSON object. */
@@ -233,11 +241,15 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   /** An SSE event named `error` is the server's in-stream error, whatever its data says. */
   #onErrorEvent(data: string): void {
     this.#lastEventIndex = -1;
+    this.#lastEventFinished = false;
+    this.#lastEventGrew = false;
     this.#fail('stream_error', errorMessageOf(data) ?? (data.slice(0, 200) || 'an error event without data'));
   }
 
   #onEvent(data: string, atMs: number): void {
     this.#lastEventIndex = -1;
+    this.#lastEventFinished = false;
+    this.#lastEventGrew = false;
     const payload = this.#options.api.interpret(data);
     if (payload === null) return this.#fail('malformed', `event data is not a payload this API sends: ${data.slice(0, 200)}`);
     this.#payloads++;
@@ -251,7 +263,11 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       if (payload.tokenBearing) this.#fail('malformed', `a token-bearing payload came after the stream's terminator: ${data.slice(0, 200)}`);
       return;
     }
-    if (payload.finishReason !== null) this.#finishReason = payload.finishReason;
+    if (payload.finishReason !== null) {
+      this.#finishReason = payload.finishReason;
+      this.#finishReasonMs = atMs;
+      this.#lastEventFinished = true;
+    }
     const usage = readUsage(payload.usage);
     if (typeof usage === 'string') return this.#fail('malformed', usage);
     if (payload.tokenBearing) this.#continuousUsage ??= usage !== null;
@@ -269,7 +285,10 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
         if (payload.finishReason !== null && this.#continuousUsage === true && this.#usageOnEveryEvent) {
           const growth = this.#textlessGrowth;
           const seen = growth === null ? this.#runningCompletion : (growth[growth.length - 1] as number);
-          if (usage.completionTokens > seen) (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens);
+          if (usage.completionTokens > seen) {
+            (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens);
+            this.#lastEventGrew = true;
+          }
         }
         this.#usage = usage;
       }
@@ -345,6 +364,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     if (typeof usage === 'string') return this.#finish(atMs, { kind: 'malformed', message: usage });
     this.#usage = usage;
     this.#finishReason = payload.finishReason;
+    // The body's one payload arrived with its last byte, as its event does.
+    this.#finishReasonMs = payload.finishReason === null ? null : (this.#lastDataMs ?? atMs);
     if (payload.tokenBearing) {
       // The one event's count, from the best source the body has (recorded as such).
       let tokens = 1;
@@ -395,6 +416,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       promptTokensSource: usage !== null ? 'usage' : 'client',
       usage,
       finishReason: this.#finishReason,
+      finishReasonMs: this.#finishReasonMs,
       metrics: null,
     };
     // N = 0 from usage although events carried text: no output token to time (DESIGN §4 defines

@@ -60,6 +60,11 @@ export interface RequestRecord {
   promptTokensSource: PromptTokensSource;
   usage: Usage | null;
   finishReason: string | null;
+  /**
+   * Arrival of the payload that carried finishReason (null when none did): a request cut off by its
+   * timeout keeps a finish reason that came before the deadline (a stream stalled after its finish chunk).
+   */
+  finishReasonMs: number | null;
   /** Computed once when the request ends; null for failures. */
   metrics: RequestMetrics | null;
 }

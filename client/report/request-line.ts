@@ -33,6 +33,7 @@ export function requestLine(record: RequestRecord, originMs: number, originEpoch
     token_count_mismatch: record.tokenCountMismatch,
     usage: record.usage === null ? null : { prompt_tokens: record.usage.promptTokens, completion_tokens: record.usage.completionTokens, total_tokens: record.usage.totalTokens },
     finish_reason: record.finishReason,
+    finish_reason_ms: rel(record.finishReasonMs),
     ttft_ms: m?.ttftMs ?? null,
     tpot_ms: m?.tpotMs ?? null,
     ntpot_ms: m?.ntpotMs ?? null,
@@ -65,6 +66,8 @@ interface RequestLineJson {
   token_count_mismatch?: boolean;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
   finish_reason: string | null;
+  /** Absent in lines written before it was added. */
+  finish_reason_ms?: number | null;
 }
 
 /**
@@ -103,6 +106,8 @@ export function recordFromLine(line: string): RequestRecord {
     promptTokensSource: json.prompt_tokens_source,
     usage,
     finishReason: json.finish_reason,
+    // Older lines: a finish reason had come by the end.
+    finishReasonMs: typeof json.finish_reason_ms === 'number' ? epoch(json.finish_reason_ms) : json.finish_reason === null ? null : endMs,
     metrics: json.error === null ? requestMetrics({ startMs, endMs, events, outputTokens: json.output_tokens }) : null,
   };
 }

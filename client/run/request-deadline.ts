@@ -2,7 +2,8 @@
  * The per-request timeout, made exact without a timer per request: the run's one deadline timer
  * (deadline-sweep.ts) aborts a request at its deadline to the millisecond, and a response may
  * still complete just past it, so every finished record is checked here. A request that ran past start + timeout is
- * a `timeout` failure stamped at that deadline, keeping only what arrived before it. Pure.
+ * a `timeout` failure stamped at that deadline, keeping only what arrived by it (events, continuous
+ * usage, the finish reason). Pure.
  */
 import type { RequestRecord } from '../record/request-record.ts';
 import { RequestTimeout } from '../send/http-sender.ts';
@@ -23,6 +24,9 @@ export function enforceDeadline(record: RequestRecord, timeoutMs: number): Reque
   const events = record.events.filter((e) => e.atMs <= deadlineMs);
   const eventTokens = events.reduce((sum, e) => sum + e.tokens, 0);
   const usage = usageAtDeadline(record, events.length, eventTokens);
+  // A finish reason is kept when its payload came by the deadline, as that payload's events are
+  // (a stream that stalls after its finish chunk); else it came with the rest, after the deadline.
+  const finishedInTime = record.finishReasonMs !== null && record.finishReasonMs <= deadlineMs;
   return {
     ...record,
     endMs: deadlineMs,
@@ -33,8 +37,8 @@ export function enforceDeadline(record: RequestRecord, timeoutMs: number): Reque
     outputTokensSource: usage !== null ? 'usage' : 'events',
     tokenCountMismatch: false,
     usage,
-    // The finish reason came with the end of the response, after the deadline.
-    finishReason: null,
+    finishReason: finishedInTime ? record.finishReason : null,
+    finishReasonMs: finishedInTime ? record.finishReasonMs : null,
     metrics: null,
   };
 }

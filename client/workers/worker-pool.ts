@@ -74,6 +74,7 @@ function crashedRecord(issued: IssuedInWorker, endEpochMs: number, message: stri
     promptTokensSource: 'client',
     usage: null,
     finishReason: null,
+    finishReasonMs: null,
     metrics: null,
   };
 }

@@ -97,6 +97,7 @@ describe('benchtruth merge checks its inputs', () => {
       promptTokensSource: 'client' as const,
       usage: null,
       finishReason: 'length',
+      finishReasonMs: index + 9,
       metrics: requestMetrics({ startMs: index, endMs: index + 9, events: [{ atMs: index + 5, tokens: 1 }, { atMs: index + 9, tokens: 1 }], outputTokens: 2 }),
       loraAdapter: adapter,
     });

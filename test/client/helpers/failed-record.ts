@@ -23,6 +23,7 @@ export function failedRecord(job: SendJob, startMs: number, endMs: number): Requ
     promptTokensSource: 'client',
     usage: null,
     finishReason: null,
+    finishReasonMs: null,
     metrics: null,
   };
 }

@@ -52,3 +52,36 @@ describe('event arrival with a CRLF blank line cut between CR and LF', () => {
     expect(record.events.map((e) => e.atMs)).toEqual([10, 20]);
   });
 });
+
+describe('a finish chunk whose CRLF blank line is cut between CR and LF', () => {
+  it('its finish reason and the EOS growth it carries arrive with the LF, as a token event does', () => {
+    const finish = `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop', stop_reason: null }], usage: { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2 } })}`;
+    const running = `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: ' one', logprobs: null, finish_reason: null, stop_reason: null }], usage: { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 } })}`;
+    const record = measure(
+      [
+        [`${running}\r\n\r\n`, 10],
+        [`${finish}\r\n\r`, 20],
+        ['\n', 25],
+        ['data: [DONE]\r\n\r\n', 30],
+      ],
+      31,
+    );
+    expect(record.failure).toBeNull();
+    expect(record.events).toEqual([{ atMs: 10, tokens: 1 }, { atMs: 25, tokens: 1 }]);
+    expect(record).toMatchObject({ finishReason: 'stop', finishReasonMs: 25 });
+  });
+
+  it('a token-bearing finish chunk: its finish reason arrives with its event', () => {
+    const record = measure(
+      [
+        [`${token(' one')}\r\n\r\n`, 10],
+        [`${token(' two').replace('"finish_reason":null', '"finish_reason":"length"')}\r\n\r`, 20],
+        ['\n', 25],
+        [`${usageOnly}\r\n\r\ndata: [DONE]\r\n\r\n`, 30],
+      ],
+      31,
+    );
+    expect(record.events.map((e) => e.atMs)).toEqual([10, 25]);
+    expect(record).toMatchObject({ finishReason: 'length', finishReasonMs: 25 });
+  });
+});

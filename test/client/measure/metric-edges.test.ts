@@ -231,6 +231,7 @@ describe('reports at the edges', () => {
     promptTokensSource: 'client',
     usage: null,
     finishReason: 'stop',
+    finishReasonMs: 10,
     metrics: null,
     ...over,
   });
@@ -321,7 +322,7 @@ describe('the truth comparison at the edges', () => {
       return {
         index: 0, requestId: id, stage: 0, warmup: false, scheduledMs: 0, startMs: 0, firstByteMs: 11, endMs: end + 1, status: 200, failure: null,
         events, tokensPerEventSource: 'one_per_event', outputTokens: times.length, outputTokensSource: 'events', tokenCountMismatch: false,
-        promptTokens: 1, promptTokensSource: 'client', usage: null, finishReason: 'length',
+        promptTokens: 1, promptTokensSource: 'client', usage: null, finishReason: 'length', finishReasonMs: end + 1,
         metrics: requestMetrics({ startMs: 0, endMs: end + 1, events, outputTokens: times.length }),
       };
     };

@@ -38,6 +38,7 @@ function record(index: number, startMs: number, latencyMs: number, promptTokens:
     promptTokensSource: 'client',
     usage: null,
     finishReason: null,
+    finishReasonMs: null,
     metrics: failed ? null : requestMetrics({ startMs, endMs, events, outputTokens }),
   };
 }

@@ -37,6 +37,7 @@ function record(index: number, startMs: number, eventTimes: number[], over: Part
     promptTokensSource: 'usage',
     usage: null,
     finishReason: 'length',
+    finishReasonMs: endMs,
     metrics: failed ? null : requestMetrics({ startMs, endMs, events, outputTokens: events.length }),
     ...over,
   };

@@ -54,6 +54,7 @@ const recordArb = fc
       promptTokensSource: 'client',
       usage: r.shape === 'usage_disagrees' ? { promptTokens: r.prompt, completionTokens: outputTokens, totalTokens: r.prompt + outputTokens } : null,
       finishReason: 'length',
+      finishReasonMs: end,
       metrics: failure === null ? requestMetrics({ startMs: start, endMs: end, events, outputTokens }) : null,
       ...(r.adapter === undefined ? {} : { loraAdapter: r.adapter }),
     };

@@ -35,6 +35,7 @@ function success(): RequestRecord {
     promptTokensSource: 'usage',
     usage: { promptTokens: 9, completionTokens: 4, totalTokens: 13 },
     finishReason: 'length',
+    finishReasonMs: 1321.125,
     metrics: requestMetrics({ startMs: 1250.5, endMs: 1322, events, outputTokens: 4 }),
   };
 }
@@ -49,6 +50,7 @@ describe('recordFromLine', () => {
       startMs: toEpoch(record.startMs),
       firstByteMs: toEpoch(record.firstByteMs as number),
       endMs: toEpoch(record.endMs),
+      finishReasonMs: toEpoch(record.finishReasonMs as number),
       events: record.events.map((e) => ({ atMs: toEpoch(e.atMs), tokens: e.tokens })),
       metrics: back.metrics,
     });
@@ -64,6 +66,19 @@ describe('recordFromLine', () => {
     expect(JSON.parse(line)).toMatchObject({ token_count_mismatch: true });
     expect(recordFromLine(line).tokenCountMismatch).toBe(true);
     expect(JSON.parse(requestLine(success(), ORIGIN_MS, ORIGIN_EPOCH_MS))).toMatchObject({ token_count_mismatch: false });
+  });
+
+  it('says when the finish reason arrived, as a time like the others, and reads it back (older lines: by the end)', () => {
+    // A timeout that kept the finish reason its stalled stream had sent (audit 11 R15-N3).
+    const cut: RequestRecord = { ...success(), failure: { kind: 'timeout', message: 'no complete response within 100 ms' }, endMs: 1350.5, finishReason: 'stop', finishReasonMs: 1321.125, metrics: null };
+    const line = requestLine(cut, ORIGIN_MS, ORIGIN_EPOCH_MS);
+    expect(JSON.parse(line)).toMatchObject({ ok: false, finish_reason: 'stop', finish_reason_ms: 1321.125 - ORIGIN_MS });
+    expect(recordFromLine(line)).toMatchObject({ finishReason: 'stop', finishReasonMs: toEpoch(1321.125) });
+    const older = (json: Record<string, unknown>): string => JSON.stringify(Object.fromEntries(Object.entries(json).filter(([key]) => key !== 'finish_reason_ms')));
+    expect(recordFromLine(older(JSON.parse(line) as Record<string, unknown>)).finishReasonMs).toBe(toEpoch(1350.5));
+    const none = requestLine({ ...cut, finishReason: null, finishReasonMs: null }, ORIGIN_MS, ORIGIN_EPOCH_MS);
+    expect(JSON.parse(none)).toMatchObject({ finish_reason: null, finish_reason_ms: null });
+    expect(recordFromLine(older(JSON.parse(none) as Record<string, unknown>)).finishReasonMs).toBeNull();
   });
 
   it('gives back a failure without metrics', () => {

@@ -32,6 +32,7 @@ function record(startMs: number, endMs: number): RequestRecord {
     promptTokensSource: 'client',
     usage: null,
     finishReason: 'length',
+    finishReasonMs: endMs,
     metrics: requestMetrics({ startMs, endMs, events, outputTokens: 1 }),
   };
 }

@@ -1,5 +1,9 @@
 /** The exact per-request timeout: a record past start + timeout is a timeout failure at its deadline. */
 import { describe, expect, it } from 'vitest';
+import { chatApi } from '../../../client/apis/chat.ts';
+import { completionsApi } from '../../../client/apis/completions.ts';
+import type { ApiAdapter } from '../../../client/apis/api-adapter.ts';
+import { ResponseMeasurer } from '../../../client/measure/response-measurer.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { enforceDeadline, graceExpired } from '../../../client/run/request-deadline.ts';
 import { RequestTimeout } from '../../../client/send/http-sender.ts';
@@ -27,6 +31,7 @@ function record(startMs: number, endMs: number, eventTimes: number[]): RequestRe
     promptTokensSource: 'usage',
     usage: { promptTokens: 4, completionTokens: 2 * events.length, totalTokens: 4 + 2 * events.length },
     finishReason: 'length',
+    finishReasonMs: endMs,
     metrics: requestMetrics({ startMs, endMs, events, outputTokens: 2 * events.length }),
   };
 }
@@ -47,6 +52,20 @@ describe('enforceDeadline', () => {
     // Continuous usage had counted the kept events: what the client saw by the deadline is kept.
     expect(out.outputTokensSource).toBe('usage');
     expect(out.usage).toEqual({ promptTokens: 4, completionTokens: 4, totalTokens: 8 });
+    // Its finish reason came with the last event, after the deadline.
+    expect(out.finishReason).toBeNull();
+    expect(out.finishReasonMs).toBeNull();
+  });
+
+  it('keeps a finish reason whose payload came by the deadline (audit 11 R15-N3), and only then', () => {
+    // The finish chunk at 1090, then the stream stalls until the sweep's abort, stamped late at 1103.
+    const stalled: RequestRecord = { ...record(1000, 1103, [1060, 1090]), failure: { kind: 'timeout', message: 'no complete response within 100 ms' }, finishReason: 'stop', finishReasonMs: 1090, metrics: null };
+    const out = enforceDeadline(stalled, 100);
+    expect(out).toMatchObject({ failure: { kind: 'timeout' }, endMs: 1100, metrics: null, finishReason: 'stop', finishReasonMs: 1090 });
+    expect(out.events.map((e) => e.atMs)).toEqual([1060, 1090]);
+    // At the deadline itself it is in time, as an event is; a moment after, it is not.
+    expect(enforceDeadline({ ...stalled, finishReasonMs: 1100 }, 100).finishReason).toBe('stop');
+    expect(enforceDeadline({ ...stalled, finishReasonMs: 1100.001 }, 100)).toMatchObject({ finishReason: null, finishReasonMs: null });
   });
 
   it('usage that only came with the end of the response (not continuous) is dropped with it', () => {
@@ -72,4 +91,40 @@ describe('enforceDeadline', () => {
     expect(grace.message).toMatch(/cut off at the end of the 500 ms grace period/);
     expect(graceExpired(null).message).toMatch(/second interrupt/);
   });
+});
+
+/**
+ * The audit's repro, measured: a stream whose finish chunk (vLLM's EOS: no text, running usage one
+ * higher, `finish_reason: "stop"`) arrives, then stalls until the deadline sweep aborts it.
+ */
+describe('a stream that stalls after its finish chunk, cut off by its timeout', () => {
+  const usage = (completion: number) => ({ prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion });
+  const completionsChunk = (text: string, completion: number, finish: string | null) =>
+    ({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text, logprobs: null, finish_reason: finish, stop_reason: null }], usage: usage(completion) });
+  const chatChunk = (content: string, completion: number, finish: string | null) =>
+    ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: finish }], usage: usage(completion) });
+
+  type Chunk = (text: string, completion: number, finish: string | null) => object;
+  function stalled(api: ApiAdapter, chunk: Chunk, abortMs: number): RequestRecord {
+    const measurer = new ResponseMeasurer({ index: 0, requestId: 'r', stage: 0, warmup: false, scheduledMs: 0, startMs: 0, promptTokens: 3 }, { api, stream: true, tokenizerFallback: true });
+    measurer.response(200);
+    [chunk('a', 1, null), chunk('b', 2, null), chunk('', 3, 'stop')].forEach((c, i) => measurer.data(new TextEncoder().encode(`data: ${JSON.stringify(c)}\n\n`), 50 + 20 * i));
+    return enforceDeadline(measurer.error('timeout', new RequestTimeout(1000).message, abortMs), 1000);
+  }
+
+  const apis: Array<[string, ApiAdapter, Chunk]> = [['completions', completionsApi, completionsChunk], ['chat', chatApi, chatChunk]];
+  for (const [name, api, chunk] of apis) {
+    it(`${name}: keeps the finish reason with the events and usage seen by the deadline, still a timeout`, () => {
+      // The sweep's abort is stamped when its timer ran, a little late (1003), or right on time (1000): the same record.
+      for (const abortMs of [1003, 1000]) {
+        const out = stalled(api, chunk, abortMs);
+        expect(out.failure).toEqual({ kind: 'timeout', message: 'no complete response within 1000 ms' });
+        expect(out.endMs).toBe(1000);
+        expect(out.metrics).toBeNull();
+        expect(out.events).toEqual([{ atMs: 50, tokens: 1 }, { atMs: 70, tokens: 1 }, { atMs: 90, tokens: 1 }]);
+        expect(out.usage).toEqual({ promptTokens: 3, completionTokens: 3, totalTokens: 6 });
+        expect(out).toMatchObject({ finishReason: 'stop', finishReasonMs: 90 });
+      }
+    });
+  }
 });
