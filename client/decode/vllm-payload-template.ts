@@ -18,7 +18,7 @@
 import type { Payload } from '../apis/api-adapter.ts';
 import { buildJsonShapeTemplate, matchJsonShape, Refused, type HoleValues, type JsonShapeTemplate, type ShapeNode } from './json-shape-template.ts';
 import { isJsonObject } from '../../contracts/json.ts';
-import { chatTextPaths } from '../apis/chat-text.ts';
+import { chatTextPieces, type TextPath } from '../apis/chat-text.ts';
 
 /**
  * How to rebuild a usage value from hole values: a fresh copy each time, as JSON.parse gives
@@ -32,8 +32,11 @@ type Recipe =
 
 interface VllmPayloadTemplate {
   readonly shape: JsonShapeTemplate;
-  /** String holes whose concatenation is the payload's text, in interpretVllmPayload's order. */
-  readonly textHoles: readonly number[];
+  /**
+   * The payload's text, in interpretVllmPayload's order: a string hole, or the holes of a chat
+   * text piece with alternatives (the reasoning), of which the first non-empty one is the text.
+   */
+  readonly textHoles: ReadonlyArray<number | readonly number[]>;
   /** The hole of the last string finish_reason, or -1 (then finishReason is null). */
   readonly finishHole: number;
   /** Some choice's delta has a non-empty tool_calls array: token-bearing whatever the text. */
@@ -98,7 +101,10 @@ export function learnVllmPayloadTemplate(data: string, parsed: unknown): void {
 function payloadFrom(template: VllmPayloadTemplate, values: HoleValues): Payload {
   const { textHoles, finishHole } = template;
   let text = '';
-  for (let i = 0; i < textHoles.length; i++) text += values[textHoles[i] as number] as string;
+  for (let i = 0; i < textHoles.length; i++) {
+    const piece = textHoles[i] as number | readonly number[];
+    text += typeof piece === 'number' ? (values[piece] as string) : firstNonEmpty(piece, values);
+  }
   const usage = template.usage === null ? null : (rebuild(template.usage, values) as Payload['usage']);
   return {
     tokenBearing: template.toolCalls || text !== '',
@@ -109,6 +115,15 @@ function payloadFrom(template: VllmPayloadTemplate, values: HoleValues): Payload
     error: null,
     done: false,
   };
+}
+
+/** A chat text piece's text, as chatText picks it: its first non-empty string, or ''. */
+function firstNonEmpty(holes: readonly number[], values: HoleValues): string {
+  for (let i = 0; i < holes.length; i++) {
+    const value = values[holes[i] as number] as string;
+    if (value !== '') return value;
+  }
+  return '';
 }
 
 function rebuild(recipe: Recipe, values: HoleValues): unknown {
@@ -178,7 +193,7 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
   const shape = buildJsonShapeTemplate(data);
   if (shape === null) return null;
   try {
-    const textHoles: number[] = [];
+    const textHoles: Array<number | number[]> = [];
     let finishHole = -1;
     let toolCalls = false;
     const choices: unknown[] = parsed.choices;
@@ -193,7 +208,8 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
       } else if (isJsonObject(choice.delta)) {
         const delta = choice.delta;
         const deltaNode = child(choiceNode, 'delta');
-        for (const path of chatTextPaths(delta)) textHoles.push(stringHole(path.reduce<ShapeNode | undefined>((node, step) => (typeof step === 'number' ? item(node, step) : child(node, step)), deltaNode)));
+        const holeAt = (path: TextPath): number => stringHole(path.reduce<ShapeNode | undefined>((node, step) => (typeof step === 'number' ? item(node, step) : child(node, step)), deltaNode));
+        for (const piece of chatTextPieces(delta)) textHoles.push(piece.length === 1 ? holeAt(piece[0] as TextPath) : piece.map(holeAt));
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) toolCalls = true;
       }
     });

@@ -55,6 +55,29 @@ describe('reasoning sent in both fields counts once', () => {
   });
 });
 
+describe('an empty reasoning field hides no reasoning in the other (audit 11 G-2)', () => {
+  it('the reasoning is whichever of the two fields is non-empty, once; null or missing is no text', () => {
+    expect(chatText({ reasoning: '', reasoning_content: ' x' })).toBe(' x');
+    expect(chatText({ reasoning: ' x', reasoning_content: '' })).toBe(' x');
+    expect(chatText({ reasoning: null, reasoning_content: ' x' })).toBe(' x');
+    expect(chatText({ reasoning: ' x', reasoning_content: null })).toBe(' x');
+    expect(chatText({ reasoning: ' x', reasoning_content: ' x' })).toBe(' x');
+    expect(chatText({ content: 'a', reasoning: '', reasoning_content: '' })).toBe('a');
+    expect(chatText({ reasoning: null, reasoning_content: null })).toBe('');
+  });
+
+  it('streamed: such a delta bears the reasoning\'s tokens, as the same text in one field does', () => {
+    const single = streamed([{ reasoning: THINKING }, { content: ' Sunny' }]);
+    for (const delta of [{ reasoning: '', reasoning_content: THINKING }, { reasoning: THINKING, reasoning_content: '' }, { reasoning: null, reasoning_content: THINKING }]) {
+      expect(streamed([delta, { content: ' Sunny' }]).events).toEqual(single.events);
+    }
+  });
+
+  it('unstreamed', () => {
+    expect(unstreamed({ content: ' Sunny', reasoning: '', reasoning_content: THINKING }).outputTokens).toBe(unstreamed({ content: ' Sunny', reasoning: THINKING }).outputTokens);
+  });
+});
+
 describe('tool calls count the tokens of their name and arguments', () => {
   it('streamed: each argument piece is counted by the tokenizer, not as one token', () => {
     const record = streamed([

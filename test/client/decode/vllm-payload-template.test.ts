@@ -77,7 +77,7 @@ const deltaArb = objectArb([
   sometimes('role', oneOf(STR)),
   sometimes('content', oneOf(STR, STR, NULL)),
   sometimes('reasoning_content', oneOf(STR, NULL)),
-  sometimes('reasoning', oneOf(STR, NUM)),
+  sometimes('reasoning', oneOf(STR, NUM, NULL)),
   sometimes('tool_calls', fc.array(toolCallArb, { maxLength: 2 }).map((items): Skeleton => ({ t: 'arr', items }))),
 ]);
 
@@ -298,6 +298,25 @@ describe('vLLM payload shape templates', () => {
     expect(chatApi.interpret(stream[5] as string)?.usage).toStrictEqual({ prompt_tokens: 3, total_tokens: 7, completion_tokens: 4 });
     expect(stats.hits).toBeGreaterThanOrEqual(8);
     for (const s of twice) expectSamePayload(s);
+  });
+
+  it('reads the reasoning from whichever of its two fields is non-empty, per payload, as the parse does (audit 11 G-2)', () => {
+    const chunk = (reasoning: string, reasoningContent: string): string =>
+      `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1760000000,"model":"m","choices":[{"index":0,"delta":{"reasoning":${JSON.stringify(reasoning)},"reasoning_content":${JSON.stringify(reasoningContent)}},"logprobs":null,"finish_reason":null}]}`;
+    // One shape: the template learnt from the first must not fix which field the text is in.
+    const cases: Array<[string, string, string]> = [['', ' x', ' x'], [' y', '', ' y'], [' z', ' z', ' z'], ['', '', ''], [' p', ' q', ' p']];
+    for (const [reasoning, reasoningContent, text] of [...cases, ...[...cases].reverse()]) {
+      const data = chunk(reasoning, reasoningContent);
+      expect(chatApi.interpret(data)).toMatchObject({ text, tokenBearing: text !== '' });
+      expectSamePayload(data);
+    }
+    expect(stats).toMatchObject({ builds: 1 });
+    expect(stats.hits).toBeGreaterThanOrEqual(2 * cases.length * 2 - 1);
+    // A null field is another shape; the other field is read alone.
+    for (const data of [chunk('', ' x').replace('"reasoning":""', '"reasoning":null'), chunk(' y', '').replace('"reasoning_content":""', '"reasoning_content":null')]) {
+      expect(chatApi.interpret(data)?.text).toBe(data.includes(' x') ? ' x' : ' y');
+      expectSamePayload(data);
+    }
   });
 
   it('keeps the non-streamed chat answer (choices[].message) token-bearing', () => {
