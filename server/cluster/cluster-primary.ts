@@ -1,6 +1,7 @@
 /**
  * `serve --workers N`, primary side: forks N workers that all listen on the one port (Node
- * cluster: the primary accepts and hands connections round-robin), relays every worker's
+ * cluster: the primary accepts and hands connections round-robin; handoff-rescue.ts passes on
+ * one handed to a worker that died before taking it), relays every worker's
  * private peer port to the others, prints one banner, and forwards shutdown signals. A worker
  * that dies after it listened is replaced; one that dies before (a busy port, a bad address)
  * would only fail again, so that stops the whole server with one error line and exit code 2.
@@ -9,6 +10,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { ServerOptions } from '../options.ts';
 import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
+import { HandoffRescue } from './handoff-rescue.ts';
 
 export const WORKER_INDEX_ENV = 'BENCHTRUTH_WORKER_INDEX';
 /** How many workers held this index before (0 for the first): a replacement's request ids are its own. */
@@ -38,8 +40,10 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     for (const w of workers) if (w.isConnected()) w.send(message);
   };
   const generations: number[] = new Array(options.workers).fill(0);
+  const rescue = new HandoffRescue(() => workers.filter((w, i) => listened[i] === true && w.isConnected() && !w.isDead()));
   const fork = (index: number): Worker => {
     const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index), [WORKER_GENERATION_ENV]: String(generations[index]) });
+    rescue.watch(worker);
     worker.on('message', (message: unknown) => {
       if (!isClusterMessage(message)) return;
       if (message.benchtruth === 'peer') {
@@ -49,6 +53,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         failStart(message.line);
       } else if (message.benchtruth === 'listening') {
         listened[index] = true;
+        rescue.flushParked();
         if (++listening !== options.workers) return;
         const [first, ...rest] = banner(message);
         process.stdout.write(`${first ?? ''} with ${options.workers} workers (pids ${workers.map((w) => w.process.pid).join(' ')})\n`);
