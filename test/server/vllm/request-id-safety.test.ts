@@ -55,6 +55,18 @@ describe('a chat request_id that cannot be a header value', () => {
     expect(response.header('x-request-id')?.toString('latin1')).toBe('%E6%97%A5%0A');
     expect((JSON.parse(response.body) as { error: { type: string } }).error.type).toBe('BadRequestError');
   });
+
+  it('and a sent x-request-id spelling its encoding are two ids: the echoes are alike, each record is found by its own id (README, audit 11-T-7)', async () => {
+    const body = await post('/v1/chat/completions', chat({ request_id: '月' }));
+    const sent = await post('/v1/chat/completions', chat({ max_tokens: 3 }), '\r\nx-request-id: %E6%9C%88');
+    // No echo can tell them apart: a sent header id comes back byte for byte, as vLLM echoes it.
+    expect(body.header('x-request-id')?.toString('latin1')).toBe('%E6%9C%88');
+    expect(sent.header('x-request-id')?.toString('latin1')).toBe('%E6%9C%88');
+    const pasted = (await (await truthOf('%E6%9C%88')).json()) as { id: string; tokens: unknown[] };
+    expect([pasted.id, pasted.tokens.length]).toEqual(['月', 2]);
+    const own = (await (await truthOf(encodeURIComponent('%E6%9C%88'))).json()) as { id: string; tokens: unknown[] };
+    expect([own.id, own.tokens.length]).toEqual(['%E6%9C%88', 3]);
+  });
 });
 
 describe('a non-ASCII x-request-id', () => {
