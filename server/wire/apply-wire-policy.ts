@@ -30,10 +30,12 @@ const KEEP_ALIVE = 'keep-alive';
 
 /**
  * Keep-alive comments: one at the start (a server idling through prefill) and one before every
- * Nth event after that, each sent right after the event before it, in its own write.
+ * Nth event after that, each sent right after the event before it, in its own write. The one at
+ * the start goes out even when no event follows (`disconnect:0` dropping in prefill).
  */
 export function withKeepAlives(events: readonly PayloadEvent[], every: number): PayloadEvent[] {
   if (every <= 0) return [...events];
+  if (events.length === 0) return [{ kind: 'comment', tokenStart: 0, tokenCount: 0, data: KEEP_ALIVE, dueMs: 0 }];
   const out: PayloadEvent[] = [];
   events.forEach((event, i) => {
     if (i % every === 0) out.push({ kind: 'comment', tokenStart: 0, tokenCount: 0, data: KEEP_ALIVE, dueMs: i === 0 ? 0 : (events[i - 1] as PayloadEvent).dueMs });

@@ -46,16 +46,19 @@ export function faultTruth(fault: FaultSpec): TruthFault {
 }
 
 /**
- * Index of the event after which `k` output tokens have been sent: -1 for k = 0, the last
- * token-bearing event when k exceeds the total.
+ * Index of the event after which a fault "after k tokens" acts: the event holding the k-th
+ * output token, the last token-bearing event when k exceeds the total. For k = 0, the last event
+ * before the first token: what a server sends before any token (chat's role chunk) still goes
+ * out, and the fault acts when the first token would have been due; -1 when the first event
+ * carries a token (or none does).
  */
 export function eventAfterTokens(events: readonly PayloadEvent[], k: number): number {
-  if (k <= 0) return -1;
   let seen = 0;
   let lastBearing = -1;
   for (let i = 0; i < events.length; i++) {
     const count = (events[i] as PayloadEvent).tokenCount;
     if (count <= 0) continue;
+    if (k <= 0) return i - 1;
     seen += count;
     lastBearing = i;
     if (seen >= k) return i;

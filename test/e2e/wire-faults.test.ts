@@ -16,6 +16,7 @@ import type { RequestRecord } from '../../client/record/request-record.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../../client/run/bench-options.ts';
 import { runBench } from '../../client/run/run-bench.ts';
 import { watchStalls } from '../../client/measure/stall-watch.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 let running: RunningServer;
@@ -102,6 +103,26 @@ describe('failing faults are classified by name', () => {
     const truth = await truthOf(record.requestId);
     expect(truth.fault?.kind).toBe('stall');
     expect(truth.end?.how).toBe('client_aborted');
+  });
+});
+
+describe('disconnect:0 (audit 11-T-4)', () => {
+  it('sends what comes before the first token (a keep-alive, an early role chunk), then drops when the first token was due', async () => {
+    const id = `fault-${sequence++}`;
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, stream: true });
+    const port = Number(new URL(running.url).port);
+    const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-request-id: ${id}\r\nx-benchtruth-wire: fault=disconnect:0;role=early;keepalive`;
+    const response = await rawRequest(port, head, body);
+    const truth = await truthOf(id);
+    expect(truth.events.map((e) => e.kind)).toEqual(['comment', 'role']);
+    expect(truth.end?.how).toBe('fault');
+    // Both went out at arrival; the drop is planned for the first token's time (--time-to-first-token 20ms).
+    expect(truth.writes.map((w) => w.dueMs)).toEqual([0, 0]);
+    expect(truth.fault?.params.atMs).toBeGreaterThanOrEqual(20);
+    // Each HTTP chunk is one write: the client read exactly what the record says was sent, then the end.
+    const chunks = truth.writes.map((w) => Buffer.from(truth.body.subarray(w.offset, w.offset + w.length)));
+    const expected = Buffer.concat(chunks.flatMap((c) => [Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]));
+    expect(response.bytes.subarray(response.bytes.indexOf('\r\n\r\n') + 4).toString('latin1')).toBe(expected.toString('latin1'));
   });
 });
 

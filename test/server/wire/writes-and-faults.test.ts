@@ -164,6 +164,40 @@ describe('stream faults', () => {
     expect(out.disconnectAtMs).toBe(110);
   });
 
+  describe('after 0 tokens: what goes before the first token still goes out (audit 11-T-4)', () => {
+    const role: PayloadEvent = { kind: 'role', tokenStart: 0, tokenCount: 0, data: '{"choices":[{"delta":{"role":"assistant","content":""}}]}', dueMs: 100 };
+    const chat = [role, ...EVENTS];
+
+    it('eventAfterTokens(0) is the last event before the first token, -1 when the first carries one', () => {
+      expect([0, 1, 3].map((k) => eventAfterTokens(chat, k))).toEqual([0, 1, 3]);
+      expect(eventAfterTokens(EVENTS, 0)).toBe(-1);
+    });
+
+    it('disconnect:0 keeps chat’s role chunk and drops when the first token was due; role=early sends it at arrival', () => {
+      const out = applyStreamFault(chat, { kind: 'disconnect', afterTokens: 0, p: 1 }, VLLM_FAULT_SHAPES);
+      expect(kinds(out.events)).toEqual(['role']);
+      expect(out.disconnectAtMs).toBe(100);
+      const applied = applyWirePolicy(out.events, { framing: 'sse', policy: parseWireSpec('role=early;keepalive'), rng: new Rng(1) });
+      expect(applied.events.map((e) => e.kind)).toEqual(['comment', 'role']);
+      expect(applied.writes.map((w) => w.dueMs)).toEqual([0, 0]);
+    });
+
+    it('disconnect:0 without a role chunk sends no event, but the keep-alive at the start still goes', () => {
+      const out = applyStreamFault(EVENTS, { kind: 'disconnect', afterTokens: 0, p: 1 }, VLLM_FAULT_SHAPES);
+      expect(out.events).toEqual([]);
+      expect(out.disconnectAtMs).toBe(100);
+      const applied = applyWirePolicy(out.events, { framing: 'sse', policy: parseWireSpec('keepalive'), rng: new Rng(1) });
+      expect(applied.body.toString('latin1')).toBe(': keep-alive\n\n');
+      expect(applied.writes.map((w) => w.dueMs)).toEqual([0]);
+    });
+
+    it('error:0 comes after the role chunk, when the first token was due', () => {
+      const out = applyStreamFault(chat, { kind: 'error', afterTokens: 0, status: 400, p: 1 }, VLLM_FAULT_SHAPES);
+      expect(kinds(out.events)).toEqual(['role', 'error', 'done']);
+      expect(out.events[1]?.dueMs).toBe(100);
+    });
+  });
+
   it('stall after k tokens delays everything after by T', () => {
     const out = applyStreamFault(EVENTS, { kind: 'stall', afterTokens: 1, stallMs: 1000, p: 1 }, VLLM_FAULT_SHAPES);
     expect(out.events.map((e) => e.dueMs)).toEqual([100, 1110, 1120, 1120, 1120]);
