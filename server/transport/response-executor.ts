@@ -13,6 +13,7 @@ import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import { pieceGapMs } from '../wire/writes.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
+import { sendBuffer } from './send-slab.ts';
 
 export interface PlannedResponse {
   record: TruthRecord;
@@ -72,15 +73,15 @@ function chunkSize(length: number): number {
 }
 
 /**
- * Writes `from`..`to` (inclusive, contiguous in the body) framed in one buffer (pooled when
- * small), each write its own HTTP/1.1 chunk: a reader that takes one chunk as one message (the
+ * Writes `from`..`to` (inclusive, contiguous in the body) framed in one buffer (carved from a
+ * slab when small), each write its own HTTP/1.1 chunk: a reader that takes one chunk as one message (the
  * LPG does, for JetStream's proxy and vLLM alike) must see the planned writes even when a late
  * stream sends several at once. An empty write frames nothing: an empty chunk ends the body.
  */
 function framedChunks(body: Buffer, writes: readonly TruthWrite[], from: number, to: number): Buffer {
   let size = 0;
   for (let i = from; i <= to; i++) size += chunkSize((writes[i] as TruthWrite).length);
-  const framed = Buffer.allocUnsafe(size);
+  const framed = sendBuffer(size);
   let at = 0;
   for (let i = from; i <= to; i++) {
     const { offset, length } = writes[i] as TruthWrite;
