@@ -97,6 +97,8 @@ export class BatchingEngine implements Engine {
       timing: { deferred: true, model },
       // Admission checked the queue as it stands: the request must join it in the same turn.
       plansLater: false,
+      // Nothing is held for a request until it runs.
+      abandon: () => {},
       run: (record, play) => {
         const timing = deferTiming(record);
         const player = play();

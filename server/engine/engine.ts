@@ -25,6 +25,8 @@ export interface Admitted {
    * starts the player and follows the request until the truth store reports its end.
    */
   run(record: TruthRecord, play: () => ScheduledTask): void;
+  /** The route will not call `run` (its planning failed): the engine stops counting the request. */
+  abandon(): void;
 }
 
 export interface Refused {

@@ -44,6 +44,8 @@ export class IsolatedEngine implements Engine {
   readonly #events = new EngineEvents();
   readonly #inFlight = new Map<TruthRecord, EngineRequest>();
   readonly #loras = new Map<string, number>();
+  /** Admitted, not yet run: counted by the load factor of the requests admitted after them. */
+  #admittedNotRun = 0;
   /** KV blocks the in-flight requests would hold (prompt + output), for the usage gauge. */
   #blocks = 0;
   readonly #unsubscribe: () => void;
@@ -54,13 +56,24 @@ export class IsolatedEngine implements Engine {
   }
 
   admit(request: EngineRequest): Admitted {
-    const running = this.#inFlight.size + 1;
+    // Requests admitted but not yet run (their planning waits for the scheduler's next gap) are
+    // running for the load factor too: a burst read in one turn sees 1, 2, 3 … as llm-d counts.
+    const running = this.#inFlight.size + this.#admittedNotRun + 1;
+    this.#admittedNotRun++;
+    let pending = true;
+    const leave = (): void => {
+      if (!pending) return;
+      pending = false;
+      this.#admittedNotRun--;
+    };
     return {
       ok: true,
       timing: { deferred: false, model: timingFor(this.#options, request.model), running },
       // Its timing was fixed at admission; nothing else waits on the plan.
       plansLater: true,
+      abandon: leave,
       run: (record, play) => {
+        leave();
         if (answeredBeforeEngine(record)) {
           play();
           return;

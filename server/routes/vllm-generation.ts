@@ -140,7 +140,8 @@ export function play(
       planned = plan();
     } catch (error) {
       // A planner bug: answer as vLLM answers its own (500 InternalServerError), never hang.
-      // The engine never saw the request run, so it holds nothing for it.
+      // The engine never saw the request run: it stops counting it.
+      admission?.admitted.abandon();
       const message = error instanceof Error ? error.message : String(error);
       failPlanning(ctx, request, reply, start, new VllmError(500, 'InternalServerError', message));
       return;
