@@ -183,6 +183,21 @@ function flagOfPath(flags: BenchFlags): FlagOfPath {
   };
 }
 
+/**
+ * A flag that switches the load type (`--trace`, `--load-type`, `--concurrency`, `--rate` over a
+ * trace file) wins over the file's keys of the load it replaces, as `--dataset synthetic` wins
+ * over the file's data.path; the same keys written with the wrong type in the file alone are
+ * refused (resolve-config.ts), and so are ones a flag gave.
+ */
+function dropFileKeysOfOtherLoads(raw: Record<string, unknown>, loadType: string, flags: BenchFlags): void {
+  const load = asObject(raw.load);
+  if (loadType !== 'gamma' && flags.burstiness === undefined) delete load.burstiness;
+  if (loadType !== 'trace' && flags.trace === undefined) delete load.trace_file;
+  if (loadType !== 'sweep') delete load.sweep;
+  const stagesByFlag = flags.rate !== undefined || flags.duration !== undefined || flags.concurrency !== undefined || flags.count !== undefined;
+  if ((loadType === 'trace' || loadType === 'sweep') && !stagesByFlag) delete load.stages;
+}
+
 /** `--lora a:3,b:1` → [{name, weight}]: a name, optionally `:weight` (a number > 0); nothing else. */
 function loraFromFlag(text: string): Array<{ name: string; weight: number }> {
   return text.split(',').map((part) => {
@@ -215,6 +230,7 @@ export function rawConfigFromFlags(flags: BenchFlags, written = new Map<string, 
     for (const [ours, theirs] of applyInferencePerfSpellings(raw, configPath)) written.set(ours, theirs);
     checkConfigFile(raw, `config ${configPath}`, (path) => fileSpelling(written, configPath, path));
   }
+  const fileLoadType = asObject(raw.load).type;
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
     if (typeof value !== 'string') continue;
@@ -222,7 +238,10 @@ export function rawConfigFromFlags(flags: BenchFlags, written = new Map<string, 
     setPath(raw, path, FILE_PATHS.has(path) ? resolve(value) : STRING_PATHS.has(path) || DURATION_PATHS.has(path) ? value : flagScalar(value));
   }
   const loadType = loadTypeFromFlags(flags, asObject(raw.load).type);
-  if (loadType !== undefined) setPath(raw, 'load.type', loadType);
+  if (loadType !== undefined) {
+    if (fileLoadType !== loadType) dropFileKeysOfOtherLoads(raw, loadType, flags);
+    setPath(raw, 'load.type', loadType);
+  }
   if (flags.stream !== undefined) setPath(raw, 'api.streaming', flags.stream);
   if (flags.tokenizerFallback === false) setPath(raw, 'api.tokenizer_fallback', false);
   if (flags.perRequest === true) setPath(raw, 'report.per_request', true);

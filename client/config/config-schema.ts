@@ -168,6 +168,26 @@ const length = z.union([
 const rateStage = z.strictObject({ rate: positive, duration: positiveDuration });
 const concurrencyStage = z.strictObject({ concurrency: whole(1).max(MAX_CONCURRENCY), count: whole(1).max(MAX_PLANNED_SENDS) });
 
+/** `load.sweep`: given only with load.type sweep (resolve-config.ts refuses it elsewhere). */
+const sweepSchema = z
+  .strictObject({
+    // A sweep spreads stages up to saturation: a thousand is already a day of 90 s stages.
+    num_stages: whole(1).max(1000).default(5),
+    stage_duration: positiveDuration.default(10_000),
+    probe_requests: whole(2).max(MAX_PLANNED_SENDS).default(50),
+    probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),
+    spacing: z.enum(['linear', 'geometric']).default('linear'),
+    arrival: z.enum(['constant', 'poisson']).default('constant'),
+    /** benchtruth's spread of stage rates (from saturation/N) or inference-perf's (from 1 req/s); its sweep spelling sets the latter. */
+    rates: z.enum(['benchtruth', 'inference-perf']).default('benchtruth'),
+    /** inference-perf's probe time limit and saturation percentile: accepted, unused (benchtruth probes with a closed loop). */
+    timeout: z.number().positive().optional(),
+    saturation_percentile: z.number().min(0).max(100).optional(),
+  });
+
+/** What a sweep load runs with when the file gives no `load.sweep`. */
+export const SWEEP_DEFAULTS = sweepSchema.parse({});
+
 export const configSchema = z.strictObject({
   api: z
     .strictObject({
@@ -193,8 +213,10 @@ export const configSchema = z.strictObject({
   load: z
     .strictObject({
       type: z.enum(['constant', 'poisson', 'gamma', 'concurrency', 'trace', 'sweep']).default('constant'),
-      burstiness: positive.default(1),
-      stages: z.array(z.union([rateStage, concurrencyStage])).min(1).default([{ rate: 1, duration: 10_000 }]),
+      /** Gamma loads only; 1 when a gamma load gives none. */
+      burstiness: positive.optional(),
+      /** Stage loads only (not trace or sweep); DEFAULT_STAGES when none are given. */
+      stages: z.array(z.union([rateStage, concurrencyStage])).min(1).optional(),
       warmup: duration.default(0),
       timeout: positiveDuration.default(300_000),
       grace: duration.default(10_000),
@@ -202,22 +224,7 @@ export const configSchema = z.strictObject({
       start_at: instant.optional(),
       seed: whole(0).default(0),
       trace_file: z.string().min(1, 'must not be empty').optional(),
-      sweep: z
-        .strictObject({
-          // A sweep spreads stages up to saturation: a thousand is already a day of 90 s stages.
-          num_stages: whole(1).max(1000).default(5),
-          stage_duration: positiveDuration.default(10_000),
-          probe_requests: whole(2).max(MAX_PLANNED_SENDS).default(50),
-          probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),
-          spacing: z.enum(['linear', 'geometric']).default('linear'),
-          arrival: z.enum(['constant', 'poisson']).default('constant'),
-          /** benchtruth's spread of stage rates (from saturation/N) or inference-perf's (from 1 req/s); its sweep spelling sets the latter. */
-          rates: z.enum(['benchtruth', 'inference-perf']).default('benchtruth'),
-          /** inference-perf's probe time limit and saturation percentile: accepted, unused (benchtruth probes with a closed loop). */
-          timeout: z.number().positive().optional(),
-          saturation_percentile: z.number().min(0).max(100).optional(),
-        })
-        .prefault({}),
+      sweep: sweepSchema.optional(),
       workers: whole(1).max(MAX_WORKERS).default(1),
       /**
        * inference-perf's worker and pacing knobs, accepted so its configs run unchanged, unused:
@@ -323,4 +330,7 @@ export const configSchema = z.strictObject({
 });
 
 export type BenchConfig = z.output<typeof configSchema>;
+
+/** The stages of a rate load that gives none. */
+export const DEFAULT_STAGES: ReadonlyArray<{ rate: number; duration: number }> = [{ rate: 1, duration: 10_000 }];
 export type LengthConfig = z.output<typeof length>;

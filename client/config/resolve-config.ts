@@ -16,7 +16,7 @@ import { requestsIn } from '../load/arrivals.ts';
 import { parseTrace, type LoadSpec, type StageSpec } from '../load/load-plan.ts';
 import type { Slo } from '../report/goodput.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.ts';
-import { configSchema, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, type BenchConfig, type LengthConfig } from './config-schema.ts';
+import { configSchema, DEFAULT_STAGES, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, SWEEP_DEFAULTS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -314,9 +314,26 @@ function plannedSends(stages: readonly StageSpec[], warmupSec: number): number {
   return total;
 }
 
+/**
+ * Keys of `load` that only one kind of load reads: given with another, they are a mistake (a
+ * Poisson load with `burstiness: 0.25` would run as plain Poisson), refused as --burstiness is.
+ */
+function refuseInapplicableLoadKeys(load: BenchConfig['load'], where: Where): void {
+  const refuse = (path: string, needs: string, fix: string): never => {
+    throw new CliError(`${where(path)}: only ${needs} reads it, not load.type ${load.type} (fix: ${fix})`);
+  };
+  if (load.burstiness !== undefined && load.type !== 'gamma') refuse('load.burstiness', 'a gamma load', 'load.type: gamma, or remove load.burstiness');
+  if (load.trace_file !== undefined && load.type !== 'trace') refuse('load.trace_file', 'a trace load', 'load.type: trace, or remove load.trace_file');
+  if (load.sweep !== undefined && load.type !== 'sweep') refuse('load.sweep', 'a sweep load', 'load.type: sweep, or remove load.sweep');
+  if (load.stages !== undefined && (load.type === 'trace' || load.type === 'sweep')) {
+    refuse('load.stages', 'a constant, poisson, gamma or concurrency load', load.type === 'trace' ? 'remove load.stages: the trace file gives the send times' : 'remove load.stages: the sweep plans its own stages (load.sweep)');
+  }
+}
+
 function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: FlagOfPath): LoadSpec {
   const load = config.load;
   const warmupSec = load.warmup / 1000;
+  refuseInapplicableLoadKeys(load, where);
   if (load.type === 'trace') {
     if (load.trace_file === undefined) throw new CliError(`${where('load.type')}: load.trace_file is required for a trace load (fix: --trace FILE)`);
     const path = resolve(baseDir, load.trace_file);
@@ -333,9 +350,9 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     }
   }
   const arrival: ArrivalProcess =
-    load.type === 'poisson' ? { kind: 'poisson' } : load.type === 'gamma' ? { kind: 'gamma', burstiness: load.burstiness } : { kind: 'constant' };
+    load.type === 'poisson' ? { kind: 'poisson' } : load.type === 'gamma' ? { kind: 'gamma', burstiness: load.burstiness ?? 1 } : { kind: 'constant' };
   if (load.type === 'sweep') {
-    const s = load.sweep;
+    const s = load.sweep ?? SWEEP_DEFAULTS;
     return {
       type: 'sweep',
       arrival: s.arrival === 'poisson' ? { kind: 'poisson' } : { kind: 'constant' },
@@ -343,7 +360,7 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
       warmupSec,
     };
   }
-  const stages: StageSpec[] = load.stages.map((stage, i) => {
+  const stages: StageSpec[] = (load.stages ?? DEFAULT_STAGES).map((stage, i) => {
     if ('concurrency' in stage) {
       if (load.type !== 'concurrency') throw new CliError(`${where(`load.stages.${i}`)}: a {concurrency, count} stage needs load.type concurrency (fix: set load.type: concurrency)`);
       return { kind: 'concurrency', concurrency: stage.concurrency, count: stage.count };
@@ -375,6 +392,10 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   const typeByFlag = flagOf?.('data.type', 'flag') !== undefined && flagOf?.('data.path', 'flag') === undefined;
   if (data.path !== undefined && !FILE_DATA_TYPES.has(data.type) && !typeByFlag) {
     throw new CliError(`${where('data.path')}: data.type ${data.type} reads no file (fix: --dataset sharegpt or --dataset jsonl, or data.type in --config)`);
+  }
+  const prefixTypeByFlag = flagOf?.('data.type', 'flag') !== undefined && flagOf?.('data.shared_prefix', 'flag') === undefined;
+  if (data.shared_prefix !== undefined && data.type !== 'shared_prefix' && !prefixTypeByFlag) {
+    throw new CliError(`${where('data.shared_prefix')}: only data.type shared_prefix reads it, not ${data.type} (fix: data.type: shared_prefix, or remove data.shared_prefix)`);
   }
   const needPath = (): string => {
     if (data.path === undefined) throw new CliError(`${where('data.path')}: required for data.type ${data.type} (fix: --dataset-path FILE)`);
@@ -455,7 +476,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
   if (url === undefined) throw new CliError('--url is required (e.g. --url http://127.0.0.1:8000, or server.base_url in --config)');
   const load = loadOf(config, baseDir, where, flagOf);
   const data = dataOf(config, baseDir, where, flagOf);
-  const first = config.load.stages[0];
+  const first = (config.load.stages ?? DEFAULT_STAGES)[0];
   const headers: Record<string, string> = { ...config.api.headers };
   if (config.server.api_key !== undefined) headers.authorization = `Bearer ${config.server.api_key}`;
   const shard = config.load.shard?.split('/').map(Number) as [number, number] | undefined;

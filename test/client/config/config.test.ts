@@ -262,6 +262,37 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.path: data\.type synthetic reads no file/);
   });
 
+  it('a key only another load or dataset reads is refused, not ignored (X6-1); a flag that switches the type wins over the file\'s', () => {
+    const url = 'server: {base_url: "http://127.0.0.1:1"}\n';
+    const trace = file('offsets.txt', '0\n10\n');
+    const cases: Array<[string, RegExp]> = [
+      ['load: {type: poisson, burstiness: 0.25}', /load\.burstiness: only a gamma load reads it, not load\.type poisson \(fix: /],
+      ['load: {type: concurrency, burstiness: 2, stages: [{concurrency: 2, count: 4}]}', /load\.burstiness: only a gamma load/],
+      ['load: {type: constant, trace_file: nowhere.txt}', /load\.trace_file: only a trace load reads it/],
+      ['load: {type: poisson, sweep: {num_stages: 3}}', /load\.sweep: only a sweep load reads it/],
+      [`load: {type: trace, trace_file: ${JSON.stringify(trace)}, stages: [{rate: 5, duration: 2s}]}`, /load\.stages: only a constant, poisson, gamma or concurrency load reads it, not load\.type trace/],
+      ['load: {type: sweep, stages: [{rate: 5, duration: 2s}]}', /load\.stages: .*not load\.type sweep/],
+      ['data: {type: synthetic, shared_prefix: {num_groups: 2}}', /data\.shared_prefix: only data\.type shared_prefix reads it, not synthetic/],
+    ];
+    for (const [yaml, expected] of cases) {
+      const path = file('inapplicable.yml', `${yaml}\n${url}`);
+      expect(errorOf(() => benchOptionsFromFlags({ config: path })), yaml).toMatch(expected);
+    }
+    // The same keys with their own type run; defaults when absent.
+    const gamma = benchOptionsFromFlags({ config: file('gamma.yml', `load: {type: gamma}\n${url}`) });
+    expect(gamma.load).toMatchObject({ type: 'stages', arrival: { kind: 'gamma', burstiness: 1 }, stages: [{ kind: 'rate', rate: 1, durationSec: 10 }] });
+    const sweep = benchOptionsFromFlags({ config: file('sweep.yml', `load: {type: sweep}\n${url}`) });
+    expect(sweep.load).toMatchObject({ type: 'sweep', sweep: { numStages: 5, probeRequests: 50 } });
+    // A flag switching the load wins over the file's keys of the load it replaces.
+    const bursty = file('bursty.yml', `load: {type: gamma, burstiness: 0.5, stages: [{rate: 5, duration: 2s}]}\n${url}`);
+    expect(benchOptionsFromFlags({ config: bursty, trace }).load).toMatchObject({ type: 'trace' });
+    expect(benchOptionsFromFlags({ config: bursty, loadType: 'poisson' }).load).toMatchObject({ type: 'stages', arrival: { kind: 'poisson' } });
+    const traced = file('traced.yml', `load: {type: trace, trace_file: ${JSON.stringify(trace)}}\n${url}`);
+    expect(benchOptionsFromFlags({ config: traced, rate: '5' }).load).toMatchObject({ type: 'stages', arrival: { kind: 'constant' } });
+    const prefixed = file('prefixed.yml', `data: {type: shared_prefix, shared_prefix: {num_groups: 2}}\n${url}`);
+    expect(benchOptionsFromFlags({ config: prefixed, dataset: 'synthetic' }).data).toMatchObject({ type: 'synthetic' });
+  });
+
   it('a file that is not a mapping', () => {
     expect(errorOf(() => benchOptionsFromFlags({ config: file('list.yaml', '- 1\n- 2\n') }))).toMatch(/expected a mapping of sections/);
   });
