@@ -113,7 +113,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   let local = 0;
   const timeline = clockTimeline(clock);
 
-  const issue = async (stage: number, warmup: boolean, scheduledMs: number, numbered?: number): Promise<void> => {
+  const issue = async (stage: number, warmup: boolean, scheduledMs: number, numbered?: number): Promise<number> => {
     const index = numbered ?? indexBase + planned + share.worker + share.workers * local++;
     const requestId = `bench-${options.seed}-${index}`;
     const item = dataset.item(index);
@@ -138,6 +138,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     }
     if (options.keepRecords !== false) records.push(record);
     input.onRecord?.(record);
+    return sent.endMs;
   };
 
   const measuredStart = async (stage: number): Promise<number | null | undefined> => {

@@ -28,10 +28,13 @@ export interface StageIo {
   clock: Clock;
   signal: AbortSignal;
   /**
-   * Sends one request; resolves when it has finished and been recorded. `index` is the request's
-   * number in the run when the plan fixes it (an open loop's sends); else the caller numbers it.
+   * Sends one request; resolves when it has finished and been recorded, with when it ended (a
+   * clock reading: a closed loop's lane means its next send for that moment, so the time spent
+   * between one request's end and the next one's send shows as schedule_delay). `index` is the
+   * request's number in the run when the plan fixes it (an open loop's sends); else the caller
+   * numbers it.
    */
-  issue(stage: number, warmup: boolean, scheduledMs: number, index?: number): Promise<void>;
+  issue(stage: number, warmup: boolean, scheduledMs: number, index?: number): Promise<number | void>;
   /**
    * Called once per stage with warm-up, after the warm-up has drained (even when this worker's
    * share of it was empty): resolves with where the measured part's schedule starts (a clock
@@ -182,7 +185,7 @@ async function runOpen(plan: Extract<StagePlan, { kind: 'open' }>, io: StageIo, 
 
 /** Sends each planned send at `startMs + offsetMs` and resolves when every one has finished. */
 async function sendOnSchedule(stage: number, sends: readonly NumberedSend[], io: StageIo, startMs: number): Promise<void> {
-  const pending: Promise<void>[] = [];
+  const pending: Array<Promise<number | void>> = [];
   await new Promise<void>((resolve) => {
     let next = 0;
     let timer: NodeJS.Timeout | null = null;
@@ -212,6 +215,11 @@ async function sendOnSchedule(stage: number, sends: readonly NumberedSend[], io:
   await Promise.all(pending);
 }
 
+/** When a closed loop's lane means its next send: the moment its last request ended (else now). */
+function nextDue(ended: number | void, io: StageIo): number {
+  return typeof ended === 'number' ? Math.min(ended, io.clock.now()) : io.clock.now();
+}
+
 async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: StageIo, share: StageShare, startMs: number, firstIndex: number | undefined): Promise<void> {
   const concurrency = shareOf(plan.concurrency, share);
   // Taken before any lane runs: every lane of this worker draws on the same budget.
@@ -221,7 +229,7 @@ async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: Stage
     // Warm-up: each lane sends until the warm-up window is over, then waits for its last one.
     const warmupEndMs = startMs + plan.warmupMs;
     await lanes(async () => {
-      while (!io.signal.aborted && io.clock.now() < warmupEndMs) await io.issue(plan.stage, true, io.clock.now());
+      for (let due = io.clock.now(); !io.signal.aborted && io.clock.now() < warmupEndMs; ) due = nextDue(await io.issue(plan.stage, true, due), io);
     });
     const origin = await measuredOrigin(plan, io);
     if (origin === null) return;
@@ -232,10 +240,10 @@ async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: Stage
   // A measured send is numbered by its claim (the stage's first number + the claim's), so the
   // stage's numbers follow the previous stage's in every split; warm-up sends are the caller's.
   await lanes(async () => {
-    while (!io.signal.aborted) {
+    for (let due = io.clock.now(); !io.signal.aborted; ) {
       const claimed = budget.claim();
       if (claimed === null) break;
-      await io.issue(plan.stage, false, io.clock.now(), firstIndex === undefined ? undefined : firstIndex + claimed);
+      due = nextDue(await io.issue(plan.stage, false, due, firstIndex === undefined ? undefined : firstIndex + claimed), io);
     }
   }, Math.min(concurrency, plan.count));
 }

@@ -51,6 +51,29 @@ describe('closed loop', () => {
     expect(log.every((l) => l.warmup === l.scheduledMs < 4)).toBe(true);
   });
 
+  it("a lane's next send is scheduled at its last request's end, so time lost between them is schedule_delay (X6-3)", async () => {
+    const clock = new VirtualClock();
+    const log: Array<{ scheduledMs: number; issuedMs: number }> = [];
+    const io = {
+      clock,
+      signal: new AbortController().signal,
+      issue: async (_stage: number, _warmup: boolean, scheduledMs: number): Promise<number> => {
+        log.push({ scheduledMs, issuedMs: clock.now() });
+        clock.advance(10);
+        const endMs = clock.now();
+        // The client is busy 3 ms after each end (recording it) before the lane sends again.
+        clock.advance(3);
+        return endMs;
+      },
+    };
+    await runStage({ stage: 0, kind: 'closed', loadType: 'concurrency', concurrency: 1, count: 3, warmupMs: 0 }, io);
+    expect(log).toEqual([
+      { scheduledMs: 0, issuedMs: 0 },
+      { scheduledMs: 10, issuedMs: 13 },
+      { scheduledMs: 23, issuedMs: 26 },
+    ]);
+  });
+
   it('an abort stops new sends; in-flight ones finish', async () => {
     const clock = new VirtualClock();
     const fake = fakeIo(clock, () => 2);
