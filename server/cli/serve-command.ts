@@ -12,7 +12,7 @@ import { defaultListenHost, latencyMs, localAddress, nonEmpty, portNumber, seedV
 import { applyServeConfig, blameConfigFile, refuseDoubleSpellings, engineOptionsFromFlags, isolatedCapacityNote, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
 import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
-import { announceListening, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
+import { announceListening, inheritedPorts, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
 import type { ListeningPorts } from '../cluster/cluster-messages.ts';
 import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
 
@@ -107,7 +107,8 @@ export function registerServeCommand(program: Command): void {
         await runClusterPrimary(resolved, bannerLines);
         return;
       }
-      const server = buildServer(serveOptions);
+      const inherited = inheritedPorts();
+      const server = buildServer(inherited === null ? serveOptions : { ...serveOptions, ...inherited });
       const worker = await joinClusterIfWorker(server);
       let port: number;
       try {

@@ -8,6 +8,7 @@
  * The primary itself serves nothing and holds no truth.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { createServer } from 'node:net';
 import type { ServerOptions } from '../options.ts';
 import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
 import { HandoffRescue } from './handoff-rescue.ts';
@@ -15,6 +16,32 @@ import { HandoffRescue } from './handoff-rescue.ts';
 export const WORKER_INDEX_ENV = 'BENCHTRUTH_WORKER_INDEX';
 /** How many workers held this index before (0 for the first): a replacement's request ids are its own. */
 export const WORKER_GENERATION_ENV = 'BENCHTRUTH_WORKER_GENERATION';
+/**
+ * The ports every worker listens on (JSON ListeningPorts), a port 0 already made a real one by
+ * the primary: were workers to ask for port 0, a replacement forked once every worker had died
+ * (Node's primary closes the shared socket with its last worker) would get a fresh port, and the
+ * port the banner named would refuse every connection.
+ */
+export const WORKER_PORTS_ENV = 'BENCHTRUTH_WORKER_PORTS';
+
+/** A free port on `host` now, for a `--…port 0` every worker is then given. */
+async function freePort(host: string): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port: 0, exclusive: true }, resolve);
+  });
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error(`cannot find a free port on ${host}`);
+  return address.port;
+}
+
+/** The configured ports with each 0 replaced by a port free now (null: that surface is off). */
+async function concretePorts(options: ServerOptions): Promise<ListeningPorts> {
+  const concrete = async (port: number | null): Promise<number | null> => (port === 0 ? freePort(options.host) : port);
+  return { port: (await concrete(options.port)) as number, grpcPort: await concrete(options.grpcPort), metricsPort: await concrete(options.metricsPort) };
+}
 
 export function isClusterPrimary(options: Pick<ServerOptions, 'workers'>): boolean {
   return options.workers > 1 && cluster.isPrimary;
@@ -41,8 +68,15 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   };
   const generations: number[] = new Array(options.workers).fill(0);
   const rescue = new HandoffRescue(() => workers.filter((w, i) => listened[i] === true && w.isConnected() && !w.isDead()));
+  let ports: ListeningPorts;
+  try {
+    ports = await concretePorts(options);
+  } catch (error) {
+    process.stderr.write(`benchtruth: cannot listen: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
   const fork = (index: number): Worker => {
-    const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index), [WORKER_GENERATION_ENV]: String(generations[index]) });
+    const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index), [WORKER_GENERATION_ENV]: String(generations[index]), [WORKER_PORTS_ENV]: JSON.stringify(ports) });
     rescue.watch(worker);
     worker.on('message', (message: unknown) => {
       if (!isClusterMessage(message)) return;

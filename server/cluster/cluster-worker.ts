@@ -22,7 +22,7 @@ import type { MetricsHub } from '../metrics/metrics-hub.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
 import { findTruth } from '../routes/truth-routes.ts';
 import { isClusterMessage, type ListeningPorts, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
-import { WORKER_GENERATION_ENV, WORKER_INDEX_ENV } from './cluster-primary.ts';
+import { WORKER_GENERATION_ENV, WORKER_INDEX_ENV, WORKER_PORTS_ENV } from './cluster-primary.ts';
 import { mergeWorkerMetrics, type MetricsJson } from './merge-worker-metrics.ts';
 
 const TRUTH_PATH = '/_truth/requests/';
@@ -194,6 +194,14 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
     return mergeWorkerMetrics(all).metrics();
   };
   return true;
+}
+
+/** The ports every worker listens on, a port 0 made real by the primary (WORKER_PORTS_ENV in cluster-primary.ts). */
+export function inheritedPorts(): ListeningPorts | null {
+  const raw = process.env[WORKER_PORTS_ENV];
+  if (!cluster.isWorker || raw === undefined || raw === '') return null;
+  const ports = JSON.parse(raw) as ListeningPorts;
+  return { port: ports.port, grpcPort: ports.grpcPort, metricsPort: ports.metricsPort };
 }
 
 /** Whether this process is a `--workers` worker (the primary prints what concerns them all). */

@@ -220,6 +220,40 @@ describe('serve --workers 2', () => {
     }
   }, 60_000);
 
+  it('with --port 0, workers replaced after all of them died listen on the port the banner named (audit 12-R17-F1)', async () => {
+    const group = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    let err = '';
+    group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
+    group.stderr.on('data', (piece: Buffer) => void (err += piece.toString()));
+    const until = (what: string, ready: () => boolean): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${what} within 30 s: ${out}${err}`)), 30_000);
+        const poll = setInterval(() => {
+          if (!ready()) return;
+          clearInterval(poll);
+          clearTimeout(timer);
+          resolve();
+        }, 20);
+      });
+    try {
+      await until('banner', () => /with 2 workers \(pids \d+ \d+\)/.test(out));
+      const [, port, first, second] = /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) (\d+)\)/.exec(out) ?? [];
+      process.kill(Number(first), 'SIGKILL');
+      process.kill(Number(second), 'SIGKILL');
+      await until('restarts', () => (err.match(/restarting it/g) ?? []).length === 2);
+      // The replacements listen a moment after they are forked: poll the banner's port (bounded).
+      let status = 0;
+      for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+        status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0);
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe(200);
+    } finally {
+      if (group.exitCode === null) process.kill(-(group.pid as number), 'SIGKILL');
+    }
+  }, 60_000);
+
   it('a port that is taken is fatal: one error line, exit code 2, no restarting workers', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
