@@ -225,22 +225,28 @@ async function runClosed(plan: Extract<StagePlan, { kind: 'closed' }>, io: Stage
   // Taken before any lane runs: every lane of this worker draws on the same budget.
   const budget = io.measuredBudget ?? localBudget(closedCountOf(plan, [share]));
   const lanes = (lane: () => Promise<void>, count = concurrency): Promise<unknown> => Promise.all(Array.from({ length: count }, lane));
+  // When the measured lanes start: the stage's start, or the measured part's after a warm-up.
+  let measuredFrom = startMs;
   if (hasWarmup(plan)) {
     // Warm-up: each lane sends until the warm-up window is over, then waits for its last one.
     const warmupEndMs = startMs + plan.warmupMs;
+    // Every lane's first send is due at the warm-up's start: a lane the client starts late shows it.
     await lanes(async () => {
-      for (let due = io.clock.now(); !io.signal.aborted && io.clock.now() < warmupEndMs; ) due = nextDue(await io.issue(plan.stage, true, due), io);
+      for (let due = startMs; !io.signal.aborted && io.clock.now() < warmupEndMs; ) due = nextDue(await io.issue(plan.stage, true, due), io);
     });
     const origin = await measuredOrigin(plan, io);
     if (origin === null) return;
     await waitUntil(io, origin);
+    measuredFrom = origin;
   }
   // A worker with no lane claims nothing: the others' lanes send the whole count. No more
   // lanes than the stage's count: a lane beyond it could never claim a send.
   // A measured send is numbered by its claim (the stage's first number + the claim's), so the
   // stage's numbers follow the previous stage's in every split; warm-up sends are the caller's.
+  // Every lane's first measured send is due when the measured lanes start: a lane the client
+  // starts late shows it as schedule_delay.
   await lanes(async () => {
-    for (let due = io.clock.now(); !io.signal.aborted; ) {
+    for (let due = measuredFrom; !io.signal.aborted; ) {
       const claimed = budget.claim();
       if (claimed === null) break;
       due = nextDue(await io.issue(plan.stage, false, due, firstIndex === undefined ? undefined : firstIndex + claimed), io);

@@ -54,6 +54,24 @@ describe('ai-on-gke proxy POST /generate', () => {
     expect(ids.size).toBe(8);
   });
 
+  it('with a fixed created, streams the same bytes on every run: time_created is that epoch plus the planned offset (audit 12-Y6-3)', async () => {
+    const bodies: string[] = [];
+    for (let run = 0; run < 2; run++) {
+      const fixed = buildServer({ seed: 11, ttftMs: 20, itlMs: 5, created: 1_700_000_000 });
+      await fixed.app.ready();
+      try {
+        const response = await postJson(fixed.app, '/generate', { prompt: 'Hello there', max_tokens: 4, stream: true }, { 'x-request-id': 'fixed-1' });
+        bodies.push(response.body);
+        const stamps = objects(response.body).map((text) => (JSON.parse(text) as { time_created: number }).time_created);
+        expect(stamps[0]).toBeCloseTo(1_700_000_000.02, 5);
+        for (const stamp of stamps) expect(stamp).toBeLessThan(1_700_000_001);
+      } finally {
+        await fixed.close();
+      }
+    }
+    expect(bodies[1]).toBe(bodies[0]);
+  });
+
   it('answers a body that is not an object in FastAPI’s 422 shape', async () => {
     const response = await post('/generate', [1]);
     expect(response.statusCode).toBe(422);

@@ -25,7 +25,7 @@ export const SURFACE_ENDPOINTS: Readonly<Record<JetstreamSurface, string>> = Obj
 
 export interface GeneratePlanInput {
   /** `planTiming` (set by the engine at admission) replaces the fixed TTFT/ITL when present. */
-  options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & { planTiming?: PlanTiming };
+  options: Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate'> & Partial<Pick<ServerOptions, 'created'>> & { planTiming?: PlanTiming };
   surface: JetstreamSurface;
   /** Only the proxy can answer in one body; native and gRPC always stream. */
   stream: boolean;
@@ -81,7 +81,9 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
       if (input.surface !== 'proxy') return decodeEvents(decodeMessages(tokens, input.withText, groups), tokens, eosDueMs, groups);
       if (input.stream) {
         const dueTimesKnown = options.planTiming?.deferred !== true;
-        return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec: input.arrivalEpochMs / 1000, dueTimesKnown }, tokens, eosDueMs, groups);
+        // `--created` fixes the clock these stamps read, as it fixes vLLM's `created`: reproducible bytes.
+        const arrivalEpochSec = options.created ?? input.arrivalEpochMs / 1000;
+        return proxyStreamEvents({ rng: plan.rng, arrivalEpochSec, dueTimesKnown }, tokens, eosDueMs, groups);
       }
       // The proxy answers once Decode has ended, its EOS step included.
       return [{ kind: 'content', tokenStart: 0, tokenCount: tokens.length, data: proxyResponseBody(tokens), dueMs: eosDueMs }];

@@ -74,6 +74,32 @@ describe('closed loop', () => {
     ]);
   });
 
+  it("every lane's first send is due at the stage's start, so lanes the client starts late show it (audit 12-Y6-1)", async () => {
+    const clock = new VirtualClock();
+    const log: Array<{ warmup: boolean; scheduledMs: number; issuedMs: number }> = [];
+    const io = {
+      clock,
+      signal: new AbortController().signal,
+      issue: async (_stage: number, warmup: boolean, scheduledMs: number): Promise<number> => {
+        // Setting a request up costs the client 2 ms before the next lane gets to run.
+        log.push({ warmup, scheduledMs, issuedMs: clock.now() });
+        clock.advance(2);
+        await Promise.resolve();
+        clock.advance(50);
+        return clock.now();
+      },
+    };
+    await runStage({ stage: 0, kind: 'closed', loadType: 'concurrency', concurrency: 3, count: 3, warmupMs: 0 }, io);
+    expect(log.map(({ scheduledMs, issuedMs }) => [scheduledMs, issuedMs])).toEqual([[0, 0], [0, 2], [0, 4]]);
+    log.length = 0;
+    await runStage({ stage: 1, kind: 'closed', loadType: 'concurrency', concurrency: 2, count: 2, warmupMs: 1 }, io, undefined, clock.now());
+    const warm = log.filter((l) => l.warmup);
+    const measured = log.filter((l) => !l.warmup);
+    expect(new Set(warm.slice(0, 2).map((l) => l.scheduledMs)).size).toBe(1);
+    expect(measured.map((l) => l.scheduledMs)).toEqual([measured[0]?.scheduledMs, measured[0]?.scheduledMs]);
+    expect((measured[1]?.issuedMs ?? 0) - (measured[1]?.scheduledMs ?? 0)).toBe(2);
+  });
+
   it('an abort stops new sends; in-flight ones finish', async () => {
     const clock = new VirtualClock();
     const fake = fakeIo(clock, () => 2);
