@@ -78,7 +78,8 @@ export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; c
     if (count >= rank && count > previousCount) {
       // The +Inf bucket has no upper bound: answer the highest finite bound, as Prometheus does.
       if (le === Infinity) return previousLe;
-      return previousLe + ((le - previousLe) * (rank - previousCount)) / (count - previousCount);
+      // PromQL's order of operations (rank share first), so figures match histogram_quantile's bit for bit.
+      return previousLe + (le - previousLe) * ((rank - previousCount) / (count - previousCount));
     }
     previousLe = le;
     previousCount = count;

@@ -40,6 +40,30 @@ describe('Prometheus text', () => {
     expect(bucketQuantile(0.5, [{ le: Infinity, count: 0 }])).toBeNull();
   });
 
+  it("bucket quantiles equal PromQL's histogram_quantile bit for bit (its order of operations; audit 12-Y6-5)", () => {
+    // promql/quantile.go: bucketStart + (bucketEnd - bucketStart) * (rank / count), rank and count within the bucket.
+    const promql = (q: number, buckets: ReadonlyArray<{ le: number; count: number }>): number => {
+      const rank = q * (buckets[buckets.length - 1] as { count: number }).count;
+      const b = buckets.findIndex((bucket) => bucket.count >= rank);
+      const start = b > 0 ? (buckets[b - 1] as { le: number }).le : 0;
+      const below = b > 0 ? (buckets[b - 1] as { count: number }).count : 0;
+      const bucket = buckets[b] as { le: number; count: number };
+      return start + (bucket.le - start) * ((rank - below) / (bucket.count - below));
+    };
+    const les = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1];
+    for (let seed = 1; seed <= 200; seed++) {
+      let count = 0;
+      const buckets = les.map((le, i) => ({ le, count: (count += (seed * (i + 3)) % 7) }));
+      buckets.push({ le: Infinity, count });
+      if (count === 0) continue;
+      for (const q of [0.5, 0.9, 0.99]) {
+        const rank = q * count;
+        if (buckets.findIndex((bucket) => bucket.count >= rank) === buckets.length - 1) continue;
+        expect(bucketQuantile(q, buckets), `seed ${seed} q ${q}`).toBe(promql(q, buckets));
+      }
+    }
+  });
+
   it('a stage summary: gauge distribution, counter increase, histogram by delta between first and last scrape', () => {
     const scrapes: Scrape[] = [
       { atEpochMs: 0, families: parsePrometheusText(exposition(2, { buckets: [5, 5, 5, 5], sum: 0.25, count: 5 }, 100)) },
