@@ -366,7 +366,11 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#finishReason = payload.finishReason;
     // The body's one payload arrived with its last byte, as its event does.
     this.#finishReasonMs = payload.finishReason === null ? null : (this.#lastDataMs ?? atMs);
-    if (payload.tokenBearing) {
+    // A body whose text is empty while its usage counts tokens (a stop string that matched at
+    // once; the EOS) still delivered them, with its last byte: its one event carries them, as a
+    // stream's text-less finish chunk carries its running usage's growth.
+    const counted = this.#usage !== null && this.#usage.completionTokens > 0;
+    if (payload.tokenBearing || counted) {
       // The one event's count, from the best source the body has (recorded as such).
       let tokens = 1;
       let source: TokensPerEventSource = 'one_per_event';

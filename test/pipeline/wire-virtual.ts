@@ -23,6 +23,10 @@ export interface WireCase {
   stream: boolean;
   streamOptions: StreamOptions | null;
   policy: WirePolicy;
+  /** Stop strings (vLLM holds back `longest − 1` characters while a choice runs); default none. */
+  stop?: string[];
+  /** Choices per request (default 1). */
+  n?: number;
 }
 
 export function planWireCase(c: WireCase): TruthRecord {
@@ -37,8 +41,8 @@ export function planWireCase(c: WireCase): TruthRecord {
         stream: c.stream,
         streamOptions: c.stream ? c.streamOptions : null,
         ignoreEos: true,
-        n: 1,
-        stop: [],
+        n: c.n ?? 1,
+        stop: c.stop ?? [],
         includeStopStrInOutput: false,
         returnTokenIds: false,
       },
@@ -59,6 +63,8 @@ export function planWireCase(c: WireCase): TruthRecord {
     stream: c.stream,
     streamOptions: c.stream ? c.streamOptions : null,
     ignoreEos: true,
+    ...(c.stop === undefined ? {} : { stop: c.stop }),
+    ...(c.n === undefined ? {} : { n: c.n }),
   };
   return planCompletion({
     options: { seed: c.seed, model: 'm', ttftMs: c.ttftMs, itlMs: c.itlMs, multibyteRate: c.multibyteRate },

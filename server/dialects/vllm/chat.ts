@@ -62,7 +62,7 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
   for (const step of steps) {
     const { choice } = step;
     if (sharedHead !== null && !step.finish) {
-      events.push(new SplitPayload('content', step.tokenStart, step.tokenCount, sharedHead, choice.index, CONTENT_KEY, step.text, sharedTail, step.dueMs));
+      events.push(new SplitPayload('content', step.eventTokenStart, step.eventTokenCount, sharedHead, choice.index, CONTENT_KEY, step.text, sharedTail, step.dueMs));
       continue;
     }
     const ids = modern ? `,"token_ids":${withIds ? stepTokenIds(step) : 'null'}` : '';
@@ -72,8 +72,8 @@ export function chatChunkEvents(ctx: ChatContext, choiceCount: number, steps: re
       : `"finish_reason":null${ids}`;
     events.push({
       kind: step.finish ? 'finish' : 'content',
-      tokenStart: step.tokenStart,
-      tokenCount: step.tokenCount,
+      tokenStart: step.eventTokenStart,
+      tokenCount: step.eventTokenCount,
       data: `${prefix}[{"index":${choice.index},"delta":${delta},"logprobs":${stepLogprobs(step)},${tail}}]${runningUsage(step.completionTokens)}}`,
       dueMs: step.dueMs,
     });

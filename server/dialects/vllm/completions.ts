@@ -79,15 +79,15 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
       streamed.set(step.choice.index, textOffset + [...step.text].length);
     }
     if (sharedHead !== null && !step.finish) {
-      events.push(new SplitPayload('content', step.tokenStart, step.tokenCount, sharedHead, step.choice.index, TEXT_KEY, step.text, sharedTail, step.dueMs));
+      events.push(new SplitPayload('content', step.eventTokenStart, step.eventTokenCount, sharedHead, step.choice.index, TEXT_KEY, step.text, sharedTail, step.dueMs));
       continue;
     }
     const prompt = ctx.promptTokensOfChoice?.[step.choice.index] ?? ctx.promptTokens;
     const usage = continuous ? usageJsonWithDetails(prompt, step.completionTokens) : 'null';
     events.push({
       kind: step.finish ? 'finish' : 'content',
-      tokenStart: step.tokenStart,
-      tokenCount: step.tokenCount,
+      tokenStart: step.eventTokenStart,
+      tokenCount: step.eventTokenCount,
       data: `${prefix}[${streamChoice(ctx, step, textOffset)}],"usage":${usage}}`,
       dueMs: step.dueMs,
     });

@@ -78,11 +78,13 @@ describe('split payloads', () => {
         const ids = ctx.version === '0.11' ? ',"token_ids":null' : '';
         const continuous = ctx.streamOptions?.includeUsage === true && ctx.streamOptions.continuousUsageStats;
         let checked = 0;
-        for (const event of events) {
+        // One role chunk per choice, then one chunk per step, in order.
+        for (const [i, event] of events.entries()) {
           if (!(event instanceof SplitPayload)) continue;
-          const step = steps.find((s) => s.tokenStart === event.tokenStart && s.choice.index === event.choiceIndex);
+          const step = steps[i - choices.length];
           if (step === undefined) throw new Error('a split chunk with no step');
           checked++;
+          expect(event.choiceIndex).toBe(step.choice.index);
           expect(event.data).toBe(`${head}[{"index":${step.choice.index},"delta":{"content":${JSON.stringify(step.text)}},"logprobs":null,"finish_reason":null${ids}}]}`);
         }
         if (!continuous) expect(checked).toBe(steps.filter((s) => !s.finish).length);
