@@ -212,7 +212,7 @@ function expectedKind(option: Option): string {
  * such as "yes" is refused, not read as false), a string, or a list of strings for a
  * variadic flag. Lists and maps where one value belongs are refused by key and kind.
  */
-function configOptionValue(where: string, option: Option, value: unknown): boolean | string | string[] {
+export function configOptionValue(where: string, option: Option, value: unknown): boolean | string | string[] {
   const wrong = (got: string = describeYaml(value)): never => {
     throw new CliError(`${where}: expected ${expectedKind(option)}, got ${got}`);
   };

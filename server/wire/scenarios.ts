@@ -43,7 +43,8 @@ const scenarioSchema = z.strictObject({
   wire: wireSchema,
   models: z.record(z.string(), wireSchema).optional(),
   /** `serve` flags by their long name (without `--`), e.g. `time-to-first-token: 150ms`. */
-  server: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  /** Serve settings by flag name, each read as `serve --config` reads it (wire-flags.ts checks them per flag). */
+  server: z.record(z.string(), z.unknown()).optional(),
   /** Where to send requests to meet the bug (default /v1/completions). */
   endpoint: z.enum(GENERATION_PATHS).optional(),
   /** Body fields a client must send to meet the bug (e.g. stream_options). */

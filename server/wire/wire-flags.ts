@@ -4,7 +4,8 @@
  * settings (by flag name); anything given on the command line wins over it.
  */
 import type { Command } from 'commander';
-import { camel, CliError } from '../../contracts/cli-error.ts';
+import { CliError } from '../../contracts/cli-error.ts';
+import { configOptionValue } from '../cli/engine-serve-flags.ts';
 import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
 import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
@@ -45,13 +46,15 @@ export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, c
     if (error instanceof ScenarioError) throw new CliError(`--scenario: ${error.message}`);
     throw error;
   }
-  const known = new Set(command.options.map((o) => o.attributeName()));
+  const known = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));
   for (const [name, value] of Object.entries(scenario.server ?? {})) {
-    const key = camel(name);
-    if (!known.has(key) || ['scenario', 'wire', 'wireModel', 'port', 'host'].includes(key)) {
+    const option = known.get(name);
+    const key = option?.attributeName() ?? '';
+    if (option === undefined || ['scenario', 'wire', 'wireModel', 'port', 'host', 'config'].includes(key)) {
       throw new CliError(`--scenario ${flags.scenario}: server.${name} is not a serve setting a scenario may set`);
     }
-    if (command.getOptionValueSource(key) !== 'cli') flags[key] = typeof value === 'boolean' ? value : String(value);
+    // Read as `serve --config` reads the same key: a list for a repeatable flag, a map for an adapter.
+    if (command.getOptionValueSource(key) !== 'cli') flags[key] = configOptionValue(`--scenario ${flags.scenario}: server.${name}`, option, value);
   }
   return scenario;
 }

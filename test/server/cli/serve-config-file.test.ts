@@ -12,6 +12,7 @@ import { blameConfigFile } from '../../../server/cli/engine-serve-flags.ts';
 import { checkLlmdCompatFlags } from '../../../server/cli/llm-d-compat-flags.ts';
 import { serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
 import { checkLoraNames } from '../../../server/cli/vllm-serve-flags.ts';
+import { applyScenarioFlags } from '../../../server/wire/wire-flags.ts';
 
 function configFile(yaml: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'bt-serve-config-')), 'serve.yaml');
@@ -50,6 +51,32 @@ describe('serve --config: values of the wrong type', () => {
   it('right types still work: booleans, lists, and vLLM JSON adapters written as maps', () => {
     const file = configFile('log: true\nno-emission-sleep: true\nserved-model-name: [a, b]\nlora-modules:\n  - {name: sql, path: /loras/sql}\nport: 0\n');
     expect(serveWith(['--config', file])).toMatchObject({ logger: true, emissionSleep: false, model: 'a', servedModelAliases: ['b'], loraModules: [{ name: 'sql', path: '/loras/sql' }] });
+  });
+});
+
+describe("serve --scenario FILE: its server block is read as serve --config reads the same keys (audit 12-Y5-2)", () => {
+  function scenarioWith(serverYaml: string, args: string[] = []): ReturnType<typeof serveOptionsFromFlags> {
+    const file = configFile(`name: multi\ntitle: t\ndescription: A scenario file whose server block sets flags that take lists and maps, to check how they are read.\nwire: vllm\nexpect: exact\nserver:\n${serverYaml}`);
+    const { serve, flags } = parseServe(['--scenario', file, ...args]);
+    applyScenarioFlags(flags as typeof flags & Record<string, unknown>, serve);
+    return serveOptionsFromFlags(flags);
+  }
+
+  it('one name is one served name, a list several, adapters as maps; a flag still wins', () => {
+    expect(scenarioWith('  served-model-name: mymodel\n')).toMatchObject({ model: 'mymodel', servedModelAliases: [] });
+    expect(scenarioWith('  served-model-name: [a, b]\n  lora-modules:\n    - {name: sql, path: /loras/sql}\n  no-emission-sleep: true\n')).toMatchObject({
+      model: 'a',
+      servedModelAliases: ['b'],
+      loraModules: [{ name: 'sql', path: '/loras/sql' }],
+      emissionSleep: false,
+    });
+    expect(scenarioWith('  served-model-name: mymodel\n', ['--served-model-name', 'cli'])).toMatchObject({ model: 'cli' });
+  });
+
+  it('a value of the wrong type is one line naming the scenario and the key, never a JS error', () => {
+    const text = errorOf(() => scenarioWith('  model-timing: {a: 1}\n'));
+    expect(text).toMatch(/^--scenario .*: server\.model-timing: expected /);
+    expect(text).not.toMatch(/object Object|is not a function|undefined/);
   });
 });
 
