@@ -130,10 +130,13 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       if (value !== undefined) fail(item, `${key} takes no value`);
       faultsSeen.reset = false;
       return clonePolicy(VLLM_WIRE_POLICY);
-    case 'eol':
-      if (!LINE_ENDINGS.includes(value as LineEnding)) fail(item, `expected one of ${LINE_ENDINGS.join(', ')}`);
-      framing.eol = value as LineEnding;
+    case 'eol': {
+      // Spelled in any case, as the keys are (`eol=CRLF` as `VLLM`).
+      const eol = value?.toLowerCase();
+      if (!LINE_ENDINGS.includes(eol as LineEnding)) fail(item, `expected one of ${LINE_ENDINGS.join(', ')}`);
+      framing.eol = eol as LineEnding;
       break;
+    }
     case 'space':
       framing.space = flag(item, value);
       break;

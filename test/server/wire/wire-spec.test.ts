@@ -151,4 +151,8 @@ describe('layering: server-wide → per model → per request', () => {
     applyWireSpec(base, 'eol=lf;cut=usage;fault=dupdone');
     expect(base).toEqual(copy);
   });
+  it('reads an eol value in any case, as the keys are (audit 12-Y5-5)', () => {
+    expect(parseWireSpec('eol=CRLF').framing.eol).toBe('crlf');
+    expect(parseWireSpec('EOL=Cr').framing.eol).toBe('cr');
+  });
 });
