@@ -16,6 +16,20 @@ export class PyException {
   ) {}
 }
 
+/**
+ * What Python's `str.isprintable()` calls not printable (its repr escapes these): controls,
+ * format characters, surrogates, private use, unassigned code points, and separators other
+ * than the ASCII space (a no-break space, a zero-width space and a soft hyphen print escaped).
+ */
+const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** `\xhh`, `\uhhhh` or `\Uhhhhhhhh`, by size, as repr writes a character it does not print. */
+function escapedCodePoint(code: number): string {
+  if (code < 0x100) return `\\x${code.toString(16).padStart(2, '0')}`;
+  if (code < 0x10000) return `\\u${code.toString(16).padStart(4, '0')}`;
+  return `\\U${code.toString(16).padStart(8, '0')}`;
+}
+
 function reprString(text: string): string {
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   let out = quote;
@@ -26,8 +40,7 @@ function reprString(text: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else if (code >= 0xd800 && code <= 0xdfff) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else if (ch !== ' ' && NOT_PRINTABLE.test(ch)) out += escapedCodePoint(code);
     else out += ch;
   }
   return out + quote;
