@@ -29,13 +29,8 @@ const results = new Map<string, BenchResult>();
 const stallSlack = new Map<string, number>();
 let lpgDir = mkdtempSync(join(tmpdir(), 'benchtruth-lpg-'));
 
-/**
- * grpc-js frames each message into HTTP/2 and hands it to the socket after the server has
- * stamped the write (it offers no hook for the socket write itself), which costs 1.5–3.5 ms
- * here; the gRPC surface is held to the contract's tolerances widened by this much.
- */
-const GRPC_SLACK_MS = 5;
-const slackFor = (name: string): number => (name === 'gRPC' ? GRPC_SLACK_MS : 0);
+/** The gRPC surface is held to the contract's tolerances widened by grpc-js's transport (contracts/tolerance.ts). */
+const slackFor = (name: string): number => (name === 'gRPC' ? TOLERANCE_MS.grpcTransport : 0);
 
 /** [name, api, stream, x-benchtruth-wire spec] */
 const RUNS: Array<[string, ApiName, boolean, string | null]> = [
