@@ -78,6 +78,9 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   const fork = (index: number): Worker => {
     const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index), [WORKER_GENERATION_ENV]: String(generations[index]), [WORKER_PORTS_ENV]: JSON.stringify(ports) });
     rescue.watch(worker);
+    // A message sent to a worker that has just died fails with an 'error' on it; unheard, that
+    // would take the primary (and every other worker's streams) down. Its 'exit' replaces it.
+    worker.on('error', () => {});
     worker.on('message', (message: unknown) => {
       if (!isClusterMessage(message)) return;
       if (message.benchtruth === 'peer') {

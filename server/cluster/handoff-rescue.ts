@@ -95,7 +95,10 @@ export class HandoffRescue {
     child.once('close', () => {
       this.pending.delete(worker);
       this.sends.delete(worker);
-      for (const handoff of pending.values()) this.handTo(handoff, null);
+      // Taken out first: a failed send's callback (below) must not hand one of these on again.
+      const unanswered = [...pending.values()];
+      pending.clear();
+      for (const handoff of unanswered) this.handTo(handoff, null);
     });
   }
 
@@ -125,6 +128,11 @@ export class HandoffRescue {
     const seq = `benchtruth-rescue-${++this.seq}`;
     pending.set(seq, handoff);
     const message: NewConn = { cmd: 'NODE_CLUSTER', act: 'newconn', key: handoff.key, seq };
-    Reflect.apply(send, target.process, [message, handoff.socket]);
+    // The target may die before the message is written: then it goes to another worker.
+    const sent = (error: Error | null): void => {
+      if (error === null || !pending.delete(seq)) return;
+      this.handTo(handoff, target);
+    };
+    Reflect.apply(send, target.process, [message, handoff.socket, {}, sent]);
   }
 }
