@@ -80,7 +80,10 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     rescue.watch(worker);
     // A message sent to a worker that has just died fails with an 'error' on it; unheard, that
     // would take the primary (and every other worker's streams) down. Its 'exit' replaces it.
-    worker.on('error', () => {});
+    worker.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ERR_IPC_CHANNEL_CLOSED' || error.code === 'EPIPE') return;
+      process.stderr.write(`benchtruth: worker ${index}: ${error.message}\n`);
+    });
     worker.on('message', (message: unknown) => {
       if (!isClusterMessage(message)) return;
       if (message.benchtruth === 'peer') {
