@@ -51,6 +51,23 @@ async function startCluster(): Promise<string> {
   });
 }
 
+/** Polls `text()` (bounded) until `pattern` matches it: a banner or a log line of a server started in the test. */
+function matchWithin(what: string, text: () => string, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      reject(new Error(`no ${what} within ${timeoutMs / 1000} s: ${text()}`));
+    }, timeoutMs);
+    const poll = setInterval(() => {
+      const match = pattern.exec(text());
+      if (match === null) return;
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve(match);
+    }, 20);
+  });
+}
+
 describe('serve --workers 2', () => {
   it('serves on one port from two processes; truth and metrics cover every request', async () => {
     const url = await startCluster();
@@ -109,16 +126,7 @@ describe('serve --workers 2', () => {
     group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
     const exited = new Promise<number | null>((resolve) => group.once('exit', (code) => resolve(code)));
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no banner within 30 s: ${out}`)), 30_000);
-        const poll = setInterval(() => {
-          const match = /on (http:\/\/127\.0\.0\.1:\d+) .*with 2 workers/.exec(out);
-          if (match === null) return;
-          clearInterval(poll);
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }, 20);
-      });
+      const base = (await matchWithin('banner', () => out, /on (http:\/\/127\.0\.0\.1:\d+) .*with 2 workers/))[1] as string;
       const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
         fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close', ...headers }, body: JSON.stringify(body) });
 
@@ -177,16 +185,8 @@ describe('serve --workers 2', () => {
     let out = '';
     group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
     try {
-      const [port, victim] = await new Promise<[number, number]>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no banner within 30 s: ${out}`)), 30_000);
-        const poll = setInterval(() => {
-          const match = /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) \d+\)/.exec(out);
-          if (match === null) return;
-          clearInterval(poll);
-          clearTimeout(timer);
-          resolve([Number(match[1]), Number(match[2])]);
-        }, 20);
-      });
+      const banner = await matchWithin('banner', () => out, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) \d+\)/);
+      const [port, victim] = [Number(banner[1]), Number(banner[2])];
       /** A fresh connection with one request on it: resolves once connected; `answer` is the whole response, or a timeout error. */
       const exchange = (): Promise<{ answer: Promise<string> }> =>
         new Promise((resolve) => {
@@ -226,22 +226,11 @@ describe('serve --workers 2', () => {
     let err = '';
     group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
     group.stderr.on('data', (piece: Buffer) => void (err += piece.toString()));
-    const until = (what: string, ready: () => boolean): Promise<void> =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${what} within 30 s: ${out}${err}`)), 30_000);
-        const poll = setInterval(() => {
-          if (!ready()) return;
-          clearInterval(poll);
-          clearTimeout(timer);
-          resolve();
-        }, 20);
-      });
     try {
-      await until('banner', () => /with 2 workers \(pids \d+ \d+\)/.test(out));
-      const [, port, first, second] = /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) (\d+)\)/.exec(out) ?? [];
+      const [, port, first, second] = await matchWithin('banner', () => out, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) (\d+)\)/);
       process.kill(Number(first), 'SIGKILL');
       process.kill(Number(second), 'SIGKILL');
-      await until('restarts', () => (err.match(/restarting it/g) ?? []).length === 2);
+      await matchWithin('restarts', () => err, /restarting it[^]*restarting it/);
       // The replacements listen a moment after they are forked: poll the banner's port (bounded).
       let status = 0;
       for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
