@@ -230,7 +230,8 @@ export function rawConfigFromFlags(flags: BenchFlags, written = new Map<string, 
     for (const [ours, theirs] of applyInferencePerfSpellings(raw, configPath)) written.set(ours, theirs);
     checkConfigFile(raw, `config ${configPath}`, (path) => fileSpelling(written, configPath, path));
   }
-  const fileLoadType = asObject(raw.load).type;
+  // The file's load type as the schema reads it (absent is constant): the keys a flag's switch drops.
+  const fileLoadType = asObject(raw.load).type ?? 'constant';
   for (const [flag, path] of FLAG_PATHS) {
     const value = flags[flag];
     if (typeof value !== 'string') continue;

@@ -134,6 +134,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #textlessGrowth: number[] | null = null;
   /** Every token-bearing event so far carried the running usage (a growth is measured against it). */
   #usageOnEveryEvent = true;
+  /** A text-less payload came without usage: the stream's usage is not a running one. */
+  #textlessWithoutUsage = false;
   /** Texts of events whose counts wait for the tokenizer, by event index (made on first need). */
   #pendingTexts: Map<number, string> | null = null;
   #bodyChunks: Buffer[] = [];
@@ -150,6 +152,16 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   onEvent(event: SseEvent): void {
     if (event.event === 'error') return this.#onErrorEvent(event.data);
     this.#onEvent(event.data, event.atMs);
+  }
+
+  /**
+   * Whether the usage seen so far is a running one, on every event: decided by the first
+   * token-bearing event, or, before any (every chunk's text held back behind a stop string that
+   * then matched), by every text-less payload having carried one.
+   */
+  #runningUsageSoFar(): boolean {
+    if (this.#continuousUsage === null) return !this.#textlessWithoutUsage;
+    return this.#continuousUsage && this.#usageOnEveryEvent;
   }
 
   /** For the decoder only: the event dispatched last completed with this later read (a CRLF cut between CR and LF). */
@@ -282,7 +294,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       if (usage !== null) {
         // Only a choice's finish chunk: a usage-only chunk (`choices: []`) carries no token, and
         // its count may sum several choices.
-        if (payload.finishReason !== null && this.#continuousUsage === true && this.#usageOnEveryEvent) {
+        if (payload.finishReason !== null && this.#runningUsageSoFar()) {
           const growth = this.#textlessGrowth;
           const seen = growth === null ? this.#runningCompletion : (growth[growth.length - 1] as number);
           if (usage.completionTokens > seen) {
@@ -291,6 +303,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
           }
         }
         this.#usage = usage;
+      } else {
+        this.#textlessWithoutUsage = true;
       }
       return;
     }

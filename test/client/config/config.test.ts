@@ -289,6 +289,10 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(benchOptionsFromFlags({ config: bursty, loadType: 'poisson' }).load).toMatchObject({ type: 'stages', arrival: { kind: 'poisson' } });
     const traced = file('traced.yml', `load: {type: trace, trace_file: ${JSON.stringify(trace)}}\n${url}`);
     expect(benchOptionsFromFlags({ config: traced, rate: '5' }).load).toMatchObject({ type: 'stages', arrival: { kind: 'constant' } });
+    // A file without a type is a constant load: --rate or --load-type constant switches nothing (audit 12-R18-F2).
+    const untyped = file('untyped.yml', `load: {burstiness: 0.5}\n${url}`);
+    expect(errorOf(() => benchOptionsFromFlags({ config: untyped, rate: '5' }))).toMatch(/load\.burstiness: only a gamma load reads it, not load\.type constant/);
+    expect(errorOf(() => benchOptionsFromFlags({ config: untyped, loadType: 'constant' }))).toMatch(/load\.burstiness: only a gamma load/);
     const prefixed = file('prefixed.yml', `data: {type: shared_prefix, shared_prefix: {num_groups: 2}}\n${url}`);
     expect(benchOptionsFromFlags({ config: prefixed, dataset: 'synthetic' }).data).toMatchObject({ type: 'synthetic' });
   });

@@ -115,10 +115,10 @@ describe('measured streams at the edges', () => {
     expect(lifecycleReport([record], { intendedRate: null }).successes.token_count_mismatches).toBe(1);
   });
 
-  it('a stop string on the first token (text stripped, usage 1, as the fake server answers): N = 1 from usage, no TTFT, NTPOT = latency, a mismatch', () => {
+  it('a stop string on the first token (text stripped, running usage 1, as the fake server answers): the finish chunk that showed it carries it, as the truth does (audit 12-R18-F1)', () => {
     const record = streamed([[{ text: '', finish: 'stop', usage: 1 }, 205], [{ choices: false, usage: 1 }, 206]], 207);
-    expect(record).toMatchObject({ failure: null, events: [], outputTokens: 1, outputTokensSource: 'usage', tokenCountMismatch: true });
-    expect(record.metrics).toMatchObject({ ttftMs: null, tpotMs: null, ntpotMs: 207, itlMs: [] });
+    expect(record).toMatchObject({ failure: null, events: [{ atMs: 205, tokens: 1 }], outputTokens: 1, outputTokensSource: 'usage', tokenCountMismatch: false });
+    expect(record.metrics).toMatchObject({ ttftMs: 205, tpotMs: null, ntpotMs: 207, itlMs: [] });
   });
 
   it('a one-token stream: TTFT at its event, TPOT null, NTPOT = latency / 1', () => {

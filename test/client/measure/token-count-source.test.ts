@@ -121,6 +121,27 @@ describe('a running usage that grows on a chunk without text (audit 10 Z1-1)', (
     expect(stale.tokenCountMismatch).toBe(true);
   });
 
+  it('an answer whose every text was held back behind a stop string that matched: a running usage counts it on the finish chunk (TTFT there, as the truth), usage only at the end leaves a mismatch (audit 12-R18-F1)', () => {
+    const finish = (usage: boolean): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop', stop_reason: ' the' }], usage: usage ? { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 } : null })}\n\n`;
+    const finalUsage = `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 } })}\n\n`;
+    const run = (chunks: string[]) => {
+      const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+      measurer.response(200);
+      chunks.forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
+      measurer.data(enc.encode('data: [DONE]\n\n'), 10 * (chunks.length + 1));
+      return measurer.end(10 * (chunks.length + 2));
+    };
+    const running = run([finish(true), finalUsage]);
+    expect(running.events).toEqual([{ atMs: 10, tokens: 1 }]);
+    expect(running.tokenCountMismatch).toBe(false);
+    expect(running.metrics).toMatchObject({ ttftMs: 10, outputTokens: 1 });
+    const atEnd = run([finish(false), finalUsage]);
+    expect(atEnd.events).toEqual([]);
+    expect(atEnd.tokenCountMismatch).toBe(true);
+    expect(atEnd.metrics).toMatchObject({ ttftMs: null, outputTokens: 1 });
+  });
+
   it('credits a text-less growth to the next text when text follows, never twice', () => {
     const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
     measurer.response(200);
