@@ -295,14 +295,18 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
  * value came from the `--config` file, says so: `--config FILE: max-num-seqs: …`, the key the
  * user has to fix where it is written, instead of a flag they never typed.
  */
-export function blameConfigFile<T>(command: Command, file: string | undefined, check: () => T): T {
+export function blameConfigFile<T>(command: Command, file: string | undefined, check: () => T, scenario?: string): T {
   try {
     return check();
   } catch (error) {
-    if (file === undefined || !(error instanceof CliError)) throw error;
+    if (!(error instanceof CliError)) throw error;
     const match = /^--([a-z][a-z0-9-]*)([: ].*)$/s.exec(error.message);
     const option = match === null ? undefined : command.options.find((o) => o.long === `--${match[1]}`);
-    if (match === null || option === undefined || command.getOptionValueSource(option.attributeName()) !== 'config') throw error;
-    throw new CliError(`--config ${file}: ${match[1]}${match[2]}`);
+    const source = option === undefined ? undefined : command.getOptionValueSource(option.attributeName());
+    if (match === null) throw error;
+    if (source === 'config' && file !== undefined) throw new CliError(`--config ${file}: ${match[1]}${match[2]}`);
+    // A scenario file's server block (wire-flags.ts SCENARIO_SOURCE).
+    if (source === 'scenario' && scenario !== undefined) throw new CliError(`--scenario ${scenario}: server.${match[1]}${match[2]}`);
+    throw error;
   }
 }

@@ -96,7 +96,7 @@ export function registerServeCommand(program: Command): void {
         // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
         if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
         return { serveOptions, resolved, ignored };
-      });
+      }, flags.scenario);
       if (!isClusterWorkerProcess()) for (const line of ignored) process.stderr.write(`${line}\n`);
       const replaying = scenario === null ? '' : `, scenario ${scenario.name}`;
       const bannerLines = (ports: ListeningPorts): string[] => {

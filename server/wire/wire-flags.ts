@@ -10,6 +10,9 @@ import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
 import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
 
+/** The value source (commander's) of a serve setting a scenario file gave. */
+export const SCENARIO_SOURCE = 'scenario';
+
 export interface WireFlags {
   scenario?: string;
   wire?: string;
@@ -54,7 +57,11 @@ export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, c
       throw new CliError(`--scenario ${flags.scenario}: server.${name} is not a serve setting a scenario may set`);
     }
     // Read as `serve --config` reads the same key: a list for a repeatable flag, a map for an adapter.
-    if (command.getOptionValueSource(key) !== 'cli') flags[key] = configOptionValue(`--scenario ${flags.scenario}: server.${name}`, option, value);
+    if (command.getOptionValueSource(key) === 'cli') continue;
+    const parsed = configOptionValue(`--scenario ${flags.scenario}: server.${name}`, option, value);
+    // Its source, so a bad value is blamed on the scenario's key (serve-command.ts), not on a flag.
+    command.setOptionValueWithSource(key, parsed, SCENARIO_SOURCE);
+    flags[key] = parsed;
   }
   return scenario;
 }

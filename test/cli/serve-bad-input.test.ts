@@ -74,6 +74,11 @@ describe('serve: one line and exit 2 for bad input', () => {
     await expectOneLine(['--scenario', fifo], /^benchtruth: .*pipe/m);
   });
 
+  it("a bad value in a scenario's server block names the scenario and its key, not a flag never typed (audit 12-R18-F3)", async () => {
+    const scenario = file('bad-value.yaml', 'name: bad\ntitle: t\ndescription: A scenario whose server block gives a value the flag refuses, to check who is blamed for it.\nwire: vllm\nexpect: exact\nserver:\n  scheduler: bogus\n');
+    await expectOneLine(['--scenario', scenario], /^benchtruth: --scenario .*bad-value\.yaml: server\.scheduler: /m);
+  });
+
   it('a scenario file without `name:` says which key is missing', async () => {
     const scenario = file('nameless.yaml', 'wire: vllm\n');
     await expectOneLine(['--scenario', scenario], /: missing key name$/m);
