@@ -85,7 +85,9 @@ function parseFault(item: string, text: string): FaultSpec {
     p = Number(raw);
     if (raw === '' || !Number.isFinite(p) || p < 0 || p > 1) fail(item, `fault probability must be from 0 to 1, got ${JSON.stringify(raw)}`);
   }
-  const [kind = '', a, b, ...rest] = body.split(':');
+  const [rawKind = '', a, b, ...rest] = body.split(':');
+  // Names in any case, as the spec's keys are (`fault=DISCONNECT:2`).
+  const kind = rawKind.toLowerCase();
   if (rest.length > 0) fail(item, `too many arguments in fault ${JSON.stringify(body)}`);
   const none = (): void => {
     if (a !== undefined) fail(item, `fault ${kind} takes no arguments`);
@@ -175,7 +177,7 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
     case 'cut': {
       const places: CutPlace[] = [];
       let pieces = 1;
-      for (const part of (value ?? '').split(',').map((s) => s.trim())) {
+      for (const part of (value ?? '').split(',').map((s) => s.trim().toLowerCase())) {
         if (/^\d+$/.test(part)) pieces = count(item, part, 1);
         else if ((CUT_PLACES as readonly string[]).includes(part)) {
           if (!places.includes(part as CutPlace)) places.push(part as CutPlace);

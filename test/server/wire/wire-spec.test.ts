@@ -151,8 +151,10 @@ describe('layering: server-wide → per model → per request', () => {
     applyWireSpec(base, 'eol=lf;cut=usage;fault=dupdone');
     expect(base).toEqual(copy);
   });
-  it('reads an eol value in any case, as the keys are (audit 12-Y5-5)', () => {
+  it('reads names in any case, as the keys are: eol values, fault kinds, cut places (audit 12-Y5-5, R18-F4)', () => {
     expect(parseWireSpec('eol=CRLF').framing.eol).toBe('crlf');
     expect(parseWireSpec('EOL=Cr').framing.eol).toBe('cr');
+    expect(parseWireSpec('fault=DISCONNECT:2')).toEqual(parseWireSpec('fault=disconnect:2'));
+    expect(parseWireSpec('cut=Usage,BLANK')).toEqual(parseWireSpec('cut=usage,blank'));
   });
 });
