@@ -117,7 +117,7 @@ function parseFault(item: string, text: string): FaultSpec {
       none();
       return { kind, p };
     default:
-      return fail(item, `unknown fault ${JSON.stringify(kind)} (known: ${FAULT_KINDS.join(', ')})`);
+      return fail(item, `unknown fault ${JSON.stringify(rawKind)} (known: ${FAULT_KINDS.join(', ')})`);
   }
 }
 
@@ -218,7 +218,7 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
         faultsSeen.reset = true;
       }
       if (value === undefined || value === '') fail(item, 'needs a fault, e.g. fault=disconnect:5 (or fault=none)');
-      if (value === 'none') break;
+      if (value.toLowerCase() === 'none') break;
       for (const part of value.split(',')) policy.faults.push(parseFault(item, part.trim()));
       break;
     }

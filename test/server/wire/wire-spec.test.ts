@@ -156,5 +156,7 @@ describe('layering: server-wide → per model → per request', () => {
     expect(parseWireSpec('EOL=Cr').framing.eol).toBe('cr');
     expect(parseWireSpec('fault=DISCONNECT:2')).toEqual(parseWireSpec('fault=disconnect:2'));
     expect(parseWireSpec('cut=Usage,BLANK')).toEqual(parseWireSpec('cut=usage,blank'));
+    expect(parseWireSpec('fault=NONE')).toEqual(parseWireSpec('fault=none'));
+    expect(() => parseWireSpec('fault=Explode')).toThrow(/unknown fault "Explode"/);
   });
 });
