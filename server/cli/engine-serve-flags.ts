@@ -235,6 +235,11 @@ const SAME_SETTING: ReadonlyArray<readonly string[]> = [
   ['max-body-size', 'max-request-body-size-mb'],
 ];
 
+/** The other names of a setting (`kv-cache-size` for `kv-cache-blocks`), by flag name without `--`. */
+export function otherSpellings(name: string): readonly string[] {
+  return (SAME_SETTING.find((group) => group.includes(name)) ?? []).filter((other) => other !== name);
+}
+
 /** One setting given under both its names on the command line: which one was meant is not ours to guess. */
 export function refuseDoubleSpellings(command: Command): void {
   const byName = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
-import { configOptionValue } from '../cli/engine-serve-flags.ts';
+import { configOptionValue, otherSpellings } from '../cli/engine-serve-flags.ts';
 import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
 import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
@@ -57,7 +57,14 @@ export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, c
       throw new CliError(`--scenario ${flags.scenario}: server.${name} is not a serve setting a scenario may set`);
     }
     // Read as `serve --config` reads the same key: a list for a repeatable flag, a map for an adapter.
-    if (command.getOptionValueSource(key) === 'cli') continue;
+    // Flags win over the scenario, under either name of a setting; the scenario over --config.
+    const others = otherSpellings(name).flatMap((other) => known.get(other)?.attributeName() ?? []);
+    if ([key, ...others].some((attribute) => command.getOptionValueSource(attribute) === 'cli')) continue;
+    for (const other of others) {
+      if (command.getOptionValueSource(other) !== 'config') continue;
+      command.setOptionValueWithSource(other, undefined, SCENARIO_SOURCE);
+      flags[other] = undefined;
+    }
     const parsed = configOptionValue(`--scenario ${flags.scenario}: server.${name}`, option, value);
     // Its source, so a bad value is blamed on the scenario's key (serve-command.ts), not on a flag.
     command.setOptionValueWithSource(key, parsed, SCENARIO_SOURCE);

@@ -55,9 +55,9 @@ describe('serve --config: values of the wrong type', () => {
 });
 
 describe("serve --scenario FILE: its server block is read as serve --config reads the same keys (audit 12-Y5-2)", () => {
-  function scenarioWith(serverYaml: string, args: string[] = []): ReturnType<typeof serveOptionsFromFlags> {
+  function scenarioWith(serverYaml: string, args: string[] = [], configYaml?: string): ReturnType<typeof serveOptionsFromFlags> {
     const file = configFile(`name: multi\ntitle: t\ndescription: A scenario file whose server block sets flags that take lists and maps, to check how they are read.\nwire: vllm\nexpect: exact\nserver:\n${serverYaml}`);
-    const { serve, flags } = parseServe(['--scenario', file, ...args]);
+    const { serve, flags } = parseServe(['--scenario', file, ...args], configYaml);
     applyScenarioFlags(flags as typeof flags & Record<string, unknown>, serve);
     return serveOptionsFromFlags(flags);
   }
@@ -71,6 +71,13 @@ describe("serve --scenario FILE: its server block is read as serve --config read
       emissionSleep: false,
     });
     expect(scenarioWith('  served-model-name: mymodel\n', ['--served-model-name', 'cli'])).toMatchObject({ model: 'cli' });
+  });
+
+  it('flags win over it under either name of a setting, and it wins over --config under either (audit 12-R19-2)', () => {
+    expect(scenarioWith('  kv-cache-blocks: 300\n', ['--kv-cache-size', '100'])).toMatchObject({ kvCacheBlocks: 100 });
+    expect(scenarioWith('  kv-cache-size: 300\n', ['--kv-cache-blocks', '100'])).toMatchObject({ kvCacheBlocks: 100 });
+    expect(scenarioWith('  kv-cache-size: 300\n', [], 'kv-cache-blocks: 200\n')).toMatchObject({ kvCacheBlocks: 300 });
+    expect(scenarioWith('  kv-cache-blocks: 300\n', [], 'kv-cache-size: 200\n')).toMatchObject({ kvCacheBlocks: 300 });
   });
 
   it('a value of the wrong type is one line naming the scenario and the key, never a JS error', () => {
