@@ -24,6 +24,9 @@ export const WORKER_GENERATION_ENV = 'BENCHTRUTH_WORKER_GENERATION';
  */
 export const WORKER_PORTS_ENV = 'BENCHTRUTH_WORKER_PORTS';
 
+/** Replacements of one worker killed in a row before they listened that are replaced again. */
+const MAX_EARLY_RESTARTS = 5;
+
 /** A free port on `host` now, for a `--…port 0` every worker is then given. */
 async function freePort(host: string): Promise<number> {
   const probe = createServer();
@@ -67,6 +70,8 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     for (const w of workers) if (w.isConnected()) w.send(message);
   };
   const generations: number[] = new Array(options.workers).fill(0);
+  /** Replacements of each index killed in a row before they listened. */
+  const earlyDeaths: number[] = new Array(options.workers).fill(0);
   const rescue = new HandoffRescue(() => workers.filter((w, i) => listened[i] === true && w.isConnected() && !w.isDead()));
   let ports: ListeningPorts;
   try {
@@ -93,6 +98,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         failStart(message.line);
       } else if (message.benchtruth === 'listening') {
         listened[index] = true;
+        earlyDeaths[index] = 0;
         rescue.flushParked();
         if (++listening !== options.workers) return;
         const [first, ...rest] = banner(message);
@@ -100,10 +106,25 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         for (const line of rest) process.stdout.write(`${line}\n`);
       }
     });
+    const restart = (how: string | number): void => {
+      process.stderr.write(`benchtruth: worker ${index} exited (${how}), restarting it\n`);
+      peerPorts[index] = 0;
+      listened[index] = false;
+      generations[index] = (generations[index] as number) + 1;
+      workers[index] = fork(index);
+    };
     worker.on('exit', (code, signal) => {
       const how = code ?? signal ?? 'signal';
       if (stopping) return;
       if (!listened[index]) {
+        // A replacement killed while it started (the server already listens, so the port is
+        // not the reason) is replaced again, a few times in a row at most; a first worker that
+        // cannot start would only fail again, so that stops the server with its line.
+        const replacement = (generations[index] as number) > 0;
+        if (replacement && signal !== null && (earlyDeaths[index] = (earlyDeaths[index] as number) + 1) <= MAX_EARLY_RESTARTS) {
+          restart(how);
+          return;
+        }
         // Its exit can be seen before its last message (why it failed) is read off the channel:
         // that line, once the channel has closed, is the one to print.
         const unexplained = (): void => failStart(`benchtruth: worker ${index} exited (${how}) before it could listen`);
@@ -112,11 +133,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         return;
       }
       // A worker that dies takes its in-flight requests with it; start a fresh one in its place.
-      process.stderr.write(`benchtruth: worker ${index} exited (${how}), restarting it\n`);
-      peerPorts[index] = 0;
-      listened[index] = false;
-      generations[index] = (generations[index] as number) + 1;
-      workers[index] = fork(index);
+      restart(how);
     });
     return worker;
   };
