@@ -68,6 +68,26 @@ function matchWithin(what: string, text: () => string, pattern: RegExp, timeoutM
   });
 }
 
+/** `serve --workers 2 --port 0` in its own process group, with its output gathered. */
+function startWorkers(): { group: ChildProcess; out: () => string; err: () => string } {
+  const group = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  let err = '';
+  group.stdout?.on('data', (piece: Buffer) => void (out += piece.toString()));
+  group.stderr?.on('data', (piece: Buffer) => void (err += piece.toString()));
+  return { group, out: () => out, err: () => err };
+}
+
+/** The status of GET /health on `port` once a worker answers it (bounded: 100 tries, 100 ms apart). */
+async function healthWithin(port: string | undefined): Promise<number> {
+  let status = 0;
+  for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+    status = await fetch(`http://127.0.0.1:${port ?? ''}/health`).then((r) => r.status, () => 0);
+    if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  return status;
+}
+
 describe('serve --workers 2', () => {
   it('serves on one port from two processes; truth and metrics cover every request', async () => {
     const url = await startCluster();
@@ -221,54 +241,36 @@ describe('serve --workers 2', () => {
   }, 60_000);
 
   it('with --port 0, workers replaced after all of them died listen on the port the banner named (audit 12-R17-F1)', async () => {
-    const group = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    let err = '';
-    group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
-    group.stderr.on('data', (piece: Buffer) => void (err += piece.toString()));
+    const { group, out, err } = startWorkers();
     try {
-      const [, port, first, second] = await matchWithin('banner', () => out, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) (\d+)\)/);
+      const [, port, first, second] = await matchWithin('banner', out, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) (\d+)\)/);
       process.kill(Number(first), 'SIGKILL');
       process.kill(Number(second), 'SIGKILL');
-      await matchWithin('restarts', () => err, /restarting it[^]*restarting it/);
-      // The replacements listen a moment after they are forked: poll the banner's port (bounded).
-      let status = 0;
-      for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
-        status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0);
-        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(status).toBe(200);
+      await matchWithin('restarts', err, /restarting it[^]*restarting it/);
+      // The replacements listen a moment after they are forked: poll the banner's port.
+      expect(await healthWithin(port)).toBe(200);
     } finally {
       if (group.exitCode === null) process.kill(-(group.pid as number), 'SIGKILL');
     }
   }, 60_000);
 
   it('a replacement killed before it listens is replaced again; the server keeps serving (audit 12-R19-1)', async () => {
-    const group = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    let err = '';
-    group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
-    group.stderr.on('data', (piece: Buffer) => void (err += piece.toString()));
+    const { group, out, err } = startWorkers();
     const workersOf = (): number[] =>
       execFileSync('ps', ['-o', 'pid=', '--ppid', String(group.pid)], { encoding: 'utf8' }).split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0);
     try {
-      const [, port, first] = await matchWithin('banner', () => out, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) \d+\)/);
+      const [, port, first] = await matchWithin('banner', out, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers \(pids (\d+) \d+\)/);
       const before = new Set(workersOf());
       process.kill(Number(first), 'SIGKILL');
-      await matchWithin('restart', () => err, /restarting it/);
+      await matchWithin('restart', err, /restarting it/);
       // The replacement is loading its modules: killed now, it has not listened.
       const replacement = workersOf().find((pid) => !before.has(pid));
       expect(replacement).toBeDefined();
       process.kill(replacement as number, 'SIGKILL');
-      await matchWithin('second restart', () => err, /restarting it[^]*restarting it/);
+      await matchWithin('second restart', err, /restarting it[^]*restarting it/);
       expect(group.exitCode).toBeNull();
-      expect(err).not.toMatch(/before it could listen/);
-      let status = 0;
-      for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
-        status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0);
-        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(status).toBe(200);
+      expect(err()).not.toMatch(/before it could listen/);
+      expect(await healthWithin(port)).toBe(200);
     } finally {
       if (group.exitCode === null) process.kill(-(group.pid as number), 'SIGKILL');
     }

@@ -21,6 +21,15 @@ function body(usage: boolean): string {
   });
 }
 
+/** A stream of `chunks` read 10 ms apart, then `[DONE]`. */
+function runStreamed(chunks: string[]) {
+  const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
+  measurer.response(200);
+  chunks.forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
+  measurer.data(enc.encode('data: [DONE]\n\n'), 10 * (chunks.length + 1));
+  return measurer.end(10 * (chunks.length + 2));
+}
+
 function nonStreamed(text: string, tokenizerFallback: boolean) {
   const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: false, tokenizerFallback });
   measurer.response(200);
@@ -106,17 +115,10 @@ describe('a running usage that grows on a chunk without text (audit 10 Z1-1)', (
       `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop', stop_reason: null }], usage: completion === null ? null : { prompt_tokens: 3, total_tokens: 3 + completion, completion_tokens: completion } })}\n\n`;
     const noUsage = (text: string): string =>
       `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text, logprobs: null, finish_reason: null, stop_reason: null }], usage: null })}\n\n`;
-    const run = (chunks: string[]) => {
-      const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
-      measurer.response(200);
-      chunks.forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
-      measurer.data(enc.encode('data: [DONE]\n\n'), 10 * (chunks.length + 1));
-      return measurer.end(10 * (chunks.length + 2));
-    };
-    const summed = run([chunk(' a', 1), chunk(' b', 2), chunk(' c', 3), usageOnly(4)]);
+    const summed = runStreamed([chunk(' a', 1), chunk(' b', 2), chunk(' c', 3), usageOnly(4)]);
     expect(summed.events.map((e) => e.tokens)).toEqual([1, 1, 1]);
     expect(summed.tokenCountMismatch).toBe(true);
-    const stale = run([chunk(' a', 1), noUsage(' b'), noUsage(' c'), finish(4)]);
+    const stale = runStreamed([chunk(' a', 1), noUsage(' b'), noUsage(' c'), finish(4)]);
     expect(stale.events).toHaveLength(3);
     expect(stale.tokenCountMismatch).toBe(true);
   });
@@ -125,18 +127,11 @@ describe('a running usage that grows on a chunk without text (audit 10 Z1-1)', (
     const finish = (usage: boolean): string =>
       `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop', stop_reason: ' the' }], usage: usage ? { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 } : null })}\n\n`;
     const finalUsage = `data: ${JSON.stringify({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 } })}\n\n`;
-    const run = (chunks: string[]) => {
-      const measurer = new ResponseMeasurer(identity, { api: completionsApi, stream: true, tokenizerFallback: true });
-      measurer.response(200);
-      chunks.forEach((c, i) => measurer.data(enc.encode(c), 10 * (i + 1)));
-      measurer.data(enc.encode('data: [DONE]\n\n'), 10 * (chunks.length + 1));
-      return measurer.end(10 * (chunks.length + 2));
-    };
-    const running = run([finish(true), finalUsage]);
+    const running = runStreamed([finish(true), finalUsage]);
     expect(running.events).toEqual([{ atMs: 10, tokens: 1 }]);
     expect(running.tokenCountMismatch).toBe(false);
     expect(running.metrics).toMatchObject({ ttftMs: 10, outputTokens: 1 });
-    const atEnd = run([finish(false), finalUsage]);
+    const atEnd = runStreamed([finish(false), finalUsage]);
     expect(atEnd.events).toEqual([]);
     expect(atEnd.tokenCountMismatch).toBe(true);
     expect(atEnd.metrics).toMatchObject({ ttftMs: null, outputTokens: 1 });
