@@ -197,8 +197,3 @@ export function summarizeSegments(segments: ReadonlyArray<readonly Scrape[]>, fa
   }
   return result;
 }
-
-/** One stage's scrapes (one segment). */
-export function summarizeScrapes(scrapes: readonly Scrape[]): ServerMetricsSummary {
-  return summarizeSegments([scrapes]);
-}

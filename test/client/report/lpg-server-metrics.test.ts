@@ -6,7 +6,7 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { LPG_VLLM_METRICS, lpgServerMetrics } from '../../../client/report/lpg-report.ts';
-import { summarizeScrapes } from '../../../client/scrape/metric-summary.ts';
+import { summarizeSegments } from '../../../client/scrape/metric-summary.ts';
 import { parsePrometheusText } from '../../../client/scrape/prometheus-text.ts';
 import { startServer } from '../../helpers/server.ts';
 
@@ -41,7 +41,7 @@ describe('LPG server metrics', () => {
         await response.body.text();
       }
       const after = await scrape();
-      const reported = lpgServerMetrics(summarizeScrapes([before, after]), LPG_VLLM_METRICS);
+      const reported = lpgServerMetrics(summarizeSegments([[before, after]]), LPG_VLLM_METRICS);
       // All but the two vLLM metrics the server has no counterpart of (swapped requests: no CPU swap; iteration tokens).
       expect(Object.keys(reported)).toEqual(LPG_VLLM_METRICS.filter((name) => name !== 'vllm:num_requests_swapped' && name !== 'vllm:iteration_tokens_total'));
       for (const name of ['vllm:gpu_cache_usage_perc', 'vllm:num_requests_waiting', 'vllm:num_requests_running']) expect(Object.keys(reported[name] ?? {})).toEqual(GAUGE_STATS);

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { bucketQuantile, summarizeScrapes, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
+import { bucketQuantile, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
 import { parsePrometheusText, seriesKey } from '../../../client/scrape/prometheus-text.ts';
 import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
 import { VirtualClock } from '../../../contracts/clock.ts';
@@ -70,7 +70,7 @@ describe('Prometheus text', () => {
       { atEpochMs: 1000, families: parsePrometheusText(exposition(4, { buckets: [5, 10, 15, 15], sum: 2, count: 15 }, 150)) },
       { atEpochMs: 2000, families: parsePrometheusText(exposition(6, { buckets: [5, 15, 25, 25], sum: 4.25, count: 25 }, 300)) },
     ];
-    const summary = summarizeScrapes(scrapes);
+    const summary = summarizeSegments([scrapes]);
     expect(summary.window_sec).toBe(2);
     expect(summary.gauges['vllm:num_requests_running{engine="0",model_name="m"}']).toMatchObject({ samples: 3, mean: 4, median: 4, min: 2, max: 6, p90: 5.6 });
     expect(summary.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']).toEqual({ increase: 200, rate_per_sec: 100 });
@@ -83,7 +83,7 @@ describe('Prometheus text', () => {
 
   it('a value that went down is a reset (a restarted server): what accrued since counts, never a negative increase', () => {
     const at = (ms: number, generated: number, count: number): Scrape => ({ atEpochMs: ms, families: parsePrometheusText(exposition(1, { buckets: [0, count, count, count], sum: count / 10, count }, generated)) });
-    const summary = summarizeScrapes([at(0, 1000, 400), at(1000, 1050, 420), at(2000, 30, 12)]);
+    const summary = summarizeSegments([[at(0, 1000, 400), at(1000, 1050, 420), at(2000, 30, 12)]]);
     expect(summary.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(80);
     expect(summary.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}']).toMatchObject({ count: 32 });
   });
@@ -98,7 +98,7 @@ describe('Prometheus text', () => {
   });
 
   it('one scrape says nothing of changes: no counters or histograms rather than zeros', () => {
-    const summary = summarizeScrapes([{ atEpochMs: 0, families: parsePrometheusText(exposition(2, { buckets: [1, 1, 1, 1], sum: 1, count: 1 }, 10)) }]);
+    const summary = summarizeSegments([[{ atEpochMs: 0, families: parsePrometheusText(exposition(2, { buckets: [1, 1, 1, 1], sum: 1, count: 1 }, 10)) }]]);
     expect(summary).toMatchObject({ scrapes: 1, window_sec: null, counters: {}, histograms: {} });
     expect(Object.keys(summary.gauges)).toHaveLength(1);
   });
@@ -113,7 +113,7 @@ describe('Prometheus text', () => {
   });
 
   it('no scrapes: nulls, not zeros', () => {
-    expect(summarizeScrapes([])).toEqual({ scrapes: 0, window_sec: null, gauges: {}, counters: {}, histograms: {} });
+    expect(summarizeSegments([[]])).toEqual({ scrapes: 0, window_sec: null, gauges: {}, counters: {}, histograms: {} });
   });
 });
 
