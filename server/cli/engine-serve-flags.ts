@@ -240,6 +240,17 @@ export function otherSpellings(name: string): readonly string[] {
   return (SAME_SETTING.find((group) => group.includes(name)) ?? []).filter((other) => other !== name);
 }
 
+/**
+ * Whether the command line gave the setting `name` (a flag name without `--`) under any of its
+ * names: a file or scenario then leaves it be (flags win by the value's source, not by spelling).
+ */
+export function givenOnCommandLine(command: Command, name: string): boolean {
+  return [name, ...otherSpellings(name)].some((spelling) => {
+    const option = command.options.find((o) => o.long === `--${spelling}`);
+    return option !== undefined && command.getOptionValueSource(option.attributeName()) === 'cli';
+  });
+}
+
 /** One setting given under both its names on the command line: which one was meant is not ours to guess. */
 export function refuseDoubleSpellings(command: Command): void {
   const byName = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));
@@ -284,10 +295,8 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
     const option = byName.get(key);
     if (option === undefined || key === 'config') throw new CliError(`--config ${file}: unknown setting ${JSON.stringify(key)} (use the serve flag names, e.g. max-num-seqs)`);
     const attribute = option.attributeName();
-    if (command.getOptionValueSource(attribute) === 'cli') continue;
-    // Flags win by the value's source, not by spelling: `--kv-cache-size 200` beats the file's kv-cache-blocks.
-    const spellings = SAME_SETTING.find((group) => group.includes(key)) ?? [];
-    if (spellings.some((other) => command.getOptionValueSource(byName.get(other)?.attributeName() ?? '') === 'cli')) continue;
+    // `--kv-cache-size 200` beats the file's kv-cache-blocks too.
+    if (givenOnCommandLine(command, key)) continue;
     const parsed = configOptionValue(`--config ${file}: ${key}`, option, value);
     command.setOptionValueWithSource(attribute, parsed, 'config');
     flags[attribute] = parsed;

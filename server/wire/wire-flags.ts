@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
-import { configOptionValue, otherSpellings } from '../cli/engine-serve-flags.ts';
+import { configOptionValue, givenOnCommandLine, otherSpellings } from '../cli/engine-serve-flags.ts';
 import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
 import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
@@ -58,9 +58,8 @@ export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, c
     }
     // Read as `serve --config` reads the same key: a list for a repeatable flag, a map for an adapter.
     // Flags win over the scenario, under either name of a setting; the scenario over --config.
-    const others = otherSpellings(name).flatMap((other) => known.get(other)?.attributeName() ?? []);
-    if ([key, ...others].some((attribute) => command.getOptionValueSource(attribute) === 'cli')) continue;
-    for (const other of others) {
+    if (givenOnCommandLine(command, name)) continue;
+    for (const other of otherSpellings(name).flatMap((spelling) => known.get(spelling)?.attributeName() ?? [])) {
       if (command.getOptionValueSource(other) !== 'config') continue;
       command.setOptionValueWithSource(other, undefined, SCENARIO_SOURCE);
       flags[other] = undefined;
