@@ -25,6 +25,7 @@ import { refuseBeforeRoute } from './routes/vllm-refusal-truth.ts';
 import { vllmRoutes } from './routes/vllm-routes.ts';
 import type { ServerContext } from './server-context.ts';
 import { EmissionScheduler } from './transport/emission-scheduler.ts';
+import { sentRequestId } from './transport/id-header.ts';
 import { TruthStore } from './truth/truth-store.ts';
 
 declare module 'fastify' {
@@ -122,7 +123,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   app.addHook('onSend', async (request, reply, payload) => {
     let id = reply.getHeader('x-request-id');
     if (id === undefined) {
-      const sent = request.headers['x-request-id'];
+      const sent = sentRequestId(request.raw.rawHeaders);
       id = typeof sent === 'string' && sent !== '' ? sent : hex32(new Rng(options.seed).derive(`aux:${auxiliaryIds++}`));
       reply.header('x-request-id', id);
     }

@@ -12,6 +12,7 @@ import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialec
 import { SURFACE_ENDPOINTS, type GeneratePlanInput, type JetstreamSurface } from '../dialects/jetstream/plan-generate.ts';
 import type { ServerContext } from '../server-context.ts';
 import { playResponse } from '../transport/response-executor.ts';
+import { sentRequestId } from '../transport/id-header.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import { admitJetstream } from './jetstream-admission.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
@@ -77,7 +78,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     const started = new WeakMap<FastifyRequest, GenerationStart>();
     /** The request's id (echoed in x-request-id) and arrival: refusals are recorded under them too. */
     const begin = (request: FastifyRequest, reply: FastifyReply): GenerationStart => {
-      const identity = ctx.identities.next(request.headers['x-request-id']);
+      const identity = ctx.identities.next(sentRequestId(request.raw.rawHeaders));
       reply.header('x-request-id', identity.header);
       const start = { identity, arrivalMono: request.arrivalMono };
       started.set(request, start);

@@ -40,8 +40,7 @@ export class RequestIdentities {
    * `bodyRequestId`: chat's `request_id` field, which vLLM 0.11 uses when the header is absent
    * or empty (`headers.get("X-Request-Id") or request.request_id`).
    */
-  next(clientRequestId: string | string[] | undefined, bodyRequestId?: string): RequestIdentity {
-    const header = Array.isArray(clientRequestId) ? clientRequestId[0] : clientRequestId;
+  next(header: string | undefined, bodyRequestId?: string): RequestIdentity {
     if (header !== undefined && header !== '') return { id: header, key: header, header: idHeaderValue(header) };
     if (bodyRequestId !== undefined && bodyRequestId !== '') {
       const id = wellFormed(bodyRequestId);

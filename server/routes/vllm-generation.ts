@@ -13,6 +13,7 @@ import type { RequestIdentity } from './request-identity.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 import { playResponse } from '../transport/response-executor.ts';
+import { sentRequestId } from '../transport/id-header.ts';
 import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
 import { sendVllmError } from './vllm-errors.ts';
@@ -33,7 +34,7 @@ const withoutTruth = new WeakMap<FastifyRequest, GenerationStart>();
 
 /** Every answer, errors included, carries the request's id (vLLM echoes x-request-id). */
 export function startGeneration(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, bodyRequestId?: string): GenerationStart {
-  const identity = ctx.identities.next(request.headers['x-request-id'], bodyRequestId);
+  const identity = ctx.identities.next(sentRequestId(request.raw.rawHeaders), bodyRequestId);
   reply.header('x-request-id', identity.header);
   const start = { identity, arrivalMono: request.arrivalMono };
   withoutTruth.set(request, start);

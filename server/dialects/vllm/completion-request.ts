@@ -3,6 +3,7 @@
  * tolerated, as vLLM does.
  */
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, type Parsed } from './request-fields.ts';
+import { laxInt } from '../pydantic-lax.ts';
 import { beamSearchLimit, completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
 
 export type { Parsed } from './request-fields.ts';
@@ -34,13 +35,34 @@ export interface CompletionRequest {
   suffix?: boolean;
 }
 
-function isPrompt(value: unknown): value is CompletionRequest['prompt'] {
-  if (typeof value === 'string') return true;
-  if (!Array.isArray(value)) return false;
+/** A lax integer list (pydantic's list[int] in lax mode: bools, integral floats and digit strings too), or null. */
+function laxIntList(value: unknown): number[] | null {
+  if (!Array.isArray(value)) return null;
+  const ints: number[] = [];
+  for (const item of value) {
+    const int = laxInt(item);
+    if (typeof int !== 'number') return null;
+    ints.push(int);
+  }
+  return ints;
+}
+
+/**
+ * `prompt: Optional[Union[list[int], list[list[int]], str, list[str]]]` as pydantic's smart
+ * union reads it: every member strictly first (so `["1"]` stays text), then each member in lax
+ * mode (so `[true]` is the token prompt `[1]` and `[1, "2"]` is `[1, 2]`); null when none fits.
+ */
+function readPrompt(value: unknown): CompletionRequest['prompt'] | null {
+  if (typeof value === 'string') return value;
+  if (!Array.isArray(value)) return null;
   // Empty lists pass pydantic (list[int], list[list[int]]); vLLM's renderer refuses them later.
-  if (value.every((v) => typeof v === 'string')) return true;
-  if (value.every((v) => Number.isInteger(v))) return true;
-  return value.every((v) => Array.isArray(v) && v.every((t) => Number.isInteger(t)));
+  if (value.every((v) => Number.isInteger(v))) return value as number[];
+  if (value.every((v) => Array.isArray(v) && v.every((t) => Number.isInteger(t)))) return value as number[][];
+  if (value.every((v) => typeof v === 'string')) return value as string[];
+  const ints = laxIntList(value);
+  if (ints !== null) return ints;
+  const lists = value.map(laxIntList);
+  return lists.every((list) => list !== null) ? (lists as number[][]) : null;
 }
 
 /** The prompts of a request, one entry per prompt (a batch gives several). */
@@ -87,19 +109,20 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number):
   const logprobs = reader.int('logprobs', null);
   const echo = reader.bool('echo', false);
   const suffix = reader.str('suffix') !== null;
-  if (body.prompt !== undefined && body.prompt !== null && !isPrompt(body.prompt)) {
+  const prompt = body.prompt === undefined || body.prompt === null ? null : readPrompt(body.prompt);
+  if (body.prompt !== undefined && body.prompt !== null && prompt === null) {
     reader.issues.push({ type: 'string_type', loc: ['prompt', 'str'], msg: 'Input should be a valid string', input: body.prompt });
   }
   const typeFailure = typeErrors(reader);
   if (typeFailure !== null) return typeFailure;
-  if (body.prompt === undefined || body.prompt === null) {
+  if (prompt === null) {
     return { ok: false, error: beforeValidatorError('benchtruth does not serve prompt_embeds; send `prompt`.', body) };
   }
   return {
     ok: true,
     value: {
       model: fields.model,
-      prompt: body.prompt as CompletionRequest['prompt'],
+      prompt,
       maxTokens: explicitNull ? Number.POSITIVE_INFINITY : (maxTokens as number),
       stream: fields.stream,
       streamOptions: fields.streamOptions,

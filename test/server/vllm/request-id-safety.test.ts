@@ -156,3 +156,16 @@ describe('/_truth/stream', () => {
     expect(health).toMatch(/^HTTP\/1\.1 200 /);
   });
 });
+
+describe('a repeated x-request-id header (audit 13-Z4-6)', () => {
+  it('is its first value, as Starlette reads it: for the id, the echoed header and the truth, and on a route that plans nothing', async () => {
+    const twice = '\r\nx-request-id: first-id\r\nX-Request-Id: second-id';
+    const response = await post('/v1/completions', JSON.stringify({ prompt: 'hi', max_tokens: 1 }), twice);
+    expect(response.status).toBe(200);
+    expect(response.header('x-request-id')?.toString('latin1')).toBe('first-id');
+    expect(response.body).toContain('"cmpl-first-id"');
+    expect((await truthOf('first-id')).status).toBe(200);
+    const health = await rawRequest(port, `GET /health HTTP/1.1\r\nHost: x${twice}`, '');
+    expect(health.header('x-request-id')?.toString('latin1')).toBe('first-id');
+  });
+});

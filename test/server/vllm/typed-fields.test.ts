@@ -112,6 +112,21 @@ describe('structured output, pass-through and chat template fields (audit 10 Z2-
     }
   });
 
+  it('completions read the prompt as the smart union of pydantic does: strict members first, then lax integers (audit 13-Z4-4)', async () => {
+    const s = await server();
+    const promptTokens = async (prompt: unknown): Promise<number | null> => {
+      const response = await s.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ prompt, max_tokens: 1 }) });
+      return response.statusCode === 200 ? (JSON.parse(response.body) as { usage: { prompt_tokens: number } }).usage.prompt_tokens : null;
+    };
+    expect(await promptTokens([true])).toBe(1);
+    expect(await promptTokens([1, '2', false])).toBe(3);
+    expect(await promptTokens([[true, 7], [3]])).toBe(3);
+    // Every item a string: the strict list[str] member wins, so these are two text prompts.
+    expect(await promptTokens(['1', '2'])).toBe(2);
+    expect(await promptTokens([1.5])).toBeNull();
+    expect(await promptTokens([1, 'x'])).toBeNull();
+  });
+
   it('completions refuse a prompt_embeds that is no bytes; the right types are served', async () => {
     const s = await server();
     expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, prompt_embeds: 5 })).message).toContain("('body', 'prompt_embeds', 'bytes')");
