@@ -48,3 +48,20 @@ describe('vllm:* series before the first request', () => {
     }
   });
 });
+
+describe('the /metrics mount (audit 13-Z4-3)', () => {
+  it('answers the exposition for any method and any path that starts with /metrics, as vLLM’s mount does', async () => {
+    const server = buildServer({ seed: 1 });
+    await server.app.ready();
+    const expected = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const [method, url] of [['POST', '/metrics'], ['DELETE', '/metrics'], ['GET', '/metrics/'], ['GET', '/metrics/anything'], ['PUT', '/metrics/']] as const) {
+      const response = await server.app.inject({ method, url });
+      expect(response.statusCode, `${method} ${url}`).toBe(200);
+      expect(response.headers['content-type']).toContain('text/plain');
+      expect(parsePrometheusText(response.body).has('vllm:num_requests_running')).toBe(true);
+    }
+    expect(expected).toContain('vllm:num_requests_running');
+    expect((await server.app.inject({ method: 'GET', url: '/metric' })).statusCode).toBe(404);
+    await server.close();
+  });
+});
