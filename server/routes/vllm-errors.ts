@@ -1,5 +1,5 @@
 /** Sends a VllmError as vLLM does: JSON body, status = code, request id echoed. */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { VllmError } from '../dialects/vllm/errors.ts';
 import { jsonInvalid, validationError } from '../dialects/vllm/request-fields.ts';
 import { BODY_PARSE_ERROR } from '../dialects/python-json.ts';
@@ -49,7 +49,27 @@ export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRout
     if (refusal.status === 500) reply.log.error(error);
     return refusedBeforeRoute(request, reply, refusal) ?? sendVllmError(reply, refusal);
   });
-  app.setNotFoundHandler((_request, reply) =>
-    reply.code(404).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ detail: 'Not Found' }))),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const redirect = slashRedirect(app, request);
+    if (redirect !== null) return reply.code(307).headers({ location: redirect, 'content-length': '0', server: 'uvicorn' }).send();
+    return reply.code(404).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ detail: 'Not Found' })));
+  });
+}
+
+/**
+ * Starlette's `redirect_slashes` (on in vLLM's and JetStream's FastAPI apps): a path no route
+ * matches is tried again with its trailing slashes removed (or one added), and when a route
+ * matches that one (any method: each known path answers every method here), the answer is a 307
+ * to it, so `POST /v1/completions/` reaches `/v1/completions` through any client that follows
+ * redirects. Null when there is nothing to redirect to.
+ */
+function slashRedirect(app: FastifyInstance, request: FastifyRequest): string | null {
+  const url = request.raw.url ?? '/';
+  const queryAt = url.indexOf('?');
+  const path = queryAt < 0 ? url : url.slice(0, queryAt);
+  if (path === '/' || !path.startsWith('/')) return null;
+  const other = path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`;
+  if (other === '' || !app.hasRoute({ url: other, method: request.method as HTTPMethods })) return null;
+  const host = request.headers.host ?? `${request.socket.localAddress ?? '127.0.0.1'}:${request.socket.localPort ?? 80}`;
+  return `http://${host}${other}${queryAt < 0 ? '' : url.slice(queryAt)}`;
 }

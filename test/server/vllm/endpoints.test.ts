@@ -158,6 +158,27 @@ describe('wrong methods', () => {
   });
 });
 
+describe('a trailing slash (audit 13-Z4-2)', () => {
+  it.each([
+    ['POST', '/v1/completions/', 'http://bench.test:8000/v1/completions'],
+    ['GET', '/v1/models//?x=1', 'http://bench.test:8000/v1/models?x=1'],
+    ['PUT', '/health/', 'http://bench.test:8000/health'],
+  ] as const)('%s %s → 307 to the path a route serves, as Starlette redirects slashes', async (method, url, location) => {
+    const response = await server.app.inject({ method, url, headers: { host: 'bench.test:8000' } });
+    expect(response.statusCode).toBe(307);
+    expect(response.headers.location).toBe(location);
+    expect(response.body).toBe('');
+  });
+
+  it('a path no route serves either way stays a 404', async () => {
+    for (const url of ['/v1/completion/', '/nothing', '/v1/models/x/']) {
+      const response = await get(url);
+      expect(response.statusCode, url).toBe(404);
+      expect(response.body).toBe('{"detail":"Not Found"}');
+    }
+  });
+});
+
 describe('truth of chat streams', () => {
   it('records the exact bytes, a role event carrying no token, and one token per content event', async () => {
     const response = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 3, n: 2, stream: true, stream_options: { include_usage: true } }, { 'x-request-id': 'chat-truth' });
