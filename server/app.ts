@@ -92,7 +92,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // uvicorn's default, which vLLM (VLLM_HTTP_TIMEOUT_KEEP_ALIVE) and JetStream's apps keep: a
     // pooled client that reuses a connection idle longer meets the same reset it would there.
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // uvicorn's httptools parser (vLLM installs uvicorn[standard]) serves an HTTP/1.1 request
+    // without Host as any other; Node would answer it with a bare 400 of its own.
+    http: { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
     clientErrorHandler: uvicornClientError,
     // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },

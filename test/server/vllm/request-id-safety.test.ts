@@ -169,3 +169,14 @@ describe('a repeated x-request-id header (audit 13-Z4-6)', () => {
     expect(health.header('x-request-id')?.toString('latin1')).toBe('first-id');
   });
 });
+
+describe('an HTTP/1.1 request without Host (audit 13-Z4-9)', () => {
+  it('is served, as uvicorn with httptools serves it, not refused with a bare 400', async () => {
+    const response = await rawRequest(port, 'POST /v1/completions HTTP/1.1\r\nContent-Type: application/json\r\nConnection: close', JSON.stringify({ prompt: 'hi', max_tokens: 1 }));
+    expect(response.status).toBe(200);
+    expect((JSON.parse(response.body) as { object: string }).object).toBe('text_completion');
+    const slash = await rawRequest(port, 'GET /health/ HTTP/1.1\r\nConnection: close', '');
+    expect(slash.status).toBe(307);
+    expect(slash.header('location')?.toString('latin1')).toBe(`http://127.0.0.1:${port}/health`);
+  });
+});
