@@ -3,6 +3,8 @@
  * string, null, or an array of content parts (text parts are joined with "\n", as vLLM's
  * string content format does); `max_completion_tokens` wins over the deprecated `max_tokens`.
  */
+import { badRequest, type VllmError } from './errors.ts';
+import { pythonRepr } from './python-repr.ts';
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
 import { beamSearchLimit, chatBeforeValidators, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
 
@@ -25,47 +27,111 @@ export interface ChatRequest extends SamplingFields {
 }
 
 /** chat_utils.py's type-less parts: `{"image_url": "<url>"}` and the like (no text for this model). */
-const SIMPLE_MEDIA_FIELDS = ['image_url', 'audio_url', 'input_audio', 'video_url'] as const;
+const SIMPLE_MEDIA_FIELDS = ['image_url', 'image_pil', 'image_embeds', 'audio_embeds', 'audio_url', 'video_url', 'tool_reference'] as const;
 
-function readContent(raw: unknown, at: number, issues: FieldIssue[]): string {
-  if (raw === undefined || raw === null) return '';
-  if (typeof raw === 'string') return raw;
+/** Typed parts whose field is text for the prompt (text, refusal and thinking are all joined in). */
+const TEXT_FIELDS: Readonly<Record<string, string>> = { text: 'text', input_text: 'text', output_text: 'text', refusal: 'refusal', thinking: 'thinking', tool_reference: 'name' };
+
+/**
+ * Media parts chat_utils.py validates with a TypeAdapter before use (the rest it only casts):
+ * the part's required field and, for a URL object, its required `url`.
+ */
+const VALIDATED_MEDIA: Readonly<Record<string, { model: string; field: string; url: boolean }>> = {
+  image_url: { model: 'ChatCompletionContentPartImageParam', field: 'image_url', url: true },
+  audio_url: { model: 'ChatCompletionContentPartAudioParam', field: 'audio_url', url: true },
+  video_url: { model: 'ChatCompletionContentPartVideoParam', field: 'video_url', url: true },
+};
+const CAST_MEDIA = new Set(['input_image', 'image_embeds', 'audio_embeds', 'image_pil', 'input_audio']);
+const SUPPORTED_TYPES = [...new Set([...Object.keys(TEXT_FIELDS), ...Object.keys(VALIDATED_MEDIA), ...CAST_MEDIA, 'prompt_embeds'])].sort();
+
+/** The Python type name of a JSON value. */
+function pythonTypeName(value: unknown): string {
+  if (value === null) return 'NoneType';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'object') return 'dict';
+  if (typeof value === 'string') return 'str';
+  if (typeof value === 'boolean') return 'bool';
+  return Number.isInteger(value) ? 'int' : 'float';
+}
+
+/** A TypeAdapter's ValidationError as vLLM's 400 quotes it (`str(e)`). */
+function partValidationError(model: string, loc: string, type: string, msg: string, input: unknown): VllmError {
+  return badRequest(`1 validation error for ${model}\n${loc}\n  ${msg} [type=${type}, input_value=${pythonRepr(input)}, input_type=${pythonTypeName(input)}]`);
+}
+
+/**
+ * What vLLM's chat_utils.py makes of a content part its request model let through (the model
+ * admits any dict: several of its part types have no required field): the part's text; null for
+ * a media part (this model reads none) or a skipped one (text-like with no text); or the 400 its
+ * parsing raises (an unknown or missing `type`, a media part without its URL object).
+ */
+function readPart(part: Record<string, unknown>, textsBefore: number): string | null | VllmError {
+  const type = part.type;
+  if (type === undefined || type === null) {
+    if (SIMPLE_MEDIA_FIELDS.some((field) => field in part) || (part.input_audio !== undefined && part.input_audio !== null)) return null;
+    return badRequest("Missing 'type' field in multimodal part.");
+  }
+  if (typeof type !== 'string') return badRequest("Invalid 'type' field in multimodal part.");
+  const textField = TEXT_FIELDS[type];
+  if (textField !== undefined) {
+    const text = part[textField];
+    if (text === undefined || text === null) return null;
+    // Joined into the prompt with "\n".join, which refuses anything but a str.
+    return typeof text === 'string' ? text : badRequest(`sequence item ${textsBefore}: expected str instance, ${pythonTypeName(text)} found`);
+  }
+  const media = VALIDATED_MEDIA[type];
+  if (media !== undefined) {
+    const value = part[media.field];
+    if (value === undefined) return partValidationError(media.model, media.field, 'missing', 'Field required', part);
+    if (!isPlainObject(value)) return partValidationError(media.model, media.field, 'dict_type', 'Input should be a valid dictionary', value);
+    if (value.url === undefined) return partValidationError(media.model, `${media.field}.url`, 'missing', 'Field required', value);
+    if (typeof value.url !== 'string') return partValidationError(media.model, `${media.field}.url`, 'string_type', 'Input should be a valid string', value.url);
+    return null;
+  }
+  if (CAST_MEDIA.has(type)) return null;
+  if (type === 'prompt_embeds') return badRequest('You must set `--enable-prompt-embeds` to input `prompt_embeds`');
+  return badRequest(`Unsupported chat content part type: ${pythonRepr(type)}. Supported types: ${SUPPORTED_TYPES.join(', ')}.`, 'type');
+}
+
+/** A message's content: its text, with the first content-part error vLLM's parsing would raise (or null). */
+function readContent(raw: unknown, at: number, issues: FieldIssue[]): { text: string; partError: VllmError | null } {
+  if (raw === undefined || raw === null) return { text: '', partError: null };
+  if (typeof raw === 'string') return { text: raw, partError: null };
   if (!Array.isArray(raw)) {
     issues.push({ type: 'string_type', loc: ['messages', at, 'content', 'str'], msg: 'Input should be a valid string', input: raw });
-    return '';
+    return { text: '', partError: null };
   }
   const texts: string[] = [];
+  let partError: VllmError | null = null;
   raw.forEach((part, p) => {
     if (typeof part === 'string') {
       texts.push(part);
       return;
     }
-    // vLLM's simple multimodal parts name their modality by their one field, with no `type`.
-    if (isPlainObject(part) && part.type === undefined && SIMPLE_MEDIA_FIELDS.some((field) => part[field] !== undefined)) return;
-    if (!isPlainObject(part) || typeof part.type !== 'string') {
-      issues.push({ type: 'model_type', loc: ['messages', at, 'content', p], msg: 'Input should be a valid dictionary with a string `type`', input: part });
+    if (!isPlainObject(part)) {
+      issues.push({ type: 'model_type', loc: ['messages', at, 'content', p], msg: 'Input should be a valid dictionary', input: part });
       return;
     }
-    if (part.type === 'text') {
-      if (typeof part.text === 'string') texts.push(part.text);
-      else issues.push({ type: 'string_type', loc: ['messages', at, 'content', p, 'text'], msg: 'Input should be a valid string', input: part.text ?? null });
-    }
-    // Non-text parts (images, audio, files) carry no text for a text-only fake model.
+    const read = readPart(part, texts.length);
+    if (typeof read === 'string') texts.push(read);
+    else if (read !== null) partError ??= read;
   });
-  return texts.join('\n');
+  return { text: texts.join('\n'), partError };
 }
 
-function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): ChatMessage[] {
+/** The messages, with the first content-part error vLLM's parsing of them would raise (or null). */
+function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): { messages: ChatMessage[]; partError: VllmError | null } {
   const raw = body.messages;
   if (raw === undefined) {
     issues.push({ type: 'missing', loc: ['messages'], msg: 'Field required', input: body });
-    return [];
+    return { messages: [], partError: null };
   }
   if (!Array.isArray(raw)) {
     issues.push({ type: 'list_type', loc: ['messages'], msg: 'Input should be a valid list', input: raw });
-    return [];
+    return { messages: [], partError: null };
   }
   const messages: ChatMessage[] = [];
+  let partError: VllmError | null = null;
   raw.forEach((message, at) => {
     if (!isPlainObject(message)) {
       issues.push({ type: 'model_type', loc: ['messages', at], msg: 'Input should be a valid dictionary', input: message });
@@ -77,9 +143,11 @@ function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): Chat
         : { type: 'string_type', loc: ['messages', at, 'role'], msg: 'Input should be a valid string', input: message.role });
       return;
     }
-    messages.push({ role: message.role, text: readContent(message.content, at, issues) });
+    const content = readContent(message.content, at, issues);
+    partError ??= content.partError;
+    messages.push({ role: message.role, text: content.text });
   });
-  return messages;
+  return { messages, partError };
 }
 
 /** `documents: Optional[list[dict[str, str]]]` (RAG context for the chat template). */
@@ -98,7 +166,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const early = chatBeforeValidators(body) ?? streamOptionsWithoutStream(body);
   if (early !== null) return early;
   const reader = new FieldReader(body);
-  const messages = readMessages(body, reader.issues);
+  const { messages, partError } = readMessages(body, reader.issues);
   const fields = readSamplingFields(reader, true);
   reader.strNotNull('request_id');
   // Chat's own typed fields the fake model does not use: a wrong type is still vLLM's 400.
@@ -122,6 +190,8 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const topLogprobs = reader.int('top_logprobs', 0);
   const typeFailure2 = typeErrors(reader);
   if (typeFailure2 !== null) return typeFailure2;
+  // Raised while the messages are rendered, after the request model validated.
+  if (partError !== null) return { ok: false, error: partError };
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
   return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null } };
 }

@@ -57,6 +57,23 @@ describe('request semantics', () => {
     expect((JSON.parse(parts.body) as { usage: Json }).usage.prompt_tokens).toBe(4);
   });
 
+  it('reads content parts as vLLM chat_utils does: refusal and thinking are text, an empty text part is skipped, a malformed part is its 400 (audit 13-Z4-1)', async () => {
+    const ask = async (content: unknown[]): Promise<{ status: number; promptTokens: number | null; message: string }> => {
+      const response = await post('/v1/chat/completions', { messages: [{ role: 'user', content }], max_tokens: 1 });
+      const body = JSON.parse(response.body) as { usage?: Json; error?: { message: string; type: string } };
+      if (response.statusCode !== 200) expect(body.error?.type).toBe('BadRequestError');
+      return { status: response.statusCode, promptTokens: (body.usage?.prompt_tokens as number | undefined) ?? null, message: body.error?.message ?? '' };
+    };
+    expect((await ask([{ type: 'text', text: 'one' }, { type: 'refusal', refusal: 'two' }, { type: 'thinking', thinking: 'three' }])).promptTokens).toBe(5);
+    expect(await ask([{ type: 'text' }, { type: 'refusal', refusal: null }, { image_url: 'http://x' }, { type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }])).toMatchObject({ status: 200, promptTokens: 0 });
+    expect((await ask([{ type: 'bogus' }])).message).toMatch(/^Unsupported chat content part type: 'bogus'\. Supported types: audio_embeds, .*video_url\.$/);
+    expect((await ask([{ foo: 1 }])).message).toBe("Missing 'type' field in multimodal part.");
+    expect((await ask([{ type: 5 }])).message).toBe("Invalid 'type' field in multimodal part.");
+    expect((await ask([{ type: 'image_url' }])).message).toBe("1 validation error for ChatCompletionContentPartImageParam\nimage_url\n  Field required [type=missing, input_value={'type': 'image_url'}, input_type=dict]");
+    expect((await ask([{ type: 'video_url', video_url: { url: 5 } }])).message).toContain('video_url.url\n  Input should be a valid string [type=string_type, input_value=5, input_type=int]');
+    expect((await ask([{ type: 'text', text: 'a' }, { type: 'text', text: 5 }])).message).toBe('sequence item 1: expected str instance, int found');
+  });
+
   it('lets max_completion_tokens win over max_tokens', async () => {
     const body = JSON.parse((await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 9, max_completion_tokens: 2 })).body) as Json;
     expect((body.usage as Json).completion_tokens).toBe(2);
