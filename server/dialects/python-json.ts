@@ -14,9 +14,62 @@ import { pythonJsonError, type PythonJsonError } from './python-json-error.ts';
  */
 export const BODY_PARSE_ERROR = 'There was an error parsing the body';
 
-/** The body's text as `json.loads` decodes bytes, or null when they are not UTF-8. */
+type BodyEncoding = 'utf-8' | 'utf-16' | 'utf-16-le' | 'utf-16-be' | 'utf-32' | 'utf-32-le' | 'utf-32-be';
+
+/** CPython's `json.detect_encoding`: a byte-order mark, else where the first bytes' zeros fall. */
+function detectEncoding(b: Buffer): BodyEncoding {
+  if (b.length >= 4 && ((b[0] === 0 && b[1] === 0 && b[2] === 0xfe && b[3] === 0xff) || (b[0] === 0xff && b[1] === 0xfe && b[2] === 0 && b[3] === 0))) return 'utf-32';
+  if (b.length >= 2 && ((b[0] === 0xfe && b[1] === 0xff) || (b[0] === 0xff && b[1] === 0xfe))) return 'utf-16';
+  if (b.length >= 4) {
+    if (b[0] === 0) return b[1] !== 0 ? 'utf-16-be' : 'utf-32-be';
+    if (b[1] === 0) return b[2] !== 0 || b[3] !== 0 ? 'utf-16-le' : 'utf-32-le';
+  } else if (b.length === 2) {
+    if (b[0] === 0) return 'utf-16-be';
+    if (b[1] === 0) return 'utf-16-le';
+  }
+  return 'utf-8';
+}
+
+/** UTF-16 code units (lone surrogates pass, as Python's `surrogatepass`); null for an odd length. */
+function utf16(bytes: Buffer, bigEndian: boolean): string | null {
+  if (bytes.length % 2 !== 0) return null;
+  const units = Buffer.from(bytes);
+  if (bigEndian) units.swap16();
+  return units.toString('utf16le');
+}
+
+/** UTF-32 code points; null for a length not a multiple of 4 or a value beyond U+10FFFF. */
+function utf32(bytes: Buffer, bigEndian: boolean): string | null {
+  if (bytes.length % 4 !== 0) return null;
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 4) {
+    const point = bigEndian ? bytes.readUInt32BE(i) : bytes.readUInt32LE(i);
+    if (point > 0x10ffff) return null;
+    text += String.fromCodePoint(point);
+  }
+  return text;
+}
+
+/**
+ * The body's text as `json.loads` decodes bytes (UTF-8, or UTF-16/32 told by a byte-order mark
+ * or by where the first bytes' zeros fall, as `json.detect_encoding` tells them), or null when
+ * the bytes do not decode (Starlette's UnicodeDecodeError).
+ */
 export function bodyText(body: Buffer): string | null {
-  return isUtf8(body) ? body.toString('utf8') : null;
+  const encoding = detectEncoding(body);
+  switch (encoding) {
+    case 'utf-8':
+      return isUtf8(body) ? body.toString('utf8') : null;
+    case 'utf-16':
+      return utf16(body.subarray(2), body[0] === 0xfe);
+    case 'utf-16-le':
+    case 'utf-16-be':
+      return utf16(body, encoding === 'utf-16-be');
+    case 'utf-32':
+      return utf32(body.subarray(4), body[0] === 0);
+    default:
+      return utf32(body, encoding === 'utf-32-be');
+  }
 }
 
 const BOM = '\ufeff';

@@ -150,3 +150,34 @@ describe('vLLM’s plain bool fields refuse null (audit 7-R2)', () => {
     expect((await post('/v1/chat/completions', '{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"logprobs":null,"parallel_tool_calls":null}')).statusCode).toBe(200);
   });
 });
+
+describe('UTF-16 and UTF-32 bodies (audit 13-Z4-5)', () => {
+  const json = '{"model":"fake-model","prompt":"h\u00e9 \ud83d\ude00","max_tokens":2}';
+  const utf32 = (text: string, bigEndian: boolean): Buffer => {
+    const points = [...text].map((c) => c.codePointAt(0) as number);
+    const bytes = Buffer.alloc(points.length * 4);
+    points.forEach((point, i) => (bigEndian ? bytes.writeUInt32BE(point, i * 4) : bytes.writeUInt32LE(point, i * 4)));
+    return bytes;
+  };
+  const le16 = Buffer.from(json, 'utf16le');
+  it.each([
+    ['UTF-16-LE', le16],
+    ['UTF-16-BE', Buffer.from(le16).swap16()],
+    ['UTF-16 with its BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), le16])],
+    ['UTF-32-LE', utf32(json, false)],
+    ['UTF-32-BE', utf32(json, true)],
+    ['UTF-32 with its BOM', Buffer.concat([Buffer.from([0, 0, 0xfe, 0xff]), utf32(json, true)])],
+  ])('%s is read as json.detect_encoding tells it, for vLLM and JetStream alike', async (_name, body) => {
+    for (const url of ['/v1/completions', '/generate']) {
+      const response = await server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: body });
+      expect(response.statusCode, url).toBe(200);
+    }
+  });
+
+  it('bytes that decode in none of them are still the parse error', async () => {
+    for (const body of [Buffer.from([0xff, 0xfe, 0x41]), Buffer.from([0x7b, 0, 0, 0, 0x22, 0, 0x11, 0x00])]) {
+      const response = await server.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': 'application/json' }, payload: body });
+      expect(response.statusCode).toBe(400);
+    }
+  });
+});
