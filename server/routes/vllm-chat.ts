@@ -1,7 +1,7 @@
 /** `POST /v1/chat/completions`: validate, resolve the model, count message tokens, plan, play. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
-import { badRequest, contextLengthError, VllmError } from '../dialects/vllm/errors.ts';
+import { contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
@@ -33,8 +33,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const kept = promptTokensKept(req.truncatePromptTokens, options.maxModelLen);
     const promptTokens = kept === null ? whole : Math.min(whole, kept);
     const tooLong = contextLengthError(options.maxModelLen, promptTokens, req.maxTokens ?? 0);
-    // vLLM's chat preprocessing answers `f"{e} {e.__cause__}"`: the message ends in " None".
-    if (tooLong !== null) return refuse(badRequest(`${tooLong.message} None`));
+    if (tooLong !== null) return refuse(preprocessingError(tooLong.message));
     // vLLM's limit when the request sets none: the room left in the context.
     const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
     if (sampling !== null) return refuse(sampling);

@@ -5,9 +5,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { VLLM_RELEASE } from '../dialects/vllm/dialect-version.ts';
-import { badRequest, VllmError } from '../dialects/vllm/errors.ts';
+import { badRequest, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
-import { pyTruthy, readChatTemplateFields } from '../dialects/vllm/sampling-request.ts';
+import { CONTINUE_WITH_GENERATION_PROMPT, pyTruthy, readChatTemplateFields } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -34,7 +34,7 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     // on its own, the token lists joined; never the texts joined, which can merge tokens.
     let texts: string[];
     // TokenizeChatRequest's `check_generation_prompt` before-validator.
-    if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
+    if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt)) {
       return fail(reply, beforeValidatorError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.', body));
     }
     // The request models' plain `bool` fields (null is a type error too).
@@ -60,6 +60,10 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     if (issues.length > 0) return fail(reply, validationError(issues));
     const resolved = resolveModel(state, model);
     if (resolved instanceof VllmError) return fail(reply, resolved);
+    // The chat template then refuses continue_final_message with the default add_generation_prompt.
+    if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
+      return fail(reply, preprocessingError(CONTINUE_WITH_GENERATION_PROMPT));
+    }
     const pieces = [];
     for (const text of texts) for (const piece of tokenizer.pieces(text)) pieces.push(piece);
     return json(reply, {

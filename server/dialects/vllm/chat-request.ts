@@ -3,10 +3,10 @@
  * string, null, or an array of content parts (text parts are joined with "\n", as vLLM's
  * string content format does); `max_completion_tokens` wins over the deprecated `max_tokens`.
  */
-import { badRequest, type VllmError } from './errors.ts';
+import { preprocessingError, type VllmError } from './errors.ts';
 import { pythonRepr } from './python-repr.ts';
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
-import { beamSearchLimit, chatBeforeValidators, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
+import { beamSearchLimit, chatBeforeValidators, CONTINUE_WITH_GENERATION_PROMPT, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
 
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
@@ -42,7 +42,6 @@ const VALIDATED_MEDIA: Readonly<Record<string, { model: string; field: string; u
   video_url: { model: 'ChatCompletionContentPartVideoParam', field: 'video_url', url: true },
 };
 const CAST_MEDIA = new Set(['input_image', 'image_embeds', 'audio_embeds', 'image_pil', 'input_audio']);
-const SUPPORTED_TYPES = [...new Set([...Object.keys(TEXT_FIELDS), ...Object.keys(VALIDATED_MEDIA), ...CAST_MEDIA, 'prompt_embeds'])].sort();
 
 /** The Python type name of a JSON value. */
 function pythonTypeName(value: unknown): string {
@@ -54,9 +53,11 @@ function pythonTypeName(value: unknown): string {
   return Number.isInteger(value) ? 'int' : 'float';
 }
 
-/** A TypeAdapter's ValidationError as vLLM's 400 quotes it (`str(e)`). */
+/** A TypeAdapter's ValidationError as vLLM's 400 quotes it (`str(e)`, pydantic 2.11's). */
 function partValidationError(model: string, loc: string, type: string, msg: string, input: unknown): VllmError {
-  return badRequest(`1 validation error for ${model}\n${loc}\n  ${msg} [type=${type}, input_value=${pythonRepr(input)}, input_type=${pythonTypeName(input)}]`);
+  return preprocessingError(
+    `1 validation error for ${model}\n${loc}\n  ${msg} [type=${type}, input_value=${pythonRepr(input)}, input_type=${pythonTypeName(input)}]\n    For further information visit https://errors.pydantic.dev/2.11/v/${type}`,
+  );
 }
 
 /**
@@ -69,15 +70,15 @@ function readPart(part: Record<string, unknown>, textsBefore: number): string | 
   const type = part.type;
   if (type === undefined || type === null) {
     if (SIMPLE_MEDIA_FIELDS.some((field) => field in part) || (part.input_audio !== undefined && part.input_audio !== null)) return null;
-    return badRequest("Missing 'type' field in multimodal part.");
+    return preprocessingError("Missing 'type' field in multimodal part.");
   }
-  if (typeof type !== 'string') return badRequest("Invalid 'type' field in multimodal part.");
+  if (typeof type !== 'string') return preprocessingError("Invalid 'type' field in multimodal part.");
   const textField = TEXT_FIELDS[type];
   if (textField !== undefined) {
     const text = part[textField];
     if (text === undefined || text === null) return null;
     // Joined into the prompt with "\n".join, which refuses anything but a str.
-    return typeof text === 'string' ? text : badRequest(`sequence item ${textsBefore}: expected str instance, ${pythonTypeName(text)} found`);
+    return typeof text === 'string' ? text : preprocessingError(`sequence item ${textsBefore}: expected str instance, ${pythonTypeName(text)} found`);
   }
   const media = VALIDATED_MEDIA[type];
   if (media !== undefined) {
@@ -89,8 +90,7 @@ function readPart(part: Record<string, unknown>, textsBefore: number): string | 
     return null;
   }
   if (CAST_MEDIA.has(type)) return null;
-  if (type === 'prompt_embeds') return badRequest('You must set `--enable-prompt-embeds` to input `prompt_embeds`');
-  return badRequest(`Unsupported chat content part type: ${pythonRepr(type)}. Supported types: ${SUPPORTED_TYPES.join(', ')}.`, 'type');
+  return preprocessingError(`Unknown part type: ${type}`);
 }
 
 /** A message's content: its text, with the first content-part error vLLM's parsing would raise (or null). */
@@ -192,6 +192,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   if (typeFailure2 !== null) return typeFailure2;
   // Raised while the messages are rendered, after the request model validated.
   if (partError !== null) return { ok: false, error: partError };
+  if (addGenerationPrompt && reader.boolNotNull('continue_final_message', false)) return { ok: false, error: preprocessingError(CONTINUE_WITH_GENERATION_PROMPT) };
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
   return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null } };
 }

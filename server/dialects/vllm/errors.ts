@@ -38,6 +38,9 @@ export class VllmError extends Error {
 export const badRequest = (message: string, param: string | null = null): VllmError =>
   new VllmError(400, 'BadRequestError', message, param);
 
+/** An error raised while vLLM 0.10/0.11 renders a chat's messages: answered as `f"{e} {e.__cause__}"`. */
+export const preprocessingError = (message: string): VllmError => badRequest(`${message} None`);
+
 /** vLLM 0.11's `_check_model` answer (param stays null in that release). */
 export const modelNotFound = (model: string): VllmError =>
   new VllmError(404, 'NotFoundError', `The model \`${model}\` does not exist.`);

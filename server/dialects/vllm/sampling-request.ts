@@ -146,7 +146,8 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
   if (numberBelow(body.top_logprobs, 0)) return fail('`top_logprobs` must be a positive value.');
   if (numberAbove(body.top_logprobs, 0) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
-  if (pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
+  // `data.get("add_generation_prompt")`: an absent field is None here, though it defaults to True.
+  if (pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt)) {
     return fail('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
   }
   const toolUsage = toolUsageError(body);
@@ -155,6 +156,13 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   if (salt !== null) return fail(salt);
   return null;
 }
+
+/**
+ * What transformers' `apply_chat_template` raises for `continue_final_message` with the default
+ * `add_generation_prompt` (the request model's check only sees the field when it is sent).
+ */
+export const CONTINUE_WITH_GENERATION_PROMPT =
+  'continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead.';
 
 /** Python's `str()` of a JSON value, as vLLM's f-strings print it (a string bare, the rest as repr). */
 const pyStr = (value: unknown): string => (typeof value === 'string' ? value : pythonRepr(value));

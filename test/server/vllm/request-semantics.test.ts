@@ -66,12 +66,15 @@ describe('request semantics', () => {
     };
     expect((await ask([{ type: 'text', text: 'one' }, { type: 'refusal', refusal: 'two' }, { type: 'thinking', thinking: 'three' }])).promptTokens).toBe(5);
     expect(await ask([{ type: 'text' }, { type: 'refusal', refusal: null }, { image_url: 'http://x' }, { type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }])).toMatchObject({ status: 200, promptTokens: 0 });
-    expect((await ask([{ type: 'bogus' }])).message).toMatch(/^Unsupported chat content part type: 'bogus'\. Supported types: audio_embeds, .*video_url\.$/);
-    expect((await ask([{ foo: 1 }])).message).toBe("Missing 'type' field in multimodal part.");
-    expect((await ask([{ type: 5 }])).message).toBe("Invalid 'type' field in multimodal part.");
-    expect((await ask([{ type: 'image_url' }])).message).toBe("1 validation error for ChatCompletionContentPartImageParam\nimage_url\n  Field required [type=missing, input_value={'type': 'image_url'}, input_type=dict]");
+    // Raised while vLLM 0.11 renders the messages, answered as f"{e} {e.__cause__}".
+    expect((await ask([{ type: 'bogus' }])).message).toBe('Unknown part type: bogus None');
+    expect((await ask([{ foo: 1 }])).message).toBe("Missing 'type' field in multimodal part. None");
+    expect((await ask([{ type: 5 }])).message).toBe("Invalid 'type' field in multimodal part. None");
+    expect((await ask([{ type: 'image_url' }])).message).toBe(
+      "1 validation error for ChatCompletionContentPartImageParam\nimage_url\n  Field required [type=missing, input_value={'type': 'image_url'}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.11/v/missing None",
+    );
     expect((await ask([{ type: 'video_url', video_url: { url: 5 } }])).message).toContain('video_url.url\n  Input should be a valid string [type=string_type, input_value=5, input_type=int]');
-    expect((await ask([{ type: 'text', text: 'a' }, { type: 'text', text: 5 }])).message).toBe('sequence item 1: expected str instance, int found');
+    expect((await ask([{ type: 'text', text: 'a' }, { type: 'text', text: 5 }])).message).toBe('sequence item 1: expected str instance, int found None');
   });
 
   it('lets max_completion_tokens win over max_tokens', async () => {
@@ -157,7 +160,7 @@ describe('chat request rules', () => {
     ['tools without --enable-auto-tool-choice', { messages: user, tools: [{ type: 'function', function: { name: 'f' } }] }, 'BadRequestError', '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'],
     ['tool_choice without tools', { messages: user, tool_choice: 'required' }, 'Bad Request', 'When using `tool_choice`, `tools` must be set.'],
     ['top_logprobs without logprobs', { messages: user, top_logprobs: 2 }, 'Bad Request', 'when using `top_logprobs`, `logprobs` must be set to true.'],
-    ['continue_final_message with the generation prompt', { messages: user, continue_final_message: true }, 'Bad Request', 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'],
+    ['continue_final_message with the generation prompt', { messages: user, continue_final_message: true, add_generation_prompt: true }, 'Bad Request', 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'],
     ['prompt_logprobs while streaming', { messages: user, stream: true, prompt_logprobs: 1 }, 'Bad Request', '`prompt_logprobs` are not available when `stream=True`.'],
   ])('%s → 400', async (_name, body, type, message) => {
     const response = await post(body);

@@ -60,6 +60,13 @@ describe('typed fields', () => {
     expect((await ask(s, '/tokenize', { messages, add_generation_prompt: 'x' })).message).toContain("'loc': ('body', 'add_generation_prompt')");
     expect((await ask(s, '/tokenize', { messages, continue_final_message: true, add_generation_prompt: true })).message).toContain('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
     expect((await ask(s, '/tokenize', { messages, continue_final_message: true, add_generation_prompt: false })).status).toBe(200);
+    // Sent alone, the before-validator passes (it reads the absent field as None) and the chat
+    // template refuses it with the default add_generation_prompt (audit 13-Z4-8).
+    const template = 'continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead. None';
+    for (const url of ['/tokenize', '/v1/chat/completions']) {
+      const alone = await ask(s, url, { messages, continue_final_message: true, max_tokens: 1 });
+      expect(alone, url).toEqual({ status: 400, message: template });
+    }
   });
 });
 
