@@ -305,7 +305,7 @@ export function serverNeverReached(report: LifecycleReport, anyReached: boolean)
   // A warm-up (or sweep probe) request that reached it: the URL was right, the server went away.
   if (anyReached || report.successes.count > 0 || report.failures.count === 0 || kinds.some((kind) => kind !== 'connect_error')) return null;
   const sample = report.failures.by_kind.connect_error?.sample_messages[0];
-  return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url`;
+  return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url (server.base_url)`;
 }
 
 export function registerBenchCommand(program: Command): void {

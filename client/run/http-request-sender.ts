@@ -58,12 +58,12 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
       } catch (error) {
         if (signal?.aborted === true) return null;
         const why = within.aborted ? `no answer from /v1/models within ${withinMs / 1000} s` : error instanceof Error ? error.message : String(error);
-        throw new BenchError(`cannot reach ${base.origin}: ${why}; check --url, or pass --model`);
+        throw new BenchError(`cannot reach ${base.origin}: ${why}; check --url (server.base_url), or pass --model`);
       }
       // That request was the transport's first use: the run needs no other before it starts,
       // once its connection is back in the pool (see firstUse).
       readiness ??= connectionReturned();
-      if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; pass --model`);
+      if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; ${discoveryHint(response.statusCode, headers)}`);
       try {
         const id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;
         if (typeof id === 'string') return id;
@@ -78,6 +78,16 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
     },
     close: () => dispatcher.close(),
   };
+}
+
+/**
+ * What to do about a refused model discovery: a 401 or 403 is the server's API key (every
+ * request would fail the same way with --model), anything else is answered by naming the model.
+ */
+function discoveryHint(status: number, headers: Readonly<Record<string, string>>): string {
+  if (status !== 401 && status !== 403) return 'pass --model';
+  const keyed = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+  return keyed ? 'the server refused the API key: check --api-key (server.api_key)' : 'the server wants an API key: pass --api-key (server.api_key)';
 }
 
 /**

@@ -145,7 +145,7 @@ describe('a run that never reached the server (D3)', () => {
     }) as unknown as LifecycleReport;
 
   it('is named only when nothing succeeded and every failure is connect_error', () => {
-    expect(serverNeverReached(report(0, { connect_error: 3 }), false)).toBe('no request reached the server: all 3 failed with connect_error (connect ECONNREFUSED 127.0.0.1:1); check --url');
+    expect(serverNeverReached(report(0, { connect_error: 3 }), false)).toBe('no request reached the server: all 3 failed with connect_error (connect ECONNREFUSED 127.0.0.1:1); check --url (server.base_url)');
     expect(serverNeverReached(report(1, { connect_error: 3 }), true)).toBeNull();
     expect(serverNeverReached(report(0, { connect_error: 3, http_500: 1 }), true)).toBeNull();
     expect(serverNeverReached(report(0, {}), false)).toBeNull();

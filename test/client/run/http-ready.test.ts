@@ -97,7 +97,16 @@ describe('model discovery is bounded as the first use is (audit 10 Z4-2)', () =>
 
   it('a /v1/models that never answers is given up after the request timeout, in one line naming the wait', async () => {
     const { url } = await serve(() => {});
-    await expect(discover(url, 300)).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+: no answer from \/v1\/models within 0\.3 s; check --url, or pass --model$/);
+    await expect(discover(url, 300)).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+: no answer from \/v1\/models within 0\.3 s; check --url \(server\.base_url\), or pass --model$/);
+  });
+
+  it('a 401 or 403 from /v1/models points at the API key, not at --model (audit 13-Z7-3)', async () => {
+    const { url } = await serve((res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"Unauthorized"}'));
+    await expect(discover(url, 5000)).rejects.toThrow(/answered 401; the server wants an API key: pass --api-key \(server\.api_key\)$/);
+    const keyed = runBench({ ...DEFAULT_BENCH_OPTIONS, url, headers: { authorization: 'Bearer wrong' }, api: 'completions', stream: false, maxTokens: 1, promptTokens: 4, timeoutMs: 5000, load: { type: 'stages', arrival: { kind: 'constant' }, stages: [{ kind: 'rate', rate: 20, durationSec: 0.1 }], warmupSec: 0 } });
+    await expect(keyed).rejects.toThrow(/answered 401; the server refused the API key: check --api-key \(server\.api_key\)$/);
+    const other = await serve((res) => res.writeHead(404).end());
+    await expect(discover(other.url, 5000)).rejects.toThrow(/answered 404; pass --model$/);
   });
 
   it('an interrupt ends the wait: the run ends interrupted, having sent nothing', async () => {
