@@ -59,6 +59,11 @@ function readShard(dir: string): { raw: RawSamplesFile; lines: string | null; pe
   return { raw, lines, perRequest: existsSync(join(dir, 'per_request_lifecycle_metrics.json')) };
 }
 
+/** Said only once the merge goes ahead (the shards merge and --output opens): a refusal stays one line. */
+function warn(warnings: readonly string[]): void {
+  for (const warning of warnings) process.stderr.write(`benchtruth: merge: warning: ${warning}\n`);
+}
+
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
@@ -80,12 +85,12 @@ export function registerMergeCommand(program: Command): void {
       if (flags.output !== undefined && unlisted >= 0) throw new CliError(`merge: ${dirs[unlisted]} has no requests.jsonl, so the merged requests.jsonl would miss its requests; pass complete directories written by bench --output`);
       let merged;
       let identity;
+      let warnings: readonly string[];
       try {
         const checked = checkShardSet(shards.map((s, i) => ({ dir: dirs[i] as string, run: s.raw.run })));
         identity = checked.identity;
+        warnings = checked.warnings;
         merged = mergeRawSamples(shards.map((s) => s.raw));
-        // Only once the shards merge: a refusal stays one line.
-        for (const warning of checked.warnings) process.stderr.write(`benchtruth: merge: warning: ${warning}\n`);
       } catch (error) {
         throw new CliError(`merge: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -96,6 +101,7 @@ export function registerMergeCommand(program: Command): void {
       if (flags.output !== undefined) {
         // Shards that kept per-request lifecycle metrics get them merged too (same lines).
         const out = openRunOutput(flags.output, shards.some((shard) => shard.perRequest), 'merge --output');
+        warn(warnings);
         for (const shard of shards) for (const line of (shard.lines ?? '').split('\n')) if (line !== '') out.writeLine(line);
         const lpg = mergedLpgInfo(shards);
         const client = stall === null ? {} : { client: { max_stall_ms: stall } };
@@ -104,6 +110,8 @@ export function registerMergeCommand(program: Command): void {
         const rawSamples = { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }), ...client, adapter_reports: adapterSwitches };
         await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches } });
         if (lpg !== null) writeLpgReports(flags.output, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) });
+      } else {
+        warn(warnings);
       }
       process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
       if (stall !== null) process.stdout.write(`${clientStallLine(stall)}\n`);

@@ -62,6 +62,16 @@ describe('merge refuses corrupt shards in one line', () => {
     oneLine(await runCli(['merge', none, strict]), /different SLOs \(none vs/);
   });
 
+  it('a partial set refused for its --output says only why (the missing-shard warning waits for a merge that goes ahead, audit 13-Z7-4)', async () => {
+    const part = shard('partial-one', (f) => (f.run = { seed: 0, shards: [0], shard_count: 2, config_hash: 'h' }), '{"request_id": "a"}\n');
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'x');
+    oneLine(await runCli(['merge', part, '--output', file]), /^benchtruth: merge --output .*a-file: exists and is not a directory/);
+    const merged = await runCli(['merge', part, '--output', join(root, 'partial-out')]);
+    expect(merged.code).toBe(0);
+    expect(merged.stderr).toMatch(/warning: shard 1\/2 missing/);
+  });
+
   it('an empty directory argument or --output is a mistake, not the working directory', async () => {
     oneLine(await runCli(['merge', '']), /^benchtruth: merge: a directory argument is empty/);
     oneLine(await runCli(['merge', shard('fine'), '--output', '']), /^benchtruth: merge: --output must not be empty$/);
