@@ -343,11 +343,18 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     } catch (error) {
       throw new CliError(`${where('load.trace_file')}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    let offsetsMs: number[];
     try {
-      return { type: 'trace', offsetsMs: parseTrace(text, path), warmupSec };
+      offsetsMs = parseTrace(text, path);
     } catch (error) {
       throw new CliError(`${where('load.trace_file')}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    // A trace's warm-up is its sends before the mark: one covering them all leaves nothing measured.
+    const lastMs = Math.max(...offsetsMs);
+    if (offsetsMs.length > 0 && lastMs < load.warmup) {
+      throw new CliError(`${where('load.warmup')}: ${warmupSec} s covers the whole trace (its last send is at ${lastMs / 1000} s), so nothing would be measured (fix: a warm-up shorter than the trace)`);
+    }
+    return { type: 'trace', offsetsMs, warmupSec };
   }
   const arrival: ArrivalProcess =
     load.type === 'poisson' ? { kind: 'poisson' } : load.type === 'gamma' ? { kind: 'gamma', burstiness: load.burstiness ?? 1 } : { kind: 'constant' };
