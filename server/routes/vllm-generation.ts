@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResolvedModel } from '../dialects/vllm/model-registry.ts';
-import { badRequest, modelNotFound, VllmError } from '../dialects/vllm/errors.ts';
+import { badRequest, modelNotFound, rateLimited, VllmError } from '../dialects/vllm/errors.ts';
 import { admitRequest, playThroughEngine, type EngineAdmission } from '../engine/serve-through-engine.ts';
 import type { PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { EOS_ID } from '../engine/vocabulary.ts';
@@ -113,8 +113,7 @@ export function admit(
   });
   if (admission.ok) return admission;
   const { status, message } = admission.refused;
-  // A full queue drains within a step or two: tell clients to come back in a second.
-  return status === 429 ? new VllmError(429, 'TooManyRequests', message, null, { 'retry-after': '1' }) : badRequest(message);
+  return status === 429 ? rateLimited(message) : badRequest(message);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { DialectShapes } from './plan-wire-response.ts';
 const ERRORS: Record<number, { type: string; message: string }> = {
   400: { type: 'BadRequestError', message: 'The request was rejected by the server (benchtruth wire fault).' },
   404: { type: 'NotFoundError', message: 'Not found (benchtruth wire fault).' },
-  429: { type: 'TooManyRequestsError', message: 'Too many requests: the server is at capacity, retry later (benchtruth wire fault).' },
+  429: { type: 'RateLimitError', message: 'Too many requests: the server is at capacity, retry later (benchtruth wire fault).' },
   500: { type: 'InternalServerError', message: 'Internal server error (benchtruth wire fault).' },
   503: { type: 'ServiceUnavailableError', message: 'The server is overloaded or not ready yet (benchtruth wire fault).' },
 };

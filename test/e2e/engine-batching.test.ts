@@ -44,7 +44,7 @@ describe('batching scheduler over 127.0.0.1', () => {
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) {
       expect(Object.keys((JSON.parse(r.body) as { error: object }).error)).toEqual(['message', 'type', 'param', 'code']);
-      expect(JSON.parse(r.body)).toMatchObject({ error: { type: 'TooManyRequests', code: 429 } });
+      expect(JSON.parse(r.body)).toMatchObject({ error: { type: 'RateLimitError', code: 429 } });
     }
     const served = responses.map((r, i) => ({ r, i })).filter(({ r }) => r.status === 200);
     expect(served.length + refused.length).toBe(8);

@@ -10,7 +10,7 @@ export type VllmErrorType =
   | 'InvalidUserInput'
   | 'Unauthorized'
   | 'RequestEntityTooLarge'
-  | 'TooManyRequests'
+  | 'RateLimitError'
   | 'InternalServerError';
 
 export class VllmError extends Error {
@@ -81,5 +81,9 @@ export function contextLengthError(maxModelLen: number, promptTokens: number, ma
   return null;
 }
 
-export const tooManyRequests = (retryAfterS: number): VllmError =>
-  new VllmError(429, 'TooManyRequests', 'The server is overloaded; retry later.', null, { 'retry-after': String(retryAfterS) });
+/**
+ * A request the engine's full waiting queue turns away. vLLM has no such queue; llm-d-inference-sim,
+ * whose flag this is, answers it with the openai clients' name for a 429, `RateLimitError`. A full
+ * queue drains within a step or two: clients are told to come back in a second.
+ */
+export const rateLimited = (message: string): VllmError => new VllmError(429, 'RateLimitError', message, null, { 'retry-after': '1' });

@@ -219,7 +219,7 @@ describe('stream faults', () => {
 
   it('vLLM’s HTTP error body is compact JSON with status = code', () => {
     expect(JSON.parse(VLLM_FAULT_SHAPES.httpErrorBody(429))).toEqual({
-      error: { message: expect.stringContaining('Too many requests') as unknown, type: 'TooManyRequestsError', param: null, code: 429 },
+      error: { message: expect.stringContaining('Too many requests') as unknown, type: 'RateLimitError', param: null, code: 429 },
     });
     // vLLM's own 404 type (an unknown model), not a 4xx fallback.
     expect(JSON.parse(VLLM_FAULT_SHAPES.httpErrorBody(404))).toMatchObject({ error: { type: 'NotFoundError', code: 404 } });
