@@ -101,6 +101,15 @@ function parseModelTimingFlag(raw: string): [string, Partial<ModelTimingOptions>
   return [raw.slice(0, eq), modelTimingEntry('--model-timing', settings)];
 }
 
+/** vLLM's `BlockSize` literal (llm-d-inference-sim takes 8 to 128 of them): a typo is refused, not served. */
+const KV_BLOCK_SIZES = [1, 8, 16, 32, 64, 128, 256] as const;
+
+function kvBlockSize(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !(KV_BLOCK_SIZES as readonly number[]).includes(value)) throw new Error(`expected one of ${KV_BLOCK_SIZES.join(', ')} (vLLM's block sizes), got ${JSON.stringify(raw)}`);
+  return value;
+}
+
 /** Options for a `serve` process, which does nothing but serve: its scheduler may sleep. */
 export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineOptions> {
   const out: Partial<EngineOptions> = { emissionSleep: flags.emissionSleep !== false };
@@ -124,7 +133,7 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('maxNumBatchedTokens', '--max-num-batched-tokens', flags.maxNumBatchedTokens, wholeNumber(1));
   set('kvCacheBlocks', '--kv-cache-size', flags.kvCacheSize, wholeNumber(1));
   set('kvCacheBlocks', '--kv-cache-blocks', flags.kvCacheBlocks, wholeNumber(1));
-  set('blockSize', '--block-size', flags.blockSize, wholeNumber(1));
+  set('blockSize', '--block-size', flags.blockSize, kvBlockSize);
   set('maxLoras', '--max-loras', flags.maxLoras, wholeNumber(1));
   set('workers', '--workers', flags.workers, workerCount);
   // The config file's `models:` first; each --model-timing flag then wins setting by setting, as

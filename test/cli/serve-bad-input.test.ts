@@ -33,6 +33,8 @@ describe('serve: one line and exit 2 for bad input', () => {
     [['--time-to-first-token', '999h'], /^benchtruth: --time-to-first-token: duration "999h" is too long \(at most 1h\)$/m],
     [['--inter-token-latency-std-dev', '3601s'], /--inter-token-latency-std-dev: .*too long/],
     [['--workers', '1000'], /^benchtruth: --workers: expected at most 64 worker processes, got 1000$/m],
+    // vLLM's BlockSize literal; llm-d refuses a typo too (audit 13-Z5-3).
+    [['--block-size', '7'], /^benchtruth: --block-size: expected one of 1, 8, 16, 32, 64, 128, 256 \(vLLM's block sizes\), got "7"$/m],
     [['--port', '70000'], /^benchtruth: --port: expected a port from 0 to 65535 .*"70000"$/m],
     [['--host', ''], /^benchtruth: --host: expected an address/],
     [['--truth-log', ''], /^benchtruth: --truth-log: expected a file path/],
