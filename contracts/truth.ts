@@ -65,6 +65,7 @@ export interface TruthRecord {
   model: string;
   stream: boolean;
   arrivalEpochMs: number;
+  /** The planned status; `headersMs` null means it never left (see `end.how`). */
   status: number;
   /** When the status line and headers were handed to the socket. */
   headersMs: number | null;
@@ -73,6 +74,12 @@ export interface TruthRecord {
   /** The wire policy the response was cut with, as a canonical `x-benchtruth-wire` spec string. */
   wire?: string;
   promptTokens: number;
+  /**
+   * The finish reason the planned response carries (null for a refusal). It is what the body says
+   * if it all arrives, not what happened: a response cut short keeps it, and `end.how` (with the
+   * stamped writes) says how far it got. `/metrics` counts such a request as `abort`
+   * (docs/metrics.md), so group truth records by `end.how` as well to match its counters.
+   */
   finishReason: string | null;
   tokens: PlannedToken[];
   events: TruthEvent[];
