@@ -78,7 +78,7 @@ export interface TruthRecord {
    * The finish reason the planned response carries (null for a refusal). It is what the body says
    * if it all arrives, not what happened: a response cut short keeps it, and `end.how` (with the
    * stamped writes) says how far it got. `/metrics` counts such a request as `abort`
-   * (docs/metrics.md), so group truth records by `end.how` as well to match its counters.
+   * (README, `vllm:request_success_total`), so group truth records by `end.how` as well to match its counters.
    */
   finishReason: string | null;
   tokens: PlannedToken[];
