@@ -52,37 +52,65 @@ function randomCuts(rng: Rng, start: number, end: number, count: number): number
   return [...picked];
 }
 
+/** A comment (a keep-alive) goes in a write of its own: never grouped with events, never cut. */
+const isComment = (event: TruthEvent): boolean => event.kind === 'comment';
+
 /** Write boundaries (positions p: a write ends before byte p), sorted, without 0 and the end. */
 function boundaries(body: Buffer, events: readonly TruthEvent[], policy: Readonly<WritePolicy>, rng: Rng): number[] {
   const total = body.length;
   if (policy.bytes) return Array.from({ length: Math.max(0, total - 1) }, (_, i) => i + 1);
   const set = new Set<number>();
-  events.forEach((event, i) => {
+  let grouped = 0;
+  events.forEach((event) => {
     const end = event.offset + event.length;
-    if ((i + 1) % policy.eventsPerWrite === 0 && end < total) set.add(end);
+    if (isComment(event)) {
+      set.add(event.offset);
+      set.add(end);
+      grouped = 0;
+      return;
+    }
+    if (++grouped % policy.eventsPerWrite === 0 && end < total) set.add(end);
     for (const p of cutPositions(body, event, policy.places)) set.add(p);
     for (const p of randomCuts(rng, event.offset, end, policy.randomCuts)) set.add(p);
   });
   return [...set].filter((p) => p > 0 && p < total).sort((a, b) => a - b);
 }
 
-/** The common case (no cuts): each write is N whole events, released by its last one. */
+/**
+ * The common case (no cuts): each write is N whole events, released by its last one; a comment
+ * ends the group before it and goes alone.
+ */
 function groupedWrites(events: readonly TruthEvent[], perWrite: number, headersDueMs: number): TruthWrite[] {
   const writes: TruthWrite[] = [];
   let previousDue = headersDueMs;
-  for (let first = 0; first < events.length; first += perWrite) {
-    let last = Math.min(first + perWrite, events.length) - 1;
+  const push = (first: number, end: number): void => {
+    let last = end;
     // Empty events (an object stream's empty payload) hold no byte to anchor on.
     while (last > first && (events[last] as TruthEvent).length === 0) last--;
     const start = events[first] as TruthEvent;
-    const end = events[Math.min(first + perWrite, events.length) - 1] as TruthEvent;
-    const length = end.offset + end.length - start.offset;
-    if (length === 0) continue;
+    const final = events[end] as TruthEvent;
+    const length = final.offset + final.length - start.offset;
+    if (length === 0) return;
     const write: TruthWrite = { offset: start.offset, length, dueMs: 0, actualMs: null, anchorEvent: last, afterMs: 0 };
     write.dueMs = writeDueMs(write, writes[writes.length - 1], previousDue, (events[last] as TruthEvent).dueMs);
     writes.push(write);
     previousDue = write.dueMs;
+  };
+  let first = -1;
+  for (let i = 0; i < events.length; i++) {
+    if (isComment(events[i] as TruthEvent)) {
+      if (first >= 0) push(first, i - 1);
+      push(i, i);
+      first = -1;
+      continue;
+    }
+    if (first < 0) first = i;
+    if (i - first + 1 === perWrite) {
+      push(first, i);
+      first = -1;
+    }
   }
+  if (first >= 0) push(first, events.length - 1);
   return writes;
 }
 

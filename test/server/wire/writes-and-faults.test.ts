@@ -74,6 +74,16 @@ describe('write grouping, cutting and due times', () => {
     expect(dues).toEqual([110, 120, 120]);
   });
 
+  it('keep-alive comments keep writes of their own under writes=N and cuts: the first leaves at the start, none is cut (audit 13-Z3-1)', () => {
+    const grouped = pieces('keepalive=2;writes=2');
+    const comment = ': keep-alive\n\n';
+    expect(grouped.texts.map((text) => (text === comment ? 'comment' : (text.match(/^data: /gm) ?? []).length))).toEqual(['comment', 2, 'comment', 2, 'comment', 1]);
+    expect(grouped.dues).toEqual([0, 110, 110, 120, 120, 120]);
+    const cut = pieces('keepalive=2;cut=2;gap=1ms');
+    expect(cut.texts.filter((text) => text.includes('keep-alive'))).toEqual([': keep-alive\n\n', ': keep-alive\n\n', ': keep-alive\n\n']);
+    expect(cut.dues[0]).toBe(0);
+  });
+
   it('cut=3 gives three pieces per event, the gap apart, starting at the event’s due', () => {
     const { texts, dues } = pieces('cut=3;gap=4ms');
     expect(texts).toHaveLength(15);
