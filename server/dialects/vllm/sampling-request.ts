@@ -113,7 +113,8 @@ export function planTooLarge(size: PlanSize): VllmError | null {
     const how = perToken === 1 ? '' : ` × ${perToken} writes per token under its wire policy`;
     return badRequest(
       `benchtruth plans at most ${MAX_PLANNED_WRITES} writes per request; this one would plan about ${writes} (${choices} choices × ${maxTokens} tokens${how}).`,
-      'max_tokens',
+      // What to change: the wire policy when the answer would fit with one write per token.
+      choices * maxTokens > MAX_PLANNED_WRITES ? 'max_tokens' : 'x-benchtruth-wire',
     );
   }
   const checks = choices * maxTokens * size.stopStrings;

@@ -187,6 +187,9 @@ describe('the plan-size guard counts planned writes (finding 8)', () => {
   it('multiplies by the wire policy’s pieces per token', () => {
     expect(size(1, 150, policy('writes=bytes'))).toBeNull();
     expect(size(1, 2000, policy('writes=bytes'))?.message).toContain('× 256 writes per token under its wire policy');
+    // The wire policy is what to change when the answer fits with one write per token (audit 13-Z3-3).
+    expect(size(1, 2000, policy('writes=bytes'))?.param).toBe('x-benchtruth-wire');
+    expect(size(8, 32_000, policy('cut=2'))?.param).toBe('max_tokens');
     expect(size(1, 13_000, policy('cut=2'))).toBeNull();
     expect(size(1, 70_000, policy('cut=2'))).not.toBeNull();
     // Grouped tokens still cost their planning: never less than one unit per token.
@@ -202,7 +205,7 @@ describe('the plan-size guard counts planned writes (finding 8)', () => {
     server = await injectServer();
     const bytes = await postTo(server, '/v1/completions', { prompt: 'hi', max_tokens: 8000, stream: true }, { 'x-request-id': 'bytes', 'x-benchtruth-wire': 'writes=bytes' });
     expect(bytes.statusCode).toBe(400);
-    expect(bytes.json()).toMatchObject({ error: { type: 'BadRequestError', param: 'max_tokens', code: 400 } });
+    expect(bytes.json()).toMatchObject({ error: { type: 'BadRequestError', param: 'x-benchtruth-wire', code: 400 } });
     expect((await truthOf(server, 'bytes')).status).toBe(400);
     const chat = await postTo(server, '/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 32_000, n: 8, stream: true });
     expect(chat.statusCode).toBe(400);
