@@ -222,6 +222,15 @@ describe('wire faults on JetStream’s surfaces', () => {
     expect(server.context.truth.get('f-1')?.fault?.kind).toBe('nodone');
   });
 
+  it('records in the truth only the wire options the JSON-object surfaces apply (audit 13-Z3-2)', async () => {
+    const spec = 'eol=crlf;bom;keepalive;event=x;id;multiline;space=no;role=early;tokens=2;cut=2';
+    for (const [url, body, id] of [['/v1/generate', { max_tokens: 3, text_content: { text: 'x' } }, 'w-decode'], ['/generate', { prompt: 'x', max_tokens: 3, stream: true }, 'w-proxy']] as const) {
+      const response = await post(url, body, { 'x-benchtruth-wire': spec, 'x-request-id': id });
+      expect(response.statusCode).toBe(200);
+      expect(server.context.truth.get(id)?.wire, url).toBe('cut=2;tokens=2');
+    }
+  });
+
   it('answers a wire spec it cannot read with 400 in FastAPI’s shape', async () => {
     const response = await post('/generate', { prompt: 'x', max_tokens: 3 }, { 'x-benchtruth-wire': 'cut=banana' });
     expect(response.statusCode).toBe(400);

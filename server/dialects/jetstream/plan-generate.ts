@@ -71,8 +71,12 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
   const grpc = input.surface === 'grpc';
   const response = planWireResponse({
     // gRPC frames each message itself: framing and byte cuts cannot reach the reader, so there
-    // the token grouping and the faults apply, one write per message (decode-sends.ts).
-    policy: grpc ? { ...VLLM_WIRE_POLICY, tokens: wire.tokens, faults: wire.faults } : wire,
+    // the token grouping and the faults apply, one write per message (decode-sends.ts). The HTTP
+    // surfaces send JSON objects: SSE framing and the early role chunk do not apply there, and
+    // the truth's `wire` says only what did.
+    policy: grpc
+      ? { ...VLLM_WIRE_POLICY, tokens: wire.tokens, faults: wire.faults }
+      : { ...wire, framing: VLLM_WIRE_POLICY.framing, writes: { ...wire.writes, earlyRole: false } },
     rng: plan.rng,
     stream: streamed,
     framing: 'objects',
