@@ -23,13 +23,16 @@ const FAILURE_KIND = /^(http_\d{3}|stream_error|disconnected|truncated|malformed
  * blank]`, `bom: true`, `fault: [disconnect:5@0.1]`), which is turned into the spec string.
  */
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
-const wireSchema = z.union([z.string(), z.record(z.string(), z.union([scalar, z.array(scalar)]))]).transform((value) => (typeof value === 'string' ? value : specOf(value)));
+// `;` separates a spec's items: inside one mapping value it would add items the file never wrote.
+const mappingValue = z.union([scalar, z.array(scalar), z.null()]).refine((value) => !JSON.stringify(value).includes(';'), 'a value cannot hold ";" (it separates spec items; give each item its own key)');
+const wireSchema = z.union([z.string(), z.record(z.string(), mappingValue)]).transform((value) => (typeof value === 'string' ? value : specOf(value)));
 
-function specOf(items: Record<string, string | number | boolean | Array<string | number | boolean>>): string {
+/** A mapping as a spec string: `true` is the bare item, `false` and `null` turn it off (`=no`). */
+function specOf(items: Record<string, string | number | boolean | Array<string | number | boolean> | null>): string {
   return Object.entries(items)
     .map(([key, value]) => {
       if (value === true) return key;
-      if (value === false) return `${key}=no`;
+      if (value === false || value === null) return `${key}=no`;
       return `${key}=${Array.isArray(value) ? value.join(',') : String(value)}`;
     })
     .join(';');

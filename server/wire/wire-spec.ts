@@ -76,6 +76,8 @@ function duration(item: string, raw: string | undefined, fallback: number): numb
   }
 }
 
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+
 function parseFault(item: string, text: string): FaultSpec {
   const at = text.indexOf('@');
   const body = at < 0 ? text : text.slice(0, at);
@@ -83,7 +85,8 @@ function parseFault(item: string, text: string): FaultSpec {
   if (at >= 0) {
     const raw = text.slice(at + 1);
     p = Number(raw);
-    if (raw === '' || !Number.isFinite(p) || p < 0 || p > 1) fail(item, `fault probability must be from 0 to 1, got ${JSON.stringify(raw)}`);
+    // A decimal (0.25, 1, 5e-2), not whatever Number() reads (0x1, an empty string).
+    if (!DECIMAL.test(raw) || p < 0 || p > 1) fail(item, `fault probability must be from 0 to 1, got ${JSON.stringify(raw)}`);
   }
   const [rawKind = '', a, b, ...rest] = body.split(':');
   // Names in any case, as the spec's keys are (`fault=DISCONNECT:2`).
@@ -149,7 +152,8 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       framing.bom = flag(item, value);
       break;
     case 'keepalive':
-      framing.keepAliveEvery = value !== undefined && /^(no|off|false)$/i.test(value) ? 0 : count(item, value, 0, 1);
+      // On/off words as every on/off item reads them; a number is "before every Nth event".
+      framing.keepAliveEvery = value !== undefined && /^(no|off|false)$/i.test(value) ? 0 : value !== undefined && /^(yes|on|true)$/i.test(value) ? 1 : count(item, value, 0, 1);
       break;
     case 'event':
       if (value !== undefined && /[\r\n]/.test(value)) fail(item, 'an event name cannot hold a line break');
@@ -165,8 +169,8 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       writes.bytes = flag(item, value);
       break;
     case 'writes':
-      if (value === 'bytes') writes.bytes = true;
-      else if (value === 'event') {
+      if (value?.toLowerCase() === 'bytes') writes.bytes = true;
+      else if (value?.toLowerCase() === 'event') {
         writes.bytes = false;
         writes.eventsPerWrite = 1;
       } else {
@@ -192,11 +196,11 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       writes.gapMs = duration(item, value, 0);
       break;
     case 'role':
-      if (value !== 'early' && value !== 'with-first') fail(item, 'expected early or with-first');
-      writes.earlyRole = value === 'early';
+      if (value?.toLowerCase() !== 'early' && value?.toLowerCase() !== 'with-first') fail(item, 'expected early or with-first');
+      writes.earlyRole = value?.toLowerCase() === 'early';
       break;
     case 'tokens':
-      if (value !== undefined && value.startsWith('burst:')) {
+      if (value !== undefined && value.toLowerCase().startsWith('burst:')) {
         tokens.burstMax = count(item, value.slice('burst:'.length), 1);
         tokens.perEvent = 1;
       } else {

@@ -138,6 +138,11 @@ describe('scenarios/', () => {
       expect(() => loadScenario(join(dir, 'field.yaml'))).toThrow(ScenarioError);
       writeFileSync(join(dir, 'expect.yaml'), [...base.slice(0, 3), 'wire: vllm', 'expect: sometimes'].join('\n'));
       expect(() => loadScenario(join(dir, 'expect.yaml'))).toThrow(/expect/);
+      // A mapping value may not smuggle in items of its own; null turns an item off (audit 13-Z3-4).
+      writeFileSync(join(dir, 'semicolon.yaml'), [...base, 'wire:', "  fault: 'http:429;cut=3'"].join('\n'));
+      expect(() => loadScenario(join(dir, 'semicolon.yaml'))).toThrow(/wire\.fault: a value cannot hold ";"/);
+      writeFileSync(join(dir, 'null.yaml'), [...base, 'wire:', '  event: null', '  keepalive: 2'].join('\n'));
+      expect(loadScenario(join(dir, 'null.yaml')).wire).toBe('event=no;keepalive=2');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -159,4 +159,14 @@ describe('layering: server-wide → per model → per request', () => {
     expect(parseWireSpec('fault=NONE')).toEqual(parseWireSpec('fault=none'));
     expect(() => parseWireSpec('fault=Explode')).toThrow(/unknown fault "Explode"/);
   });
+  it('reads every on/off and named value alike, and a fault probability only as a decimal (audit 13-Z3-4)', () => {
+    expect(parseWireSpec('keepalive=on').framing.keepAliveEvery).toBe(1);
+    expect(parseWireSpec('keepalive=YES')).toEqual(parseWireSpec('keepalive'));
+    expect(parseWireSpec('writes=BYTES')).toEqual(parseWireSpec('writes=bytes'));
+    expect(parseWireSpec('tokens=BURST:3')).toEqual(parseWireSpec('tokens=burst:3'));
+    expect(parseWireSpec('role=Early')).toEqual(parseWireSpec('role=early'));
+    expect(parseWireSpec('fault=http:429@.5').faults[0]?.p).toBe(0.5);
+    expect(parseWireSpec('fault=http:429@5e-2').faults[0]?.p).toBe(0.05);
+    for (const p of ['0x1', '0b1', '', ' 1', 'Infinity']) expect(() => parseWireSpec(`fault=http:429@${p}`)).toThrow(/fault probability must be from 0 to 1/);
+  });
 });
