@@ -89,10 +89,12 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     if (issues.length > 0 || ids === null) return fail(reply, validationError(issues));
     const resolved = resolveModel(state, model);
     if (resolved instanceof VllmError) return fail(reply, resolved);
-    const text = tokenizer.decode(ids);
+    const text = tokenizer.detokenize(ids);
     if (text === null) {
-      const bad = ids.find((id) => tokenizer.decode([id]) === null);
-      return fail(reply, badRequest(`Token id ${String(bad)} is out of vocabulary`));
+      const bad = ids.find((id) => tokenizer.detokenize([id]) === null) as number;
+      if (bad < 0 || bad > tokenizer.maxTokenId) return fail(reply, badRequest(`Token id ${bad} is out of vocabulary`));
+      // In range, but a hashed word id this server never handed out: its word cannot be known.
+      return fail(reply, badRequest(`Token id ${bad} cannot be decoded: the ${tokenizer.name} tokenizer hashes words outside its vocabulary and decodes only the word ids it has handed out (--tokenizer cl100k_base decodes any id)`));
     }
     return json(reply, { prompt: text });
   });

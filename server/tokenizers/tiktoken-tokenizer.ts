@@ -44,18 +44,21 @@ export function tiktokenTokenizer(name: TiktokenEncodingName): ServerTokenizer {
   const { encoding, maxTokenId } = load(name);
   // Special-token text is read as the special token, as a Hugging Face tokenizer does for vLLM.
   const encode = (text: string): number[] => encoding.encode(text, 'all');
+  const decode = (ids: readonly number[]): string | null => {
+    // js-tiktoken skips ids it does not know; every real token decodes to at least one byte.
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || encoding.decode([id]) === '') return null;
+    }
+    return encoding.decode([...ids]);
+  };
   const tokenizer: ServerTokenizer = Object.freeze({
     name,
     maxTokenId,
     count: (text: string): number => encode(text).length,
     encode,
-    decode(ids: readonly number[]): string | null {
-      // js-tiktoken skips ids it does not know; every real token decodes to at least one byte.
-      for (const id of ids) {
-        if (!Number.isInteger(id) || id < 0 || encoding.decode([id]) === '') return null;
-      }
-      return encoding.decode([...ids]);
-    },
+    decode,
+    // A BPE decodes every id it has: nothing to remember.
+    detokenize: decode,
     pieces(text: string): GeneratedToken[] {
       // A character split over several tokens shows up with the token that completes it.
       const ids = encode(text);

@@ -76,6 +76,19 @@ describe('/version, /tokenize, /detokenize', () => {
     const outside = await post('/detokenize', { tokens: [-5] });
     expect(outside.statusCode).toBe(400);
   });
+
+  it('/detokenize decodes the hashed ids of words outside the vocabulary that it handed out (audit 13-Z4-7)', async () => {
+    const text = 'zyxwv qwertyuiop plainly';
+    const ids = (JSON.parse((await post('/tokenize', { prompt: text })).body) as { tokens: number[] }).tokens;
+    expect(JSON.parse((await post('/detokenize', { tokens: ids })).body)).toEqual({ prompt: text });
+    // Planning never reads what was handed out: an echo stays a function of (seed, request).
+    const echoed = JSON.parse((await post('/v1/completions', { prompt: ids, max_tokens: 1, echo: true })).body) as Json;
+    expect(firstChoice(echoed).text as string).not.toContain('zyxwv');
+    // An id in range that was never handed out has no known word: said so, not "out of vocabulary".
+    const unknown = await post('/detokenize', { tokens: [3_999_999] });
+    expect(JSON.parse(unknown.body).error.message).toMatch(/^Token id 3999999 cannot be decoded: the builtin tokenizer hashes words/);
+    expect(JSON.parse((await post('/detokenize', { tokens: [9_999_999] })).body).error.message).toBe('Token id 9999999 is out of vocabulary');
+  });
 });
 
 describe('--api-key, --max-body-size, x-request-id', () => {
