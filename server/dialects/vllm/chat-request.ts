@@ -34,12 +34,12 @@ const TEXT_FIELDS: Readonly<Record<string, string>> = { text: 'text', input_text
 
 /**
  * Media parts chat_utils.py validates with a TypeAdapter before use (the rest it only casts):
- * the part's required field and, for a URL object, its required `url`.
+ * the part's required field, an object with a required `url`.
  */
-const VALIDATED_MEDIA: Readonly<Record<string, { model: string; field: string; url: boolean }>> = {
-  image_url: { model: 'ChatCompletionContentPartImageParam', field: 'image_url', url: true },
-  audio_url: { model: 'ChatCompletionContentPartAudioParam', field: 'audio_url', url: true },
-  video_url: { model: 'ChatCompletionContentPartVideoParam', field: 'video_url', url: true },
+const VALIDATED_MEDIA: Readonly<Record<string, { model: string; field: string }>> = {
+  image_url: { model: 'ChatCompletionContentPartImageParam', field: 'image_url' },
+  audio_url: { model: 'ChatCompletionContentPartAudioParam', field: 'audio_url' },
+  video_url: { model: 'ChatCompletionContentPartVideoParam', field: 'video_url' },
 };
 const CAST_MEDIA = new Set(['input_image', 'image_embeds', 'audio_embeds', 'image_pil', 'input_audio']);
 
