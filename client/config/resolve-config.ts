@@ -349,9 +349,10 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     } catch (error) {
       throw new CliError(`${where('load.trace_file')}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    // A trace's warm-up is its sends before the mark: one covering them all leaves nothing measured.
-    const lastMs = Math.max(...offsetsMs);
-    if (offsetsMs.length > 0 && lastMs < load.warmup) {
+    // A trace's warm-up is its sends before the mark (planTrace's test, on the same numbers): one
+    // covering them all leaves nothing measured. Offsets never decrease, so the last is the latest.
+    const lastMs = offsetsMs[offsetsMs.length - 1];
+    if (lastMs !== undefined && lastMs < warmupSec * 1000) {
       throw new CliError(`${where('load.warmup')}: ${warmupSec} s covers the whole trace (its last send is at ${lastMs / 1000} s), so nothing would be measured (fix: a warm-up shorter than the trace)`);
     }
     return { type: 'trace', offsetsMs, warmupSec };

@@ -34,6 +34,8 @@ describe('bench: refused at once in one line (exit 2)', () => {
     ['an empty --output', ['--output', ''], /^benchtruth: --output: must not be empty$/],
     ['an unknown YAML tag (no Node warning)', ['--config', file('tag.yaml', 'load: !foo {a: 1}\n')], /^benchtruth: --config .*tag\.yaml: not valid YAML: Unresolved tag: !foo/],
     ['a missing dataset file', ['--dataset', 'jsonl', '--dataset-path', join(dir, 'missing.jsonl')], /^benchtruth: --dataset-path: cannot read /],
+    // 200,000 sends: the check must not spread them into one call (audit 13-R20-1).
+    ['a warm-up covering every send of a long trace', ['--trace', file('long.txt', Array.from({ length: 200_000 }, (_, i) => String(i / 1000)).join('\n')), '--warmup', '1000s'], /^benchtruth: --warmup: 1000 s covers the whole trace \(its last send is at 199\.999 s\)/],
     ['a warm-up covering every send of a trace (measured nothing, exit 0; audit 13-Z7-2)', ['--trace', file('short.txt', '0\n0.5\n1.25\n'), '--warmup', '10s'], /^benchtruth: --warmup: 10 s covers the whole trace \(its last send is at 1\.25 s\)/],
   ])('%s', async (_name, args, pattern) => {
     oneLine(await runCli([...bench, ...args], 20_000), pattern);
