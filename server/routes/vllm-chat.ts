@@ -24,6 +24,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (model instanceof VllmError) return refuse(model);
     const toolChoice = autoToolChoiceRefused(request.body as Record<string, unknown>);
     if (toolChoice !== null) return refuse(toolChoice);
+    if (req.renderError != null) return refuse(req.renderError);
 
     // Prompt tokens = the messages' text tokens; a chat template's role markers are not counted,
     // so a client that tokenizes the message texts counts what the server reports.

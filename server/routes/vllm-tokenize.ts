@@ -43,10 +43,12 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     for (const key of bools) reader.boolNotNull(key, false);
     if (body.messages !== undefined) readChatTemplateFields(reader);
     issues.push(...reader.issues);
+    let renderError: VllmError | null = null;
     if (body.messages !== undefined) {
       const chat = parseChatRequest({ messages: body.messages });
       if (!chat.ok) return fail(reply, chat.error);
       texts = chat.value.messages.map((m) => m.text);
+      renderError = chat.value.renderError ?? null;
     } else if (typeof body.prompt === 'string') {
       texts = [body.prompt];
     } else {
@@ -60,7 +62,9 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     if (issues.length > 0) return fail(reply, validationError(issues));
     const resolved = resolveModel(state, model);
     if (resolved instanceof VllmError) return fail(reply, resolved);
-    // The chat template then refuses continue_final_message with the default add_generation_prompt.
+    // Rendering the messages, after the model check: a malformed part, then the chat template
+    // refusing continue_final_message with the default add_generation_prompt.
+    if (renderError !== null) return fail(reply, renderError);
     if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
       return fail(reply, preprocessingError(CONTINUE_WITH_GENERATION_PROMPT));
     }

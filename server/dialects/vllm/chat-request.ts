@@ -24,6 +24,12 @@ export interface ChatRequest extends SamplingFields {
   role?: string;
   /** `logprobs: true` → `top_logprobs` alternatives per position; null when logprobs are off. */
   logprobs?: number | null;
+  /**
+   * The 400 vLLM raises while rendering the messages (a malformed content part, the template
+   * refusing continue_final_message), or null. Rendering comes after the model and tool-choice
+   * checks, so the route answers it there.
+   */
+  renderError?: VllmError | null;
 }
 
 /** chat_utils.py's type-less parts: `{"image_url": "<url>"}` and the like (no text for this model). */
@@ -104,8 +110,9 @@ function readContent(raw: unknown, at: number, issues: FieldIssue[]): { text: st
   const texts: string[] = [];
   let partError: VllmError | null = null;
   raw.forEach((part, p) => {
+    // `if parse_res:` in chat_utils.py: an empty text adds nothing, not even its newline.
     if (typeof part === 'string') {
-      texts.push(part);
+      if (part !== '') texts.push(part);
       return;
     }
     if (!isPlainObject(part)) {
@@ -113,7 +120,9 @@ function readContent(raw: unknown, at: number, issues: FieldIssue[]): { text: st
       return;
     }
     const read = readPart(part, texts.length);
-    if (typeof read === 'string') texts.push(read);
+    if (typeof read === 'string') {
+      if (read !== '') texts.push(read);
+    }
     else if (read !== null) partError ??= read;
   });
   return { text: texts.join('\n'), partError };
@@ -190,11 +199,10 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const topLogprobs = reader.int('top_logprobs', 0);
   const typeFailure2 = typeErrors(reader);
   if (typeFailure2 !== null) return typeFailure2;
-  // Raised while the messages are rendered, after the request model validated.
-  if (partError !== null) return { ok: false, error: partError };
-  if (addGenerationPrompt && reader.boolNotNull('continue_final_message', false)) return { ok: false, error: preprocessingError(CONTINUE_WITH_GENERATION_PROMPT) };
+  // Raised while the messages are rendered: the first part error, else the template's.
+  const renderError = partError ?? (addGenerationPrompt && reader.boolNotNull('continue_final_message', false) ? preprocessingError(CONTINUE_WITH_GENERATION_PROMPT) : null);
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
-  return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null } };
+  return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null, renderError } };
 }
 
 /** Chat's `request_id` field when it is a string (vLLM 0.11 names the request after it). */
