@@ -25,14 +25,25 @@ const FAILURE_KIND = /^(http_\d{3}|stream_error|disconnected|truncated|malformed
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 // `;` separates a spec's items: inside one mapping value it would add items the file never wrote.
 const mappingValue = z.union([scalar, z.array(scalar), z.null()]).refine((value) => !JSON.stringify(value).includes(';'), 'a value cannot hold ";" (it separates spec items; give each item its own key)');
-const wireSchema = z.union([z.string(), z.record(z.string(), mappingValue)]).transform((value) => (typeof value === 'string' ? value : specOf(value)));
+/** Items that `false` or `null` can turn off, and the spec's word for it. */
+const OFF_VALUES: Readonly<Record<string, string>> = { fault: 'none', bom: 'no', space: 'no', id: 'no', multiline: 'no', bytes: 'no', keepalive: 'no', event: 'no' };
+const mapping = z.record(z.string(), mappingValue).superRefine((items, ctx) => {
+  for (const [key, value] of Object.entries(items)) {
+    if ((value === false || value === null) && OFF_VALUES[key.toLowerCase()] === undefined) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `${String(value)} does not turn this item off (only ${Object.keys(OFF_VALUES).join(', ')} can be); give it a value or leave the key out` });
+    }
+  }
+});
+const wireSchema = z.union([z.string(), mapping]).transform((value) => (typeof value === 'string' ? value : specOf(value)));
 
-/** A mapping as a spec string: `true` is the bare item, `false` and `null` turn it off (`=no`). */
+/** A mapping as a spec string: `true` is the bare item, `false` and `null` its off word, a list its comma-separated values. */
 function specOf(items: Record<string, string | number | boolean | Array<string | number | boolean> | null>): string {
   return Object.entries(items)
     .map(([key, value]) => {
       if (value === true) return key;
-      if (value === false || value === null) return `${key}=no`;
+      if (value === false || value === null) return `${key}=${OFF_VALUES[key.toLowerCase()] ?? 'no'}`;
+      // An empty fault list is no fault.
+      if (Array.isArray(value) && value.length === 0 && key.toLowerCase() === 'fault') return 'fault=none';
       return `${key}=${Array.isArray(value) ? value.join(',') : String(value)}`;
     })
     .join(';');

@@ -143,6 +143,12 @@ describe('scenarios/', () => {
       expect(() => loadScenario(join(dir, 'semicolon.yaml'))).toThrow(/wire\.fault: a value cannot hold ";"/);
       writeFileSync(join(dir, 'null.yaml'), [...base, 'wire:', '  event: null', '  keepalive: 2'].join('\n'));
       expect(loadScenario(join(dir, 'null.yaml')).wire).toBe('event=no;keepalive=2');
+      writeFileSync(join(dir, 'fault-off.yaml'), [...base, 'wire:', '  fault: null', '  cut: 2'].join('\n'));
+      expect(loadScenario(join(dir, 'fault-off.yaml')).wire).toBe('fault=none;cut=2');
+      writeFileSync(join(dir, 'fault-empty.yaml'), [...base, 'wire:', '  fault: []'].join('\n'));
+      expect(loadScenario(join(dir, 'fault-empty.yaml')).wire).toBe('fault=none');
+      writeFileSync(join(dir, 'cut-off.yaml'), [...base, 'wire:', '  cut: false'].join('\n'));
+      expect(() => loadScenario(join(dir, 'cut-off.yaml'))).toThrow(/wire\.cut: false does not turn this item off/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
