@@ -64,9 +64,20 @@ export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRout
  * redirects. Null when there is nothing to redirect to.
  */
 function slashRedirect(app: FastifyInstance, request: FastifyRequest): string | null {
-  const url = request.raw.url ?? '/';
+  let url = request.raw.url ?? '/';
+  // An absolute-form target (through a proxy) routes by its path, as Starlette's does.
+  if (/^https?:\/\//i.test(url)) {
+    const at = url.indexOf('/', url.indexOf('//') + 2);
+    url = at < 0 ? '/' : url.slice(at);
+  }
   const queryAt = url.indexOf('?');
-  const path = queryAt < 0 ? url : url.slice(0, queryAt);
+  let path = queryAt < 0 ? url : url.slice(0, queryAt);
+  // Routes match the decoded path (`/v1/completion%73/` is `/v1/completions/`).
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    return null;
+  }
   if (path === '/' || !path.startsWith('/')) return null;
   const other = path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`;
   if (other === '' || !app.hasRoute({ url: other, method: request.method as HTTPMethods })) return null;
