@@ -5,9 +5,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { VLLM_RELEASE } from '../dialects/vllm/dialect-version.ts';
-import { badRequest, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
-import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
-import { CONTINUE_WITH_GENERATION_PROMPT, pyTruthy, readChatTemplateFields } from '../dialects/vllm/sampling-request.ts';
+import { badRequest, VllmError } from '../dialects/vllm/errors.ts';
+import { bodyNotObject, FieldReader, isPlainObject, laxBool, validationError, type FieldIssue } from '../dialects/vllm/request-fields.ts';
+import { chatTemplateError, generationPromptConflict, readChatTemplateFields } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -34,13 +34,15 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     // on its own, the token lists joined; never the texts joined, which can merge tokens.
     let texts: string[];
     // TokenizeChatRequest's `check_generation_prompt` before-validator.
-    if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt)) {
-      return fail(reply, beforeValidatorError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.', body));
-    }
+    const conflict = body.messages === undefined ? null : generationPromptConflict(body);
+    if (conflict !== null) return fail(reply, conflict);
     // The request models' plain `bool` fields (null is a type error too).
     const reader = new FieldReader(body);
-    const bools = body.messages !== undefined ? ['add_generation_prompt', 'continue_final_message', 'add_special_tokens'] : ['add_special_tokens'];
-    for (const key of bools) reader.boolNotNull(key, false);
+    // In the request model's field order (its errors list them so).
+    const addGenerationPrompt = body.messages === undefined ? false : reader.boolNotNull('add_generation_prompt', true);
+    const continueFinalMessage = body.messages === undefined ? false : reader.boolNotNull('continue_final_message', false);
+    reader.boolNotNull('add_special_tokens', false);
+    const chatTemplate = chatTemplateError(continueFinalMessage, addGenerationPrompt);
     if (body.messages !== undefined) readChatTemplateFields(reader);
     issues.push(...reader.issues);
     let renderError: VllmError | null = null;
@@ -64,10 +66,8 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     if (resolved instanceof VllmError) return fail(reply, resolved);
     // Rendering the messages, after the model check: a malformed part, then the chat template
     // refusing continue_final_message with the default add_generation_prompt.
-    if (renderError !== null) return fail(reply, renderError);
-    if (body.messages !== undefined && pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt ?? true)) {
-      return fail(reply, preprocessingError(CONTINUE_WITH_GENERATION_PROMPT));
-    }
+    const rendering = renderError ?? chatTemplate;
+    if (rendering !== null) return fail(reply, rendering);
     const pieces = [];
     for (const text of texts) for (const piece of tokenizer.pieces(text)) pieces.push(piece);
     return json(reply, {

@@ -6,7 +6,7 @@
 import { preprocessingError, type VllmError } from './errors.ts';
 import { pythonRepr } from './python-repr.ts';
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
-import { beamSearchLimit, chatBeforeValidators, CONTINUE_WITH_GENERATION_PROMPT, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
+import { beamSearchLimit, chatBeforeValidators, chatTemplateError, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
 
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
@@ -200,7 +200,7 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const typeFailure2 = typeErrors(reader);
   if (typeFailure2 !== null) return typeFailure2;
   // Raised while the messages are rendered: the first part error, else the template's.
-  const renderError = partError ?? (addGenerationPrompt && reader.boolNotNull('continue_final_message', false) ? preprocessingError(CONTINUE_WITH_GENERATION_PROMPT) : null);
+  const renderError = partError ?? chatTemplateError(reader.boolNotNull('continue_final_message', false), addGenerationPrompt);
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
   return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null, renderError } };
 }

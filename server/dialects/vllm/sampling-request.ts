@@ -2,7 +2,7 @@
  * The fields completions and chat share, read with vLLM's rules: pydantic field types first
  * (lax coercion, every error collected), then SamplingParams' own checks (BadRequestError).
  */
-import { badRequest, type VllmError } from './errors.ts';
+import { badRequest, preprocessingError, type VllmError } from './errors.ts';
 import { MAX_LOGPROBS } from './logprobs.ts';
 import { pythonFloat } from './python-repr.ts';
 import type { WirePolicy } from '../../wire/wire-policy.ts';
@@ -147,10 +147,8 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
   if (numberBelow(body.top_logprobs, 0)) return fail('`top_logprobs` must be a positive value.');
   if (numberAbove(body.top_logprobs, 0) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
-  // `data.get("add_generation_prompt")`: an absent field is None here, though it defaults to True.
-  if (pyTruthy(body.continue_final_message) && pyTruthy(body.add_generation_prompt)) {
-    return fail('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
-  }
+  const conflict = generationPromptConflict(body);
+  if (conflict !== null) return { ok: false, error: conflict };
   const toolUsage = toolUsageError(body);
   if (toolUsage !== null) return fail(toolUsage);
   const salt = cacheSaltError(body);
@@ -159,11 +157,25 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
 }
 
 /**
- * What transformers' `apply_chat_template` raises for `continue_final_message` with the default
- * `add_generation_prompt` (the request model's check only sees the field when it is sent).
+ * The chat and tokenize request models' `check_generation_prompt` before-validator, on the raw
+ * body: `data.get("add_generation_prompt")` is None when the field is absent, though it defaults
+ * to True, so only both sent and truthy is refused here.
  */
-export const CONTINUE_WITH_GENERATION_PROMPT =
-  'continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead.';
+export function generationPromptConflict(body: Record<string, unknown>): VllmError | null {
+  if (!pyTruthy(body.continue_final_message) || !pyTruthy(body.add_generation_prompt)) return null;
+  return beforeValidatorError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.', body);
+}
+
+/**
+ * What transformers' `apply_chat_template` then raises, on the validated values: continuing the
+ * final message with the default add_generation_prompt.
+ */
+export function chatTemplateError(continueFinalMessage: boolean, addGenerationPrompt: boolean): VllmError | null {
+  if (!continueFinalMessage || !addGenerationPrompt) return null;
+  return preprocessingError(
+    'continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead.',
+  );
+}
 
 /** Python's `str()` of a JSON value, as vLLM's f-strings print it (a string bare, the rest as repr). */
 const pyStr = (value: unknown): string => (typeof value === 'string' ? value : pythonRepr(value));

@@ -66,6 +66,8 @@ describe('typed fields', () => {
     for (const url of ['/tokenize', '/v1/chat/completions']) {
       const alone = await ask(s, url, { messages, continue_final_message: true, max_tokens: 1 });
       expect(alone, url).toEqual({ status: 400, message: template });
+      // The template sees the validated value: the text "false" is pydantic's False.
+      expect((await ask(s, url, { messages, continue_final_message: 'false', max_tokens: 1 })).status, url).toBe(200);
     }
   });
 });
