@@ -152,8 +152,8 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       framing.bom = flag(item, value);
       break;
     case 'keepalive':
-      // On/off words as every on/off item reads them; a number is "before every Nth event".
-      framing.keepAliveEvery = value !== undefined && /^(no|off|false)$/i.test(value) ? 0 : value !== undefined && /^(yes|on|true)$/i.test(value) ? 1 : count(item, value, 0, 1);
+      // On/off words as every on/off item reads them (flag()); a number is "before every Nth event".
+      framing.keepAliveEvery = value !== undefined && /^[a-z]+$/i.test(value) ? Number(flag(item, value)) : count(item, value, 0, 1);
       break;
     case 'event':
       if (value !== undefined && /[\r\n]/.test(value)) fail(item, 'an event name cannot hold a line break');

@@ -178,5 +178,9 @@ describe('an HTTP/1.1 request without Host (audit 13-Z4-9)', () => {
     const slash = await rawRequest(port, 'GET /health/ HTTP/1.1\r\nConnection: close', '');
     expect(slash.status).toBe(307);
     expect(slash.header('location')?.toString('latin1')).toBe(`http://127.0.0.1:${port}/health`);
+    // An absolute-form target (a proxy's) redirects by its path (audit 13-R20-4).
+    const absolute = await rawRequest(port, `GET http://proxied.test/v1/models/ HTTP/1.1\r\nHost: proxied.test\r\nConnection: close`, '');
+    expect(absolute.status).toBe(307);
+    expect(absolute.header('location')?.toString('latin1')).toBe('http://proxied.test/v1/models');
   });
 });
