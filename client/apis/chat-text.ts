@@ -19,7 +19,8 @@ export type TextPiece = readonly TextPath[];
  * Where a chat delta's (or non-streamed message's) text is, in order: the content; the reasoning,
  * once — vLLM 0.11.1+ fills `reasoning` and the deprecated `reasoning_content` with the same text,
  * and a server or proxy that leaves one of them "" must not hide the other, so the piece is
- * whichever is non-empty (`reasoning` when both are); each tool call's function name and arguments
+ * whichever is non-empty (`reasoning` when both are); OpenAI's `refusal` (a structured-output
+ * refusal's text); each tool call's function name and arguments, and the legacy `function_call`'s
  * (tokens the model generated, which a tokenizer count must see). The template path reads the
  * same pieces (client/decode/vllm-payload-template.ts).
  */
@@ -30,6 +31,12 @@ export function chatTextPieces(delta: JsonObject): TextPiece[] {
   if (typeof delta.reasoning === 'string') reasoning.push(['reasoning']);
   if (typeof delta.reasoning_content === 'string') reasoning.push(['reasoning_content']);
   if (reasoning.length > 0) pieces.push(reasoning);
+  if (typeof delta.refusal === 'string') pieces.push([['refusal']]);
+  const legacyCall = delta.function_call;
+  if (isJsonObject(legacyCall)) {
+    if (typeof legacyCall.name === 'string') pieces.push([['function_call', 'name']]);
+    if (typeof legacyCall.arguments === 'string') pieces.push([['function_call', 'arguments']]);
+  }
   const calls = delta.tool_calls;
   if (Array.isArray(calls)) {
     calls.forEach((call: unknown, i) => {

@@ -67,6 +67,8 @@ function interpretParsed(parsed: unknown): Payload | null {
   if (!isJsonObject(parsed)) return null;
   if (parsed.error !== undefined && parsed.error !== null) {
     const error = parsed.error;
+    // TGI streams `{"error": "<message>", "error_type": …}`: the string is the message.
+    if (typeof error === 'string') return errorPayload(error);
     return errorPayload(isJsonObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error));
   }
   // The flat error object older vLLM (and other OpenAI-compatible servers) stream.
@@ -79,7 +81,8 @@ function interpretParsed(parsed: unknown): Payload | null {
   let finishReason: string | null = null;
   for (const choice of choices) {
     if (!isJsonObject(choice)) continue;
-    if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
+    // TGI's completions chunks carry `finish_reason: ""` until the end: no reason yet.
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') finishReason = choice.finish_reason;
     if (typeof choice.text === 'string') {
       text += choice.text;
     } else if (isJsonObject(choice.delta)) {

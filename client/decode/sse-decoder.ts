@@ -44,6 +44,12 @@ export interface SseHandlers {
    * with the LF that makes that blank line a CRLF: the event's last byte arrived at `atMs`.
    */
   onEventLastByte?(atMs: number): void;
+  /**
+   * An `error` field line. SSE ignores fields it does not know, and this decoder's events do too,
+   * but llama.cpp's server (2025 builds) streams its errors as `error: {json}` before `[DONE]`:
+   * a reader that drops the line counts a failed request as a success.
+   */
+  onErrorField?(value: string, atMs: number): void;
 }
 
 export interface SseEndReport {
@@ -300,6 +306,14 @@ export class SseDecoder {
           buf[start + 4] === 0x79
         ) {
           this.setRetry(buf, vs, end);
+        } else if (
+          c0 === 0x65 &&
+          buf[start + 1] === 0x72 &&
+          buf[start + 2] === 0x72 &&
+          buf[start + 3] === 0x6f &&
+          buf[start + 4] === 0x72
+        ) {
+          this.handlers.onErrorField?.(this.decoder.decode(buf.subarray(vs, end)), atMs);
         }
         return;
       case 2:

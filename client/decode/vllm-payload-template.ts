@@ -37,8 +37,8 @@ interface VllmPayloadTemplate {
    * text piece with alternatives (the reasoning), of which the first non-empty one is the text.
    */
   readonly textHoles: ReadonlyArray<number | readonly number[]>;
-  /** The hole of the last string finish_reason, or -1 (then finishReason is null). */
-  readonly finishHole: number;
+  /** The holes of the string finish_reasons, in order: the last non-empty one is the reason (none: null). */
+  readonly finishHoles: readonly number[];
   /** Some choice's delta has a non-empty tool_calls array: token-bearing whatever the text. */
   readonly toolCalls: boolean;
   /** Null when the payload's usage is not an object. */
@@ -99,7 +99,7 @@ export function learnVllmPayloadTemplate(data: string, parsed: unknown): void {
 }
 
 function payloadFrom(template: VllmPayloadTemplate, values: HoleValues): Payload {
-  const { textHoles, finishHole } = template;
+  const { textHoles, finishHoles } = template;
   let text = '';
   for (let i = 0; i < textHoles.length; i++) {
     const piece = textHoles[i] as number | readonly number[];
@@ -111,7 +111,7 @@ function payloadFrom(template: VllmPayloadTemplate, values: HoleValues): Payload
     text,
     dialectTokens: null,
     usage,
-    finishReason: finishHole < 0 ? null : (values[finishHole] as string),
+    finishReason: lastNonEmpty(finishHoles, values),
     error: null,
     done: false,
   };
@@ -124,6 +124,15 @@ function firstNonEmpty(holes: readonly number[], values: HoleValues): string {
     if (value !== '') return value;
   }
   return '';
+}
+
+/** The last of the finish reasons that is not "" (interpretVllmPayload's walk keeps that one), or null. */
+function lastNonEmpty(holes: readonly number[], values: HoleValues): string | null {
+  for (let i = holes.length - 1; i >= 0; i--) {
+    const value = values[holes[i] as number] as string;
+    if (value !== '') return value;
+  }
+  return null;
 }
 
 function rebuild(recipe: Recipe, values: HoleValues): unknown {
@@ -194,7 +203,7 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
   if (shape === null) return null;
   try {
     const textHoles: Array<number | number[]> = [];
-    let finishHole = -1;
+    const finishHoles: number[] = [];
     let toolCalls = false;
     const choices: unknown[] = parsed.choices;
     const choicesNode = child(shape.root, 'choices');
@@ -202,7 +211,7 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
     choices.forEach((choice: unknown, index) => {
       if (!isJsonObject(choice)) return;
       const choiceNode = choicesNode.items[index];
-      if (typeof choice.finish_reason === 'string') finishHole = stringHole(child(choiceNode, 'finish_reason'));
+      if (typeof choice.finish_reason === 'string') finishHoles.push(stringHole(child(choiceNode, 'finish_reason')));
       if (typeof choice.text === 'string') {
         textHoles.push(stringHole(child(choiceNode, 'text')));
       } else if (isJsonObject(choice.delta)) {
@@ -221,7 +230,7 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
       if (recipe.kind !== 'object' || recipe.keys.length !== parsedKeys.length || recipe.keys.some((key, i) => key !== parsedKeys[i])) throw new Refused();
       usage = recipe;
     }
-    return { shape, textHoles, finishHole, toolCalls, usage };
+    return { shape, textHoles, finishHoles, toolCalls, usage };
   } catch (error) {
     if (error instanceof Refused) return null;
     throw error;

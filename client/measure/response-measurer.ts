@@ -154,6 +154,11 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     this.#onEvent(event.data, event.atMs);
   }
 
+  /** For the decoder only: an `error:` line (llama.cpp's in-stream error). */
+  onErrorField(value: string): void {
+    this.#onErrorEvent(value);
+  }
+
   /**
    * Whether the usage seen so far is a running one, on every event: decided by the first
    * token-bearing event, or, before any (every chunk's text held back behind a stop string that
@@ -328,6 +333,9 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
         }
       }
     }
+    // A running usage missing from one event: that event's token is the running count's too, or
+    // the next usage's delta would credit it a second time.
+    if (usage === null && this.#continuousUsage === true) this.#runningCompletion += tokens;
     if (source === 'one_per_event' && this.#options.tokenizerFallback) {
       (this.#pendingTexts ??= new Map()).set(this.#eventTimes.length, payload.text);
       source = 'tokenizer';

@@ -234,3 +234,51 @@ describe('usage.completion_tokens = 0 while token-bearing events arrived (findin
     expect(record.metrics?.ttftMs).toBeNull();
   });
 });
+
+describe('shapes other servers stream (audit 14-A2)', () => {
+  const chatChunk = (delta: Record<string, unknown>, usage?: unknown): string =>
+    JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }], ...(usage === undefined ? {} : { usage }) });
+
+  it("llama.cpp's `error:` line before [DONE] is a stream_error with its message, never a success (A2F-1)", () => {
+    const error = 'error: {"code":500,"message":"context shift is disabled","type":"server_error"}\n\n';
+    for (const reads of [[sse(chunk(' a')), error, sse('[DONE]')], [error, sse('[DONE]')]]) {
+      const record = measure({ reads });
+      expect(record.failure).toEqual({ kind: 'stream_error', message: 'context shift is disabled' });
+      expect(record.metrics).toBeNull();
+    }
+  });
+
+  it("OpenAI's refusal and the legacy function_call carry tokens, streamed and not (A2F-2)", () => {
+    for (let pass = 0; pass < 2; pass++) {
+      // The second pass reads the chunks from the shape templates the first one learnt.
+      const refusal = measure({ api: chatApi, reads: [sse(chatChunk({ role: 'assistant', content: '' })), sse(chatChunk({ refusal: 'I cannot' })), sse(chatChunk({ refusal: ' help' })), sse('[DONE]')] });
+      expect(refusal.events.map((e) => e.tokens)).toEqual([1, 1]);
+      expect(refusal.metrics?.ttftMs).toBe(20);
+      const call = measure({ api: chatApi, reads: [sse(chatChunk({ function_call: { name: 'get_weather', arguments: '' } })), sse(chatChunk({ function_call: { arguments: '{"city"' } })), sse('[DONE]')] });
+      expect(call.events.map((e) => e.atMs)).toEqual([10, 20]);
+    }
+    expect(vllmPayloadTemplateStats.hits).toBeGreaterThan(0);
+    const body = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help' }, finish_reason: 'stop' }] });
+    const unstreamed = measure({ api: chatApi, stream: false, tokenizerFallback: true, reads: [body] });
+    expect(unstreamed.outputTokens).toBe(3);
+  });
+
+  it('a running usage missing from one event: the next usage counts only its own tokens (A2F-3)', () => {
+    const record = measure({ reads: [sse(chunk(' a', counts(1))), sse(chunk(' b', null)), sse(chunk(' c', counts(3))), sse(chunk(' d', counts(4))), sse('[DONE]')] });
+    expect(record.events.map((e) => e.tokens)).toEqual([1, 1, 1, 1]);
+    expect(record.tokenCountMismatch).toBe(false);
+    expect(record.metrics?.itlMs).toEqual([10, 10, 10]);
+  });
+
+  it("TGI's string error is its message, and its finish_reason \"\" is no finish reason (A2F-4)", () => {
+    const tgiError = '{"error":"Request failed during generation: Server error: CUDA OOM","error_type":"generation"}';
+    expect(measure({ reads: [sse(chunk(' a')), sse(tgiError)] }).failure).toEqual({ kind: 'stream_error', message: 'Request failed during generation: Server error: CUDA OOM' });
+    for (let pass = 0; pass < 2; pass++) {
+      const open = measure({ reads: [sse(chunk(' a', undefined, '')), sse(chunk(' b', undefined, ''))] });
+      expect(open.finishReason).toBeNull();
+      expect(open.finishReasonMs).toBeNull();
+      const ended = measure({ reads: [sse(chunk(' a', undefined, '')), sse(chunk(' b', undefined, 'length')), sse('[DONE]')] });
+      expect([ended.finishReason, ended.finishReasonMs]).toEqual(['length', 20]);
+    }
+  });
+});
