@@ -101,8 +101,14 @@ export class IsolatedEngine implements Engine {
     }
     // A one-body answer's tokens were produced at their due times, not when the body left.
     const times = latencyTokenTimes(record, deliveredTokenTimes(record));
-    const first = times[0];
-    const last = times[times.length - 1];
+    // Token order is release order: with n > 1 and stop strings a choice's held-back token
+    // comes after another choice's later one, so the phases take the earliest and the latest.
+    let first: number | undefined;
+    let last: number | undefined;
+    for (const at of times) {
+      if (first === undefined || at < first) first = at;
+      if (last === undefined || at > last) last = at;
+    }
     if (first !== undefined) this.#events.firstToken(request, request.arrivalMono + first);
     this.#events.finished({
       request,
