@@ -100,12 +100,14 @@ export class TruthStore {
 
   /** Called once when the request's response has ended, however it ended. */
   finish(record: TruthRecord): void {
+    // Listeners first: the batching engine settles the steps that ended by the response's end
+    // (their tokens' engine times) before the record is logged, so the log and GET agree.
+    for (const listener of this.#listeners) listener(record);
     const log = this.#log;
     if (log !== null) {
       if (log.writableLength <= MAX_LOG_BACKLOG_BYTES) log.write(`${JSON.stringify(truthToJson(record))}\n`);
       else if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
     }
-    for (const listener of this.#listeners) listener(record);
     const kept = this.#records.get(record.id);
     // Evicted already, or its id reused by a newer request: nothing of this one is kept.
     if (kept === undefined || kept.entry !== record) return;

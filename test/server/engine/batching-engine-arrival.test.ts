@@ -3,6 +3,9 @@
  * record stamps it), not when the server finished parsing it, so batching TTFT is measured from
  * the same point as isolated TTFT; and a request's own model timing reaches the core.
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../contracts/clock.ts';
 import type { TruthRecord } from '../../../contracts/truth.ts';
@@ -26,14 +29,14 @@ function record(id: string, count: number): TruthRecord {
 }
 
 /** The engine with a hand-driven stand-in for the emission scheduler (steps run when told). */
-function engine(options: Partial<ServerOptions>): { engine: BatchingEngine; clock: VirtualClock; runSteps: (until: number) => void } {
+function engine(options: Partial<ServerOptions>, logPath?: string): { engine: BatchingEngine; clock: VirtualClock; truth: TruthStore; runSteps: (until: number) => void } {
   const clock = new VirtualClock(0);
   let step: { task: ScheduledTask; at: number } | null = null;
   const scheduler = {
     schedule: (task: ScheduledTask, at: number) => void (step = { task, at }),
     wake: () => {},
   } as unknown as EmissionScheduler;
-  const truth = new TruthStore({ capacity: 100 });
+  const truth = new TruthStore({ capacity: 100, logPath });
   const e = new BatchingEngine(resolveServerOptions({ scheduler: 'batching', ...options }), clock, truth, scheduler);
   const runSteps = (until: number): void => {
     for (let guard = 0; guard < 10_000; guard++) {
@@ -46,16 +49,18 @@ function engine(options: Partial<ServerOptions>): { engine: BatchingEngine; cloc
     }
     throw new Error('steps did not settle');
   };
-  return { engine: e, clock, runSteps };
+  return { engine: e, clock, truth, runSteps };
 }
 
 const request = (key: string, arrivalMono: number, model = 'm', lora: string | null = null): EngineRequest =>
   ({ key, model, lora, promptTokens: 4, maxTokens: 3, arrivalMono }) as EngineRequest;
 
-function admit(e: BatchingEngine, req: EngineRequest, count = 3): void {
+function admit(e: BatchingEngine, req: EngineRequest, count = 3): TruthRecord {
   const admitted = e.admit(req);
   if (!admitted.ok) throw new Error(admitted.message);
-  admitted.run(record(req.key, count), () => ({ run: () => null }));
+  const made = record(req.key, count);
+  admitted.run(made, () => ({ run: () => null }));
+  return made;
 }
 
 describe('batching engine: the core sees a request at its arrival', () => {
@@ -90,5 +95,23 @@ describe('batching engine: a request’s own model timing reaches its steps', ()
     runSteps(10_000);
     // Both prefill in one step (10 × 3), then decode in lockstep at 3 × (10 + 5 × 2) = 60.
     expect(tokens).toEqual([30, 90, 150]);
+  });
+});
+
+describe('batching engine: a record is settled before it is logged (audit 14-A4MIX-1)', () => {
+  it('steps that ended before the response did, but ran late, are in the --truth-log line as in the record', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'batching-log-')), 'truth.jsonl');
+    const { engine: e, clock, truth, runSteps } = engine({ model: 'm', ttftMs: 10, itlMs: 10 }, path);
+    const made = admit(e, request('a', 0), 3);
+    runSteps(10);
+    // The second step ended at 20, but the loop was late: the response ends (a fault) at 25
+    // before the step task ran.
+    clock.set(25);
+    made.end = { atMs: 25, how: 'fault' };
+    truth.finish(made);
+    await truth.close();
+    const logged = JSON.parse(readFileSync(path, 'utf8').trim()) as { tokens: Array<{ dueMs: number | null }> };
+    expect(made.tokens.map((t) => t.dueMs)).toEqual([10, 20, Infinity]);
+    expect(logged.tokens.map((t) => t.dueMs)).toEqual([10, 20, null]);
   });
 });
