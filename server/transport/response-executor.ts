@@ -114,6 +114,16 @@ class ResponsePlayer implements ScheduledTask {
   readonly #disconnects: boolean;
   /** The headers still wait to leave with the response (record.headersMs is null). */
   #headersPending: boolean;
+  /**
+   * When each write was handed to the socket (NaN: not yet), copied into the record's writes by
+   * `settle()`. A write object lives as long as its stream, so by then it sits in V8's old
+   * generation; a stamp stored in it is a fresh heap number the next scavenge has to find
+   * through the old generation's remembered set and copy. With 500 streams of 30 s that made a
+   * scavenge of 320 KB of survivors take 7 ms; stamped here, 1.2 ms.
+   */
+  readonly #stamps: Float64Array;
+  /** Writes whose stamps are in the record already. */
+  #settled = 0;
   #next = 0;
   #finished = false;
 
@@ -130,6 +140,7 @@ class ResponsePlayer implements ScheduledTask {
     this.#body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     this.#headersDueMs = plan.record.headersDueMs ?? 0;
     this.#disconnects = plannedDisconnectMs(plan.record) !== null;
+    this.#stamps = new Float64Array(plan.record.writes.length).fill(NaN);
     res.once('close', () => {
       if (!this.#finished) this.#end(this.#deps.clock.now(), 'client_aborted');
     });
@@ -189,7 +200,7 @@ class ResponsePlayer implements ScheduledTask {
       // the reader must see separate reads), however late the stream runs.
       if ((first.afterMs ?? 0) > 0 && this.#next > 0) {
         const previous = writes[this.#next - 1] as TruthWrite;
-        const heldUntilMs = (previous.actualMs ?? 0) + pieceGapMs(first, previous);
+        const heldUntilMs = (this.#stamps[this.#next - 1] as number) + pieceGapMs(first, previous);
         if (arrivalMono + heldUntilMs > now) return arrivalMono + heldUntilMs;
       }
       this.#sendHeaders();
@@ -210,7 +221,7 @@ class ResponsePlayer implements ScheduledTask {
         last++;
       }
       const actualMs = this.#deps.clock.now() - arrivalMono;
-      for (let i = this.#next; i <= last; i++) (writes[i] as TruthWrite).actualMs = actualMs;
+      this.#stamps.fill(actualMs, this.#next, last + 1);
       const from = this.#next;
       this.#next = last + 1;
       const ends = this.#next === writes.length && !this.#disconnects;
@@ -300,9 +311,18 @@ class ResponsePlayer implements ScheduledTask {
     if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
   }
 
+  /** Copies the stamps of the writes sent so far into the record (its readers see them there). */
+  settle(): void {
+    const writes = this.#writes;
+    const stamps = this.#stamps;
+    for (let i = this.#settled; i < this.#next; i++) (writes[i] as TruthWrite).actualMs = stamps[i] as number;
+    this.#settled = this.#next;
+  }
+
   #end(atMono: number, how: EndReason): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.settle();
     const record = this.#record;
     record.end = { atMs: atMono - this.#arrivalMono, how };
     this.#deps.truth.finish(record);
@@ -314,8 +334,8 @@ class ResponsePlayer implements ScheduledTask {
  * become available (a write due at Infinity parks the player until then).
  */
 export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask {
-  deps.truth.begin(plan.record);
   const player = new ResponsePlayer(res, plan, deps);
+  deps.truth.begin(plan.record, () => player.settle());
   player.start();
   return player;
 }

@@ -47,6 +47,8 @@ export type TruthListener = (record: TruthRecord) => void;
 interface Kept {
   entry: TruthRecord | CompactTruth;
   bytes: number;
+  /** Brings a record in flight up to date before it is read (its player's pending stamps). */
+  settle: (() => void) | undefined;
 }
 
 /** What a record in flight is counted as until it is packed: its body and about 80 bytes per token. */
@@ -89,11 +91,15 @@ export class TruthStore {
     this.#log = log;
   }
 
-  /** Records a request as soon as it is planned, so in-flight truth can be asked for. */
-  begin(record: TruthRecord): void {
+  /**
+   * Records a request as soon as it is planned, so in-flight truth can be asked for. `settle`,
+   * when given, is called before the live record is read: its executor keeps the write stamps
+   * of a response in flight in an array of its own and copies them into the record there.
+   */
+  begin(record: TruthRecord, settle?: () => void): void {
     this.#remove(record.id);
     const bytes = liveBytes(record);
-    this.#records.set(record.id, { entry: record, bytes });
+    this.#records.set(record.id, { entry: record, bytes, settle });
     this.#bytes += bytes;
     this.#evict();
   }
@@ -116,16 +122,17 @@ export class TruthStore {
     this.#bytes += bytes - kept.bytes;
     kept.entry = compact;
     kept.bytes = bytes;
+    kept.settle = undefined;
     this.#evict();
   }
 
   get(id: string): TruthRecord | undefined {
     const kept = this.#records.get(id);
-    return kept === undefined ? undefined : unpacked(kept.entry);
+    return kept === undefined ? undefined : unpacked(kept);
   }
 
   *all(): IterableIterator<TruthRecord> {
-    for (const kept of this.#records.values()) yield unpacked(kept.entry);
+    for (const kept of this.#records.values()) yield unpacked(kept);
   }
 
   get size(): number {
@@ -165,6 +172,9 @@ export class TruthStore {
   }
 }
 
-function unpacked(entry: TruthRecord | CompactTruth): TruthRecord {
-  return 'numbers' in entry ? expandTruth(entry) : entry;
+function unpacked(kept: Kept): TruthRecord {
+  const { entry } = kept;
+  if ('numbers' in entry) return expandTruth(entry);
+  kept.settle?.();
+  return entry;
 }

@@ -194,3 +194,31 @@ describe('ResponsePlayer: a write that throws', () => {
     }
   });
 });
+
+describe('ResponsePlayer and the truth store while a response is in flight', () => {
+  it('a record read before the response ends carries the stamps of the writes already sent, and null for the rest', () => {
+    const record = plannedRecord('');
+    const clock = new VirtualClock();
+    const { res } = fakeResponse(clock, 0);
+    let scheduled: ScheduledTask | null = null;
+    const scheduler = { schedule: (task: ScheduledTask) => (scheduled = task), wake: () => {} } as unknown as EmissionScheduler;
+    const truth = new TruthStore({ capacity: 10 });
+    playResponse(res, { record, arrivalMono: 0, headers: {}, headersAtArrival: true }, { clock, scheduler, truth });
+    const task = scheduled as ScheduledTask | null;
+    if (task === null) throw new Error('the player did not schedule itself');
+    clock.set(111);
+    expect(task.run(clock.now())).not.toBeNull();
+    const live = truth.get('r') as TruthRecord;
+    const sent = live.writes.filter((w) => w.dueMs <= 111);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((w) => w.actualMs === 111)).toBe(true);
+    expect(live.writes.filter((w) => w.dueMs > 111).every((w) => w.actualMs === null)).toBe(true);
+    // The same list from all(): one way of reading a record in flight.
+    expect([...truth.all()][0]?.writes.map((w) => w.actualMs)).toEqual(live.writes.map((w) => w.actualMs));
+    clock.set(130);
+    expect(task.run(clock.now())).toBeNull();
+    const done = truth.get('r') as TruthRecord;
+    expect(done.writes.every((w) => w.actualMs !== null)).toBe(true);
+    expect(done.end?.how).toBe('completed');
+  });
+});
