@@ -4,6 +4,7 @@
  * Without taskset (or with one core) pinning is skipped and the figures are simply unpinned.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 function hasTaskset(): boolean {
@@ -33,5 +34,33 @@ export function pin(pid: number | undefined, cores: string): void {
     } catch (error) {
       if (attempt >= 5) throw error;
     }
+  }
+}
+
+/** The parent of `pid` and its command name, from /proc (null when it cannot be read). */
+function parentOf(pid: number): { ppid: number; comm: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    return { ppid: Number(stat.slice(close + 2).split(' ')[1]), comm: stat.slice(stat.indexOf('(') + 1, close) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Pins the benchmark's own process and the `npm run` / `tsx` processes that started it to
+ * `cores`, so that none of them runs on the cores of the process under test: a scheduler trace
+ * of `npm run bench:server -- --pin` showed npm, tsx's parent and this script's threads taking
+ * slices of 1–3 ms on the server's core, each one a stall of the server's writes.
+ */
+export function pinBenchmarkTree(cores: string): void {
+  if (!PINNING) return;
+  pin(process.pid, cores);
+  for (let pid = process.ppid, hops = 0; pid > 1 && hops < 4; hops++) {
+    const parent = parentOf(pid);
+    if (parent === null || !/^(node|npm|sh|tsx)\b/.test(parent.comm)) return;
+    pin(pid, cores);
+    pid = parent.ppid;
   }
 }

@@ -11,15 +11,17 @@
  * Flags: --quick (shorter windows, fewer loads), --only benchtruth|benchtruth-stgc|baseline,
  * --loads 500x40,2000x50 (streams × tokens/s), --no-idle (skip the idle-memory phase),
  * --stream-seconds S (each stream's length; long streams leave planning out of the window),
+ * --ramp-seconds R (first starts spread over R s; default one stream's length: steady arrivals),
+ * --warm-core (with --pin: a nice-19 spinner keeps the server's core from idling; see WARM_CORE),
  * --idle-streams N (idle streams per batch; two batches are opened, default 2000),
  * --pin (taskset the server to the last core and the load generator to core 0, so a load
  * generator or another job on the machine cannot take the server's core).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { CORES, pin } from './pin.ts';
+import { CORES, pin, pinBenchmarkTree, PINNING } from './pin.ts';
 
 interface Load {
   streams: number;
@@ -63,10 +65,30 @@ const LOADS: Load[] = LOADS_ARG === 'none'
 const IDLE_STREAMS = process.argv.includes('--idle-streams') ? Number(process.argv[process.argv.indexOf('--idle-streams') + 1]) : 2000;
 /** `--stream-seconds S`: how long each stream lasts (default 4; 60 = no new requests in the window). */
 const STREAM_SECONDS = process.argv.includes('--stream-seconds') ? Number(process.argv[process.argv.indexOf('--stream-seconds') + 1]) : 4;
+/**
+ * `--ramp-seconds R`: the first starts of a load are spread over R seconds (default: one stream's
+ * length). In a closed loop of equal-length streams every replacement keeps its stream's phase,
+ * so the ramp is the arrival pattern of the whole run: spread over one stream's length, arrivals
+ * are steady at N / S per second; spread over 1 s, they come in waves of 4 × that rate for 1 s
+ * in every 4, which saturates the server for that second (the rounds before 2026-12-01 20:00).
+ */
+const RAMP_SECONDS = process.argv.includes('--ramp-seconds') ? Number(process.argv[process.argv.indexOf('--ramp-seconds') + 1]) : STREAM_SECONDS;
+const loadRampMs = (streams: number): number => Math.max(rampMs(streams), RAMP_SECONDS * 1000);
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
 /** Extra node flags for the server child (profiling: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/sprof'). */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+/**
+ * `--warm-core` (with --pin): a spinning process at nice 19 on the server's core for each load,
+ * so the core never idles (what booting with idle=poll does). On a VM a thread woken on an idle
+ * virtual CPU can be late by milliseconds (`npm run bench:wake` measures it); kept warm, the
+ * server preempts the spinner at once, and the lateness left is the server's own. The spinner
+ * is its own process, so its CPU is not the server's. Off by default: the plain figure is what
+ * an otherwise idle machine gives.
+ */
+const WARM_CORE = process.argv.includes('--warm-core');
+/** `BENCH_SERVER_STDOUT=FILE`: the server's stdout (where V8's --trace-gc lines go) appended to FILE. */
+const SERVER_STDOUT = process.env.BENCH_SERVER_STDOUT;
 /**
  * benchtruth again, in a node started with --single-threaded-gc: V8's parallel and concurrent
  * GC helper threads cost CPU of their own (about a tenth of the server's at 2,000 × 50), and
@@ -102,6 +124,9 @@ async function startServer(kind: string, options: Record<string, unknown>): Prom
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (piece: Buffer) => {
+      // V8's traces (--trace-gc*) go to the server's stdout: kept in a file when asked for.
+      if (SERVER_STDOUT !== undefined) appendFileSync(SERVER_STDOUT, piece);
+      if (out.length > 4096) return;
       out += piece.toString();
       const match = /PORT (\d+)/.exec(out);
       if (match !== null) resolve(Number(match[1]));
@@ -141,6 +166,14 @@ function startLoad(spec: { url: string; streams: number; maxTokens: number; ramp
   };
 }
 
+/** A process that only spins, at the lowest priority, pinned to `cores` (`--warm-core`). */
+function startSpinner(cores: string): ChildProcess {
+  const child = spawn('nice', ['-n', '19', process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
+  children.add(child);
+  pin(child.pid, cores);
+  return child;
+}
+
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -156,9 +189,10 @@ async function measure(kind: string, load: Load): Promise<Figures> {
   const maxTokens = Math.ceil(STREAM_SECONDS * load.tokensPerSec);
   const { child: server, url } = await startServer(kind, { ttftMs: itlMs, itlMs, seed: 1, truthCapacity: Number(process.env.TRUTH_CAPACITY ?? 10_000), emissionSleep: true });
   const pid = server.pid as number;
-  const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: rampMs(load.streams) });
+  const spinner = WARM_CORE && PINNING ? startSpinner(String(CORES - 1)) : null;
+  const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: loadRampMs(load.streams) });
   await generator.started;
-  await sleep(rampMs(load.streams) + WARMUP_MS);
+  await sleep(loadRampMs(load.streams) + WARMUP_MS);
   // An overloaded server may answer late; the figures are still worth printing.
   await fetch(`${url}/_engine/lateness`, { method: 'DELETE', signal: AbortSignal.timeout(30_000) }).catch(() => {});
   const cpu0 = cpuTicks(pid);
@@ -175,6 +209,7 @@ async function measure(kind: string, load: Load): Promise<Figures> {
     .catch(() => empty)) as { lateness: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null } };
   await stop(generator.child);
   await stop(server);
+  if (spinner !== null) await stop(spinner);
   const seconds = MEASURE_MS / 1000;
   const cpuSec = (cpu1 - cpu0) / CLK_TCK;
   const delivered = c1.events - c0.events;
@@ -240,6 +275,8 @@ async function idleMemory(kind: string): Promise<IdleFigures> {
 const fmt = (x: number | null, digits = 2): string => (x === null ? '—' : x.toFixed(digits));
 
 async function main(): Promise<void> {
+  // This script and the npm/tsx processes above it stay off the server's core.
+  pinBenchmarkTree('0');
   const cpu = cpus()[0];
   process.stdout.write(`machine: ${cpus().length} × ${cpu?.model ?? 'unknown cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average ${execSync('cat /proc/loadavg').toString().split(' ').slice(0, 3).join(' ')}\n`);
   const kinds = ONLY === 'benchtruth' || ONLY === 'baseline' || ONLY === SINGLE_GC ? [ONLY] : ['benchtruth', SINGLE_GC, 'baseline'];
