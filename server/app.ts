@@ -111,7 +111,8 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake
   // that developers point any client at is deliberately lenient here (docs/vllm-fidelity.md).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (request.is404 || request.routeOptions.config.jsonBody !== true) return done(null, undefined);
     const text = bodyText(body as Buffer);
     if (text === null) return done(new VllmError(400, 'Bad Request', BODY_PARSE_ERROR), undefined);
     const parsed = parsePythonJson(text);

@@ -14,6 +14,21 @@ import { pythonJsonError, type PythonJsonError } from './python-json-error.ts';
  */
 export const BODY_PARSE_ERROR = 'There was an error parsing the body';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's endpoint reads a JSON body (server/app.ts parses bodies for these only). */
+    jsonBody?: boolean;
+  }
+}
+
+/**
+ * Route options of an endpoint that reads a JSON body. Every other route (and an unknown path)
+ * answers without reading it, as Starlette routes and FastAPI reads a body only for an endpoint
+ * that declares one: `POST /nothing` with a body that does not decode is still a 404,
+ * `POST /metrics` still the metrics and `POST /v1/completions/` still the 307.
+ */
+export const JSON_BODY_ROUTE = { config: { jsonBody: true } } as const;
+
 type BodyEncoding = 'utf-8' | 'utf-16' | 'utf-16-le' | 'utf-16-be' | 'utf-32' | 'utf-32-le' | 'utf-32-be';
 
 /** CPython's `json.detect_encoding`: a byte-order mark, else where the first bytes' zeros fall. */

@@ -19,6 +19,7 @@ import type { JetstreamRuntime } from './jetstream-runtime.ts';
 import { methodNotAllowed } from './vllm-method-not-allowed.ts';
 import type { GenerationStart } from './vllm-generation.ts';
 import { recordRefusal, refusalRecord } from './vllm-refusal-truth.ts';
+import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 
 /** The paths JetStream's FastAPI apps serve (they install no CORS middleware: vllm-cors.ts). */
 export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '/healthcheck', '/v1/generate', '/v1/health', '/']);
@@ -124,7 +125,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       return undefined;
     };
 
-    app.post('/generate', async (request, reply) => {
+    app.post('/generate', JSON_BODY_ROUTE, async (request, reply) => {
       const start = begin(request, reply);
       const body = fastapiBodyValue(request.body);
       if (!body.ok) return refuse(request, reply, start, 'proxy', false, body.error);
@@ -134,7 +135,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       return play(request, reply, start, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: countTokens(req.prompt) });
     });
 
-    app.post('/v1/generate', async (request, reply) => {
+    app.post('/v1/generate', JSON_BODY_ROUTE, async (request, reply) => {
       const start = begin(request, reply);
       const body = fastapiBodyValue(request.body);
       if (!body.ok) return refuse(request, reply, start, 'native', true, body.error);

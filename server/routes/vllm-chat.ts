@@ -9,9 +9,10 @@ import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unli
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
+import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 
 export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
-  app.post(CHAT_COMPLETIONS_PATH, async (request, reply) => {
+  app.post(CHAT_COMPLETIONS_PATH, JSON_BODY_ROUTE, async (request, reply) => {
     const start = startGeneration(ctx, request, reply, bodyRequestId(request.body));
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);

@@ -10,6 +10,7 @@ import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, star
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
+import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 
 /** A prompt cut to its last `kept` tokens (as ids); one that fits is left as sent. */
 function keepLastTokens(tokenizer: VllmState['tokenizer'], prompt: string | number[], kept: number): string | number[] {
@@ -18,7 +19,7 @@ function keepLastTokens(tokenizer: VllmState['tokenizer'], prompt: string | numb
 }
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
-  app.post(COMPLETIONS_PATH, async (request, reply) => {
+  app.post(COMPLETIONS_PATH, JSON_BODY_ROUTE, async (request, reply) => {
     const start = startGeneration(ctx, request, reply);
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);

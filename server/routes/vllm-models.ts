@@ -10,6 +10,7 @@ import type { VllmError } from '../dialects/vllm/errors.ts';
 import type { ServerContext } from '../server-context.ts';
 import { fail } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
+import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 
 function card(ctx: ServerContext, id: string, root: string, parent: string | null, maxModelLen: number | null, created: number) {
   return {
@@ -46,6 +47,7 @@ function plainText(reply: FastifyReply, text: string): FastifyReply {
 
 /** Fastify names a Buffer's type (octet-stream) before the route's onSend; a bare Response has none. */
 const BARE_RESPONSE = {
+  ...JSON_BODY_ROUTE,
   onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
     if (reply.statusCode === 200) reply.removeHeader('content-type');
     return payload;

@@ -11,6 +11,7 @@ import { chatTemplateError, generationPromptConflict, readChatTemplateFields } f
 import type { ServerContext } from '../server-context.ts';
 import { fail, resolveModel } from './vllm-generation.ts';
 import type { VllmState } from './vllm-state.ts';
+import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 
 const json = (reply: FastifyReply, body: unknown): FastifyReply => reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify(body)));
 
@@ -25,7 +26,7 @@ function modelOf(body: Record<string, unknown>, issues: FieldIssue[]): string {
 export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   const { tokenizer } = state;
 
-  app.post('/tokenize', async (request, reply) => {
+  app.post('/tokenize', JSON_BODY_ROUTE, async (request, reply) => {
     const body = request.body;
     if (!isPlainObject(body)) return fail(reply, bodyNotObject(body));
     const issues: FieldIssue[] = [];
@@ -78,7 +79,7 @@ export function vllmTokenizeRoutes(app: FastifyInstance, ctx: ServerContext, sta
     });
   });
 
-  app.post('/detokenize', async (request, reply) => {
+  app.post('/detokenize', JSON_BODY_ROUTE, async (request, reply) => {
     const body = request.body;
     if (!isPlainObject(body)) return fail(reply, bodyNotObject(body));
     const issues: FieldIssue[] = [];
