@@ -60,8 +60,11 @@ const layouts = new WeakMap<TruthRecord, ChoiceLayout>();
 export interface SamplingParams {
   /** Choices per prompt: vLLM's parent request of n children. */
   n: number;
-  /** The limit each choice ran under: the request's, or the context left (vLLM's default). */
-  maxTokens: number;
+  /**
+   * The request's `max_tokens`, or null when it set none: vLLM then gives each prompt the
+   * context it leaves (max_model_len − its prompt tokens), whatever EOS stops it first.
+   */
+  maxTokens: number | null;
 }
 
 const samplingParamsOf = new WeakMap<TruthRecord, SamplingParams>();

@@ -139,7 +139,9 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const maxTokensParam = histogram('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', tokenBuckets);
 
   /** One finished engine request as vLLM V1 sees it: n > 1 and prompt lists give one per choice. */
-  const finishedSequence = (outcome: RequestOutcome, times: readonly number[], promptTokenCount: number, reason: FinishedReason, maxTokens: number | undefined): void => {
+  const finishedSequence = (outcome: RequestOutcome, times: readonly number[], promptTokenCount: number, reason: FinishedReason, requested: number | null | undefined): void => {
+    // A request that set no max_tokens ran under the context its prompt left (vLLM's get_max_tokens).
+    const maxTokens = requested === null ? options.maxModelLen - promptTokenCount : requested;
     const { record } = outcome;
     const n = times.length;
     // vLLM counts prompt tokens when the prefill produced the first token (IterationStats,

@@ -105,6 +105,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       // `echo` gives a text prompt back as sent, even one truncate_prompt_tokens cut (vLLM keeps its text).
       ...(req.echo === true ? { echoPrompts: sent.map((s, i) => (typeof s === 'string' ? s : (tokenizer.decode(prompts[i] as number[]) ?? ''))) } : {}),
       naturalStop: output.naturalStop,
+      unlimited: !limited,
       ...(echoes === undefined ? {} : { echoes }),
       created,
       arrivalEpochMs,

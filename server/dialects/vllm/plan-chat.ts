@@ -66,7 +66,7 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     wire: input.wire,
     body: () => chatBody(chat, choices),
     chunks: (steps, completionTokens) => chatChunkEvents(chat, choices.length, steps, completionTokens),
-    sampling: { n: request.n, maxTokens: input.maxTokens },
+    sampling: { n: request.n, maxTokens: request.maxTokens },
     facts: {
       requestId: input.requestId,
       endpoint: CHAT_COMPLETIONS_PATH,

@@ -31,6 +31,8 @@ export interface CompletionPlanInput {
   echoes?: ReadonlyArray<readonly GeneratedToken[]>;
   /** request.maxTokens stands for the model's EOS (the request set no limit). */
   naturalStop?: boolean;
+  /** The request set no `max_tokens` (request.maxTokens is the EOS point or the context left). */
+  unlimited?: boolean;
   requestId: string;
   requestKey: string;
   promptTokens: number;
@@ -82,7 +84,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     body: () => completionBody(completion, choices),
     chunks: (steps, completionTokens) => completionChunkEvents(completion, steps, completionTokens),
     ...(completion.promptTokensOfChoice === undefined ? {} : { promptTokensOfChoice: completion.promptTokensOfChoice }),
-    sampling: { n, maxTokens: request.maxTokens },
+    sampling: { n, maxTokens: input.unlimited === true ? null : request.maxTokens },
     facts: {
       requestId: input.requestId,
       endpoint: COMPLETIONS_PATH,

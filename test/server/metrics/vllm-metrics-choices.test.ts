@@ -113,3 +113,23 @@ describe.each(['isolated', 'batching'] as const)('per-choice vllm:* metrics (--s
     expect(value(families, 'vllm:request_max_num_generation_tokens_sum')).toBe(6);
   });
 });
+
+describe('vllm:request_params_max_tokens of a request that set no max_tokens (audit 15-S2)', () => {
+  it('observes the context each prompt leaves, not the EOS point that ended it', async () => {
+    const server = buildServer({ seed: 3, ttftMs: 1, itlMs: 1, eosAfterTokens: 3, maxModelLen: 40 });
+    servers.push(server);
+    const post = (path: string, body: unknown) =>
+      server.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json' }, payload: body as Record<string, unknown> });
+    // A prompt list: each prompt is its own request in vLLM, each with its own room.
+    const completion = await post('/v1/completions', { model: '', prompt: ['one', 'one two three'], max_tokens: null });
+    expect(completion.statusCode).toBe(200);
+    const chat = await post('/v1/chat/completions', { model: '', messages: [{ role: 'user', content: 'hi there' }] });
+    expect(chat.statusCode).toBe(200);
+    const usage = (JSON.parse(completion.body) as { usage: { prompt_tokens: number } }).usage;
+    const chatPrompt = (JSON.parse(chat.body) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    const families = parsePrometheusText((await server.app.inject({ method: 'GET', url: '/metrics' })).body);
+    expect(value(families, 'vllm:request_params_max_tokens_count')).toBe(3);
+    // (40 − a) + (40 − b) for the two prompts, a + b = the completion's prompt tokens; 40 − chat's.
+    expect(value(families, 'vllm:request_params_max_tokens_sum')).toBe(2 * 40 - usage.prompt_tokens + (40 - chatPrompt));
+  });
+});
