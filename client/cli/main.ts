@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { UnitError } from '../../contracts/units.ts';
+import { llmdServeArgv } from '../../server/cli/llm-d-argv.ts';
 import { registerServeCommand } from '../../server/cli/serve-command.ts';
 import { registerBenchCommand } from './bench-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
@@ -48,7 +49,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   try {
-    await program.parseAsync(argv as string[], { from: 'user' });
+    await program.parseAsync(first === 'serve' ? ['serve', ...llmdServeArgv(argv.slice(1))] : [...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {

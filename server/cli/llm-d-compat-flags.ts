@@ -70,6 +70,12 @@ function failureTypes(raw: string): string[] {
   return types;
 }
 const durationIsZero = (raw: string): boolean => parseDurationMs(raw) === 0;
+function oneOf(...values: string[]): (raw: string) => string {
+  return (raw) => {
+    if (!values.includes(raw)) throw new Error(`expected ${values.join(' or ')}, got ${JSON.stringify(raw)}`);
+    return raw;
+  };
+}
 function json(raw: string): unknown {
   try {
     return JSON.parse(raw);
@@ -118,7 +124,23 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'startup-duration', arg: '<duration>', help: 'llm-d-inference-sim 503s on /health/ready while "loading" (accepted, ignored: ready at once)', off: durationIsZero, check: parseDurationMs },
   { name: 'fake-metrics', arg: '<json>', help: 'llm-d-inference-sim fixed /metrics values (accepted, ignored: /metrics reports the real state)', off: is(''), check: (raw) => (raw === '' ? raw : json(raw)), showValue: false },
   { name: 'dataset-path', arg: '<file>', help: 'llm-d-inference-sim response dataset (accepted, ignored; see --mode)', off: is('') },
+  { name: 'dataset-url', arg: '<url>', help: 'llm-d-inference-sim dataset download (accepted, ignored; see --mode)', off: is('') },
+  { name: 'dataset-in-memory', arg: '[bool]', help: 'llm-d-inference-sim dataset in memory (accepted, ignored)', off: isFalse, check: goBool },
+  { name: 'dataset-table-name', arg: '<name>', help: 'llm-d-inference-sim dataset table (accepted, ignored)', off: is('', 'llmd') },
   { name: 'self-signed-certs', arg: '[bool]', help: 'llm-d-inference-sim HTTPS (accepted, ignored: benchtruth serves plain HTTP)', off: isFalse, check: goBool },
+  { name: 'ssl-certfile', arg: '<file>', help: 'llm-d-inference-sim HTTPS certificate (accepted, ignored: benchtruth serves plain HTTP)', off: is('') },
+  { name: 'ssl-keyfile', arg: '<file>', help: 'llm-d-inference-sim HTTPS key (accepted, ignored: benchtruth serves plain HTTP)', off: is('') },
+  { name: 'render-timeout', arg: '<duration>', help: 'llm-d-inference-sim tokenizer sidecar timeout (accepted, no effect)', silent: true, check: parseDurationMs },
+  { name: 'mm-render-timeout', arg: '<duration>', help: 'llm-d-inference-sim multi-modal tokenizer timeout (accepted, no effect)', silent: true, check: parseDurationMs },
+  { name: 'force-dummy-tokenizer', arg: '[bool]', help: 'llm-d-inference-sim dummy tokenizer (accepted, no effect: benchtruth tokenizes itself)', silent: true, check: goBool },
+  { name: 'log-http', arg: '[bool]', help: 'llm-d-inference-sim HTTP logging (accepted, no effect; see --log)', silent: true, check: goBool },
+  { name: 'skip-tool-validation', arg: '[bool]', help: 'llm-d-inference-sim tool-schema validation (accepted, no effect)', silent: true, check: goBool },
+  { name: 'engine', arg: '<name>', help: "llm-d-inference-sim engine backend (accepted: 'vllm', its only one)", silent: true, check: oneOf('vllm') },
+  { name: 'default-embedding-dimensions', arg: '<n>', help: 'llm-d-inference-sim /v1/embeddings size (accepted, ignored: no embeddings are served)', off: numberIs(384), check: integer },
+  { name: 'omni', arg: '[bool]', help: 'llm-d-inference-sim image chunks (accepted, ignored)', negatable: true, off: isFalse, check: goBool },
+  { name: 'image-emission-rate', arg: '<percent>', help: 'llm-d-inference-sim image chunks (accepted, ignored)', off: is('0'), check: percent },
+  { name: 'time-to-generate-image', arg: '<duration>', help: 'llm-d-inference-sim image chunks (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
+  { name: 'time-to-generate-image-std-dev', arg: '<duration>', help: 'llm-d-inference-sim image chunks (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
   { name: 'global-cache-hit-threshold', arg: '<x>', help: 'llm-d-inference-sim cache-hit threshold (accepted, ignored)', off: numberIs(0), check: fraction },
   ...TOOL_CALL_FLAGS.map(([name, parse, byDefault]): CompatFlag => ({ name, arg: '<n>', help: `llm-d-inference-sim tool-call generation (accepted, ignored; default ${byDefault})`, off: numberIs(byDefault), check: parse })),
 ];

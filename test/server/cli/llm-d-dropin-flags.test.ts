@@ -8,6 +8,7 @@ import { cliErrorOf, parseServe } from '../../helpers/serve-flags.ts';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../contracts/rng.ts';
 import { blameConfigFile, isolatedCapacityNote } from '../../../server/cli/engine-serve-flags.ts';
+import { llmdServeArgv } from '../../../server/cli/llm-d-argv.ts';
 import { checkLlmdCompatFlags } from '../../../server/cli/llm-d-compat-flags.ts';
 import { serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
 import { defaultListenHost, seedValue, servingBanner } from '../../../server/cli/serve-flag-values.ts';
@@ -70,7 +71,34 @@ describe('llm-d-inference-sim flags', () => {
     expect(serveWith([], yaml).notes).toEqual(['benchtruth: ignored: --startup-duration 30s, --fake-metrics (llm-d-inference-sim features not modelled here)']);
   });
 
+  it('accepts the newer llm-d flags: silently where nothing is missed, with the note where a feature is (audit 15-S4)', () => {
+    const silent = ['--render-timeout', '30s', '--mm-render-timeout', '1m', '--force-dummy-tokenizer', '--log-http', '--skip-tool-validation', 'true', '--engine', 'vllm'];
+    expect(serveWith(silent).notes).toEqual([]);
+    const off = ['--dataset-url', '', '--dataset-in-memory', 'false', '--dataset-table-name', 'llmd', '--ssl-certfile', '', '--no-omni', '--image-emission-rate', '0', '--default-embedding-dimensions', '384'];
+    expect(serveWith(off).notes).toEqual([]);
+    const on = ['--ssl-certfile', '/certs/tls.crt', '--ssl-keyfile', '/certs/tls.key', '--dataset-url', 'https://example.org/db.sqlite3', '--dataset-in-memory', '--dataset-table-name', 'conv', '--omni', '--image-emission-rate', '20'];
+    expect(serveWith(on).notes).toEqual([
+      'benchtruth: ignored: --dataset-url https://example.org/db.sqlite3, --dataset-in-memory true, --dataset-table-name conv, --ssl-certfile /certs/tls.crt, --ssl-keyfile /certs/tls.key, --omni true, --image-emission-rate 20 (llm-d-inference-sim features not modelled here)',
+    ]);
+  });
+
+  it('reads a command line as llm-d does: an empty list before the next flag, and pflag’s -v=5 (audit 15-S3)', () => {
+    const empty = serveWith(llmdServeArgv(['--served-model-name', '--port', '0', '--lora-modules', '--mode', 'echo', '-v=5']));
+    expect(empty.options.port).toBe(0);
+    expect(empty.options.model).toBe(resolveServerOptions({}).model);
+    expect(empty.options.servedModelAliases).toEqual([]);
+    expect(empty.options.loraModules).toEqual([]);
+    expect(empty.options.mode).toBe('echo');
+    expect(serveWith(llmdServeArgv(['--port', '0', '--served-model-name'])).options.model).toBe(resolveServerOptions({}).model);
+    const listed = serveWith(llmdServeArgv(['--served-model-name', 'a', 'b', '--port', '0']));
+    expect([listed.options.model, listed.options.servedModelAliases, listed.options.port]).toEqual(['a', ['b'], 0]);
+    // After `--` nothing is a flag.
+    expect(llmdServeArgv(['--', '--served-model-name', '-v=1'])).toEqual(['--', '--served-model-name', '-v=1']);
+  });
+
   it.each([
+    [['--engine', 'sglang'], /^--engine: expected vllm, got "sglang"/],
+    [['--render-timeout', 'soon'], /^--render-timeout: not a duration/],
     [['--startup-duration', 'soon'], /^--startup-duration: not a duration/],
     [['--fake-metrics', '{oops'], /^--fake-metrics: expected JSON/],
     [['--self-signed-certs', 'yes'], /^--self-signed-certs: expected true or false/],

@@ -1,0 +1,36 @@
+/**
+ * The spellings of a `serve` command line that llm-d-inference-sim's parser (pflag plus its own
+ * scan of os.Args) reads and commander would read otherwise, rewritten before commander sees
+ * them, so a manifest written for llm-d starts unchanged:
+ * - a list flag llm-d scans itself (`--served-model-name`, `--lora-modules`, `--failure-types`)
+ *   followed by another `--` flag or by nothing is an empty list, the flag's default. Commander
+ *   takes the next word as the list's first value even when it is a flag, so
+ *   `--served-model-name --port 0` served a model named `--port` on the default port;
+ * - pflag's `-v=5` for a one-letter flag, which commander reads only as `-v 5` or `-v5`.
+ */
+
+/** List flags whose values llm-d reads up to the next word that starts with `--` (parser.go). */
+const LIST_FLAGS: ReadonlySet<string> = new Set(['--served-model-name', '--lora-modules', '--failure-types']);
+
+export function llmdServeArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    // Everything after `--` is an operand, never a flag.
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const short = /^-([A-Za-z])=(.*)$/s.exec(arg);
+    if (short !== null) {
+      out.push(`-${short[1] as string}`, short[2] as string);
+      continue;
+    }
+    if (LIST_FLAGS.has(arg)) {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) continue;
+    }
+    out.push(arg);
+  }
+  return out;
+}
