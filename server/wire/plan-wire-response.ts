@@ -8,10 +8,10 @@ import type { TruthEvent, TruthFault, TruthWrite } from '../../contracts/truth.t
 import { applyWirePolicy } from './apply-wire-policy.ts';
 import type { Framing } from './framing.ts';
 import { plainPayload, type PayloadEvent } from './payload-event.ts';
-import { applyStreamFault, chooseFault, faultTruth, type FaultShapes } from './stream-faults.ts';
+import { applyStreamFault, chooseFault, faultTruth, isWholeBodyFault, type FaultShapes } from './stream-faults.ts';
 import { planTokenGroups } from './token-groups.ts';
 import { formatWireSpec } from './wire-spec.ts';
-import type { WirePolicy } from './wire-policy.ts';
+import { VLLM_WIRE_POLICY, type WirePolicy } from './wire-policy.ts';
 
 export interface DialectShapes extends FaultShapes {
   /** The body of an HTTP error sent instead of the stream (vLLM: `{"error": {...}}`). */
@@ -45,9 +45,24 @@ export interface WireResponse {
   wire: string;
 }
 
+/**
+ * What of a policy a response sent as one body can feel: its byte cuts, their gaps and the
+ * faults a whole body has (an HTTP status, a stall, slow headers, a disconnect). SSE framing,
+ * token grouping, events per write and the early role chunk have nothing to act on, so the
+ * truth's `wire` leaves them out, as it says what applied.
+ */
+function wholeBodyPolicy(policy: Readonly<WirePolicy>): WirePolicy {
+  return {
+    framing: VLLM_WIRE_POLICY.framing,
+    tokens: VLLM_WIRE_POLICY.tokens,
+    writes: { ...policy.writes, eventsPerWrite: 1, earlyRole: false },
+    faults: policy.faults.filter((fault) => isWholeBodyFault(fault.kind)),
+  };
+}
+
 export function planWireResponse(input: WireResponseInput): WireResponse {
   const { policy, rng, stream, shapes } = input;
-  const wire = formatWireSpec(policy);
+  const wire = formatWireSpec(stream ? policy : wholeBodyPolicy(policy));
   const chosen = chooseFault(policy.faults, rng.derive('wire:fault'), stream);
   const fault = chosen === null ? null : faultTruth(chosen);
 

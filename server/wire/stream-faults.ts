@@ -24,6 +24,11 @@ export interface FaultShapes {
 /** Faults a non-streamed response can show; the others only exist inside a stream. */
 const WHOLE_BODY_FAULTS: ReadonlySet<FaultKind> = new Set(['http', 'disconnect', 'stall', 'slowheaders']);
 
+/** Whether a fault can act on a response sent as one body. */
+export function isWholeBodyFault(kind: FaultKind): boolean {
+  return WHOLE_BODY_FAULTS.has(kind);
+}
+
 /** Faults after which the contract counts the response as a failure (end.how = 'fault'). */
 const FAILING_FAULTS: ReadonlySet<string> = new Set(['http', 'error', 'disconnect', 'nodone', 'malformed']);
 

@@ -134,3 +134,17 @@ describe('every policy and fault, asked for by header, is byte-exact in the trut
     if (spec.startsWith('fault=') && !spec.includes('@')) expect(truth.fault?.kind).toBe(spec.slice(6).split(/[:@,]/)[0]);
   });
 });
+
+describe('the truth’s wire of an answer sent as one body (audit 15-S5)', () => {
+  it('names only what a whole body can feel: cuts, their gap and the whole-body faults', async () => {
+    const spec = 'eol=crlf;bom;keepalive;multiline;event=x;id;space=no;tokens=3;writes=3;role=early;cut=2;gap=1ms;fault=malformed,stall:1:5ms';
+    const oneBody = await post('one-body', spec, { stream: false });
+    expect(oneBody.response.statusCode).toBe(200);
+    expect(oneBody.truth?.wire).toBe(formatWireSpec(parseWireSpec('cut=2;gap=1ms;fault=stall:1:5ms')));
+    // A stream feels all of it, and says so.
+    const streamed = await post('streamed-body', spec);
+    expect(streamed.truth?.wire).toBe(formatWireSpec(parseWireSpec(spec)));
+    // Nothing a body can feel: vLLM's own wire.
+    expect((await post('plain-body', 'eol=crlf;tokens=2', { stream: false })).truth?.wire).toBe('vllm');
+  });
+});
