@@ -82,6 +82,23 @@ describe('inference-perf config compatibility', () => {
     expect(() => buildDataset(benchOptionsFromFlags({ config: none, url: 'http://127.0.0.1:1' }).data as DataSpec, 0)).toThrow(/prompt of 1000–2000 tokens .*data\.input_distribution/);
   });
 
+  it('its closed loop (load.type concurrent, stages of num_requests and concurrency_level) and its goodput constraints (audit 15-C1)', () => {
+    const path = join(dir, 'concurrent.yml');
+    writeFileSync(path, 'load:\n  type: concurrent\n  stages:\n  - {num_requests: 20, concurrency_level: 4}\n  - {num_requests: 8, concurrency_level: 2}\nreport:\n  goodput:\n    constraints: {ttft: 0.2, tpot: 0.02, itl: 0.05, ntpot: 0.03, request_latency: 5}\n');
+    const options = benchOptionsFromFlags({ config: path, url: 'http://127.0.0.1:1' });
+    expect(options.load).toMatchObject({ stages: [{ kind: 'concurrency', concurrency: 4, count: 20 }, { kind: 'concurrency', concurrency: 2, count: 8 }] });
+    expect(options.slo).toEqual({ ttftMs: 200, tpotMs: 20, itlMs: 50, ntpotMs: 30, latencyMs: 5000 });
+    const both = join(dir, 'concurrent-both.yml');
+    writeFileSync(both, 'load:\n  type: concurrent\n  stages: [{num_requests: 2, concurrency_level: 1, count: 3}]\n');
+    expect(() => benchOptionsFromFlags({ config: both, url: 'http://127.0.0.1:1' })).toThrow(/load\.stages\.0\.num_requests and load\.stages\.0\.count are one setting/);
+    const unknown = join(dir, 'goodput-unknown.yml');
+    writeFileSync(unknown, 'report:\n  goodput:\n    constraints: {e2e: 1}\n');
+    expect(() => benchOptionsFromFlags({ config: unknown, url: 'http://127.0.0.1:1' })).toThrow(/report\.goodput\.constraints\.e2e: unknown constraint \(inference-perf's: ttft, tpot, itl, ntpot, request_latency\)/);
+    const twice = join(dir, 'goodput-twice.yml');
+    writeFileSync(twice, 'report:\n  slo: {ttft: 1}\n  goodput:\n    constraints: {ttft: 1}\n');
+    expect(() => benchOptionsFromFlags({ config: twice, url: 'http://127.0.0.1:1' })).toThrow(/report\.goodput\.constraints and report\.slo are one setting/);
+  });
+
   it('ignore_eos defaults to true; aliases stay out of error hints', () => {
     expect(benchOptionsFromFlags({ url: 'http://127.0.0.1:1' }).ignoreEos).toBe(true);
     const bad = join(dir, 'bad.yml');
