@@ -95,14 +95,23 @@ const enumWithAliases = <const T extends readonly [string, ...string[]]>(values:
   z.preprocess((value) => (typeof value === 'string' && Object.hasOwn(aliases, value) ? aliases[value] : value), z.enum(values));
 /** A duration that must be > 0 (a zero timeout would fail every request, a zero interval scrape without pause). */
 const positiveDuration = durationOf(true);
-const httpUrl = z.string().refine((text) => {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}, 'must be an absolute http(s) URL, e.g. http://127.0.0.1:8000/metrics');
+/**
+ * An absolute http(s) URL. A mistake in the value alone (`params.value`), so the file is refused
+ * for it even where a flag replaces that part of the file (resolve-config's file check).
+ */
+const httpUrlLike = (example: string) =>
+  z.string().refine(
+    (text) => {
+      try {
+        const url = new URL(text);
+        return url.protocol === 'http:' || url.protocol === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be an absolute http(s) URL, e.g. ${example}`, params: { value: true } },
+  );
+const httpUrl = httpUrlLike('http://127.0.0.1:8000/metrics');
 const whole = (min: number) => z.number().int().min(min);
 const tokens = whole(1).max(MAX_LENGTH_TOKENS);
 const tokenCount = z.number().positive().max(MAX_LENGTH_TOKENS);
@@ -200,7 +209,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   server: z
     .strictObject({
-      base_url: z.string().optional(),
+      base_url: httpUrlLike('http://127.0.0.1:8000').optional(),
       model_name: z.string().min(1, 'must not be empty').optional(),
       api_key: z.string().optional(),
       lora: z.array(z.strictObject({ name: z.string().min(1), weight: positive })).default([]),
@@ -239,10 +248,13 @@ export const configSchema = z.strictObject({
       shard: z
         .string()
         .regex(/^\d+\/\d+$/, 'write the shard as INDEX/COUNT, e.g. 0/4')
-        .refine((s) => {
-          const [i, n] = s.split('/').map(Number) as [number, number];
-          return n >= 1 && i < n;
-        }, 'shard INDEX must be below COUNT')
+        .refine(
+          (s) => {
+            const [i, n] = s.split('/').map(Number) as [number, number];
+            return n >= 1 && i < n;
+          },
+          { message: 'shard INDEX must be below COUNT', params: { value: true } },
+        )
         .optional(),
     })
     .prefault({}),

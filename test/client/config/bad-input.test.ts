@@ -120,6 +120,15 @@ describe('messages (D1, D2, D5, D8, nits)', () => {
     expect(errorOf({ config: closed })).toMatch(/^config .*closed-in-constant\.yaml: load\.stages\.0: a \{concurrency, count\} stage needs load\.type concurrency/);
   });
 
+  it('a file’s bad server.base_url or shard is the file’s error, even where a flag replaces it (audit 15-C3)', () => {
+    const notUrl = file('base-url.yaml', 'server: {base_url: notaurl}\n');
+    expect(errorOf({ config: notUrl, url: undefined })).toMatch(/^config .*base-url\.yaml: server\.base_url: must be an absolute http\(s\) URL/);
+    const ftp = file('base-url-ftp.yaml', 'server: {base_url: "ftp://x"}\n');
+    expect(errorOf({ config: ftp })).toMatch(/^config .*base-url-ftp\.yaml: server\.base_url: must be an absolute http\(s\) URL/);
+    const shard = file('shard.yaml', 'load: {shard: "5/2"}\n');
+    expect(errorOf({ config: shard, shard: '0/1' })).toMatch(/^config .*shard\.yaml: load\.shard: shard INDEX must be below COUNT/);
+  });
+
   it('YAML tags: an unknown one is invalid YAML (no Node warning), !!binary a wrong type in one short line', () => {
     expect(errorOf({ config: file('tag.yaml', 'load: !foo {a: 1}\n') })).toMatch(/^--config .*tag\.yaml: not valid YAML: Unresolved tag: !foo/);
     const binary = errorOf({ config: file('binary.yaml', 'load: !!binary abc\n') });
