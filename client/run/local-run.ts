@@ -13,7 +13,7 @@ import { clockTimeline, StageSamples } from '../record/stage-samples.ts';
 import { RequestTimeout, type InFlight } from '../send/http-sender.ts';
 import { DeadlineSweep } from './deadline-sweep.ts';
 import type { BenchOptions } from './bench-options.ts';
-import { enforceDeadline, graceExpired } from './request-deadline.ts';
+import { cutOffAt, enforceDeadline, graceExpired } from './request-deadline.ts';
 import type { RequestSender } from './request-sender.ts';
 import { hasWarmup, runStage, type SendBudget, type StagePhase, type StageShare } from './stage-runner.ts';
 
@@ -113,6 +113,8 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   let local = 0;
   const timeline = clockTimeline(clock);
 
+  /** The moment an interrupt cut every request in flight off, and the failure it gave them. */
+  let cutOff: { atMs: number; message: string } | null = null;
   const issue = async (stage: number, warmup: boolean, scheduledMs: number, numbered?: number): Promise<number> => {
     const index = numbered ?? indexBase + planned + share.worker + share.workers * local++;
     const requestId = `bench-${options.seed}-${index}`;
@@ -128,7 +130,9 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
         inFlight.add(h);
       }
     });
-    const record = enforceDeadline(sent, options.timeoutMs);
+    // A request of the interrupt's cut-off ends at that moment, as a timeout at its deadline does.
+    const cut = cutOff;
+    const record = cut !== null && sent.failure?.kind === 'timeout' && sent.failure.message === cut.message && sent.endMs > cut.atMs ? cutOffAt(sent, cut.atMs, cut.message) : enforceDeadline(sent, options.timeoutMs);
     record.model = model;
     if (options.lora !== undefined && options.lora.length > 0) record.loraAdapter = model;
     if (!record.warmup) {
@@ -138,7 +142,7 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
     }
     if (options.keepRecords !== false) records.push(record);
     input.onRecord?.(record);
-    return sent.endMs;
+    return record.endMs;
   };
 
   const measuredStart = async (stage: number): Promise<number | null | undefined> => {
@@ -151,7 +155,10 @@ export async function runLocal(input: LocalRunInput): Promise<LocalRunOutput> {
   // After an interrupt, in-flight requests get the grace period, then are cut off as timeouts
   // (a late record is still restamped at its own deadline when that came first).
   let grace: NodeJS.Timeout | null = null;
-  const cutOffAll = (reason: RequestTimeout): void => inFlight.abortAll(reason);
+  const cutOffAll = (reason: RequestTimeout): void => {
+    cutOff = { atMs: clock.now(), message: reason.message };
+    inFlight.abortAll(reason);
+  };
   const onAbort = (): void => {
     grace = setTimeout(() => cutOffAll(graceExpired(options.graceMs)), options.graceMs);
   };

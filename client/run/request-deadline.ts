@@ -21,6 +21,17 @@ export function graceExpired(graceMs: number | null): RequestTimeout {
 export function enforceDeadline(record: RequestRecord, timeoutMs: number): RequestRecord {
   const deadlineMs = record.startMs + timeoutMs;
   if (record.endMs <= deadlineMs) return record;
+  return cutOffAt(record, deadlineMs, new RequestTimeout(timeoutMs).message);
+}
+
+/**
+ * A request cut off at `cutMs` (its deadline, or the moment an interrupt's grace period ended for
+ * every request in flight): a `timeout` failure ending then, with what had arrived by then.
+ * Aborting many requests takes a while and each is stamped as its abort is handled, so without
+ * this the requests of one cut-off would end over tens of milliseconds.
+ */
+export function cutOffAt(record: RequestRecord, cutMs: number, message: string): RequestRecord {
+  const deadlineMs = Math.min(cutMs, record.endMs);
   const events = record.events.filter((e) => e.atMs <= deadlineMs);
   const eventTokens = events.reduce((sum, e) => sum + e.tokens, 0);
   const usage = usageAtDeadline(record, events.length, eventTokens);
@@ -31,7 +42,7 @@ export function enforceDeadline(record: RequestRecord, timeoutMs: number): Reque
     ...record,
     endMs: deadlineMs,
     firstByteMs: record.firstByteMs !== null && record.firstByteMs <= deadlineMs ? record.firstByteMs : null,
-    failure: { kind: 'timeout', message: new RequestTimeout(timeoutMs).message },
+    failure: { kind: 'timeout', message },
     events,
     outputTokens: eventTokens,
     outputTokensSource: usage !== null ? 'usage' : 'events',
