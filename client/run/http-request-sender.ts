@@ -52,25 +52,31 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
       const within = AbortSignal.timeout(withinMs);
       let response;
       let text;
+      // The URL really asked (a base URL with a path keeps it), named as such in every message.
+      const modelsUrl = urlOf('/v1/models');
       try {
-        response = await request(urlOf('/v1/models'), { dispatcher, headers, signal: signal === undefined ? within : AbortSignal.any([within, signal]) });
+        response = await request(modelsUrl, { dispatcher, headers, signal: signal === undefined ? within : AbortSignal.any([within, signal]) });
         text = await response.body.text();
       } catch (error) {
         if (signal?.aborted === true) return null;
-        const why = within.aborted ? `no answer from /v1/models within ${withinMs / 1000} s` : error instanceof Error ? error.message : String(error);
-        throw new BenchError(`cannot reach ${base.origin}: ${why}; check --url (server.base_url), or pass --model`);
+        if (within.aborted) {
+          // A short request timeout bounds this wait too: say so, the server may be fine.
+          const bound = withinMs < READY_WITHIN_MS ? ` (the request timeout, --timeout / load.timeout, bounds this wait)` : '';
+          throw new BenchError(`no answer from ${modelsUrl.href} within ${withinMs / 1000} s${bound}; check --url (server.base_url), or pass --model`);
+        }
+        throw new BenchError(`cannot reach ${modelsUrl.href}: ${error instanceof Error ? error.message : String(error)}; check --url (server.base_url), or pass --model`);
       }
       // That request was the transport's first use: the run needs no other before it starts,
       // once its connection is back in the pool (see firstUse).
       readiness ??= connectionReturned();
-      if (response.statusCode !== 200) throw new BenchError(`${base.origin}/v1/models answered ${response.statusCode}; ${discoveryHint(response.statusCode, headers)}`);
+      if (response.statusCode !== 200) throw new BenchError(`${modelsUrl.href} answered ${response.statusCode}; ${discoveryHint(response.statusCode, headers)}`);
       try {
         const id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;
         if (typeof id === 'string') return id;
       } catch {
         // Fall through to the error below.
       }
-      throw new BenchError(`${base.origin}/v1/models lists no model; pass --model`);
+      throw new BenchError(`${modelsUrl.href} lists no model; pass --model`);
     },
     ready(signal) {
       readiness ??= firstUse(dispatcher, api.readyPath === undefined ? null : urlOf(api.readyPath), headers, Math.min(READY_WITHIN_MS, options.timeoutMs), signal);

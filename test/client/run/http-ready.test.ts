@@ -97,7 +97,13 @@ describe('model discovery is bounded as the first use is (audit 10 Z4-2)', () =>
 
   it('a /v1/models that never answers is given up after the request timeout, in one line naming the wait', async () => {
     const { url } = await serve(() => {});
-    await expect(discover(url, 300)).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+: no answer from \/v1\/models within 0\.3 s; check --url \(server\.base_url\), or pass --model$/);
+    await expect(discover(url, 300)).rejects.toThrow(/^no answer from http:\/\/127\.0\.0\.1:\d+\/v1\/models within 0\.3 s \(the request timeout, --timeout \/ load\.timeout, bounds this wait\); check --url \(server\.base_url\), or pass --model$/);
+  });
+
+  it('a base URL with a path is named with it: the URL asked is the one in the message (audit 15-C6)', async () => {
+    const { url, seen } = await serve((res) => res.writeHead(404).end());
+    await expect(discover(`${url}/gw`, 5000)).rejects.toThrow(new RegExp(`^${url.replace(/[.]/g, '\\.')}/gw/v1/models answered 404; pass --model$`));
+    expect(seen).toContain('GET /gw/v1/models');
   });
 
   it('a 401 or 403 from /v1/models points at the API key, not at --model (audit 13-Z7-3)', async () => {
