@@ -12,6 +12,8 @@ export interface Distribution {
   p50: number | null;
   p90: number | null;
   p99: number | null;
+  /** Further percentiles asked for, `[p, value]` in the order asked (absent when none were). */
+  extra?: ReadonlyArray<readonly [p: number, value: number | null]>;
 }
 
 /** Sorted copy in ascending numeric order (never the default string sort). */
@@ -68,10 +70,12 @@ export function populationSd(values: ArrayLike<number>): number | null {
   return Math.sqrt(squares / values.length);
 }
 
-export function distribution(values: ArrayLike<number>): Distribution {
+export function distribution(values: ArrayLike<number>, extraPercentiles: readonly number[] = []): Distribution {
   const sorted = sortedAscending(values);
   const n = sorted.length;
+  const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number | null] => [p, percentileOfSorted(sorted, p)]) };
   return {
+    ...extra,
     mean: mean(sorted),
     min: n === 0 ? null : (sorted[0] as number),
     max: n === 0 ? null : (sorted[n - 1] as number),

@@ -94,7 +94,7 @@ export function registerMergeCommand(program: Command): void {
       } catch (error) {
         throw new CliError(`merge: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const reports = buildRunReports(merged.samples, merged.contexts, merged.slo);
+      const reports = buildRunReports(merged.samples, merged.contexts, merged.slo, merged.percentiles);
       // The longest stall of any shard's client (files from before stalls were kept have none).
       const stalls = shards.flatMap((s) => (s.raw.client === undefined ? [] : [s.raw.client.max_stall_ms]));
       const stall = stalls.length === 0 ? null : Math.max(...stalls);
@@ -107,7 +107,7 @@ export function registerMergeCommand(program: Command): void {
         const client = stall === null ? {} : { client: { max_stall_ms: stall } };
         // The per-adapter reports the shards wrote (the first that says; older files: summaries only).
         const adapterSwitches = shards.find((s) => s.raw.adapter_reports !== undefined)?.raw.adapter_reports ?? DEFAULT_ADAPTER_REPORTS;
-        const rawSamples = { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity), ...(lpg === null ? {} : { lpg }), ...client, adapter_reports: adapterSwitches };
+        const rawSamples = { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity, merged.percentiles), ...(lpg === null ? {} : { lpg }), ...client, adapter_reports: adapterSwitches };
         await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches } });
         if (lpg !== null) writeLpgReports(flags.output, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) });
       } else {

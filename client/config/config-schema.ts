@@ -310,7 +310,8 @@ export const configSchema = z.strictObject({
           per_request: z.boolean().optional(),
           per_adapter: z.boolean().optional(),
           per_adapter_stage: z.boolean().optional(),
-          percentiles: z.array(z.number()).optional(),
+          /** Further percentiles of every report distribution (`p99.9`, …), as inference-perf's list. */
+          percentiles: z.array(z.number().min(0).max(100)).max(100).optional(),
           use_server_output_tokens: z.boolean().optional(),
           max_error_messages: z.number().optional(),
         })

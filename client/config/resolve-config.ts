@@ -509,6 +509,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     load,
     data,
     slo: sloOf(config),
+    reportPercentiles: config.report.request_lifecycle?.percentiles ?? [],
     lora: loraOf(config, where, flagOf),
     headers,
     perRequestReport: config.report.per_request || config.report.request_lifecycle?.per_request === true,

@@ -124,13 +124,13 @@ export class PooledGaps {
    * multi-token event). Exact: numpy's own arithmetic; sketch: the same interpolation between
    * ranks over bucket values.
    */
-  distribution(extraZeros = 0): Distribution {
+  distribution(extraZeros = 0, extraPercentiles: readonly number[] = []): Distribution {
     if (this.#exact !== null) {
       const gaps = this.#exact.view();
-      if (extraZeros === 0) return distribution(gaps);
+      if (extraZeros === 0) return distribution(gaps, extraPercentiles);
       const all = new Float64Array(extraZeros + gaps.length);
       all.set(gaps, extraZeros);
-      return distribution(all);
+      return distribution(all, extraPercentiles);
     }
     const sketch = this.#sketch as GapSketch;
     const n = sketch.count + extraZeros;
@@ -145,6 +145,7 @@ export class PooledGaps {
     };
     const mean = sketch.sum / n;
     return {
+      ...(extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number] => [p, at(p)]) }),
       mean,
       min: extraZeros > 0 ? Math.min(0, sketch.min) : sketch.min,
       max: extraZeros > 0 ? Math.max(0, sketch.max) : sketch.max,

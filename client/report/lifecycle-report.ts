@@ -2,7 +2,8 @@
  * inference-perf's lifecycle report (summary_lifecycle_metrics.json and
  * stage_N_lifecycle_metrics.json), pure from a stage's raw samples. Times in seconds, lengths in
  * tokens; every distribution is {mean, min, max, p10, p50, median, p90, p99} (`median` is
- * inference-perf's name for p50, `p50` the older one; both are written); an empty sample is
+ * inference-perf's name for p50, `p50` the older one; both are written), plus `pP` for each
+ * further percentile P that `report.request_lifecycle.percentiles` asks for; an empty sample is
  * null as a whole, as inference-perf writes it — never 0 or NaN.
  */
 import { throughput } from '../../contracts/metrics.ts';
@@ -12,7 +13,9 @@ import { EPOCH_TIMELINE, StageSamples, type FailureKindSummary, type RecordTimel
 import { evaluateGoodput, type Goodput, type GoodputMetrics, type Slo } from './goodput.ts';
 
 /** A non-empty sample's statistics (an empty one is null in the report). */
-export interface ReportDistribution {
+export type ReportDistribution = FixedReportDistribution & { [percentile: `p${string}`]: number };
+
+interface FixedReportDistribution {
   mean: number;
   min: number;
   max: number;
@@ -84,12 +87,23 @@ export interface LifecycleReport {
 /** Milliseconds → seconds by division: correctly rounded, so a report's p50 is exactly numpy's p50(ms) / 1000 (× 0.001 can be off by an ulp). */
 const MS_PER_SECOND = 1000;
 
-function summarize(values: ArrayLike<number> | Distribution, divisor = 1): ReportDistribution | null {
-  const d = 'p99' in values ? values : distribution(values);
+/** The report's key of percentile `p`: `p99.9`, `p0.1`, `p25` (as Python's f"p{p:g}" for these). */
+export function percentileKey(p: number): `p${string}` {
+  return `p${String(p)}`;
+}
+
+/** `values` (or a distribution computed with `percentiles` asked for) as the report writes it. */
+function summarize(values: ArrayLike<number> | Distribution, divisor = 1, percentiles: readonly number[] = []): ReportDistribution | null {
+  const d = 'p99' in values ? values : distribution(values, percentiles);
   // A distribution is all-null exactly when its sample is empty.
   if (d.mean === null || d.min === null || d.max === null || d.p10 === null || d.p50 === null || d.p90 === null || d.p99 === null) return null;
   const p50 = d.p50 / divisor;
-  return { mean: d.mean / divisor, min: d.min / divisor, max: d.max / divisor, p10: d.p10 / divisor, p50, median: p50, p90: d.p90 / divisor, p99: d.p99 / divisor };
+  const out: ReportDistribution = { mean: d.mean / divisor, min: d.min / divisor, max: d.max / divisor, p10: d.p10 / divisor, p50, median: p50, p90: d.p90 / divisor, p99: d.p99 / divisor };
+  for (const [p, value] of d.extra ?? []) {
+    const key = percentileKey(p);
+    if (!(key in out) && value !== null) out[key] = value / divisor;
+  }
+  return out;
 }
 
 /** The defined (non-NaN) values of a column. */
@@ -124,6 +138,8 @@ export interface ReportContext {
   concurrency?: number | null;
   loadType?: string;
   slo?: Slo | null;
+  /** Percentiles every distribution adds to the fixed ones (`report.request_lifecycle.percentiles`). */
+  percentiles?: readonly number[];
 }
 
 export function lifecycleReportFromSamples(samples: StageSamples, context: ReportContext): LifecycleReport {
@@ -144,11 +160,12 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
   // Achieved rate counts from the first *scheduled* time, so a client late with its first send shows it.
   const sendSpan = measuredCount > 0 ? (lastStart - firstScheduled) / MS_PER_SECOND : null;
   const intendedRate = context.intendedRate;
+  const ps = context.percentiles ?? [];
 
   const report: LifecycleReport = {
     load_summary: {
       count: measuredCount,
-      schedule_delay: summarize(samples.scheduleDelayMs.view(), MS_PER_SECOND),
+      schedule_delay: summarize(samples.scheduleDelayMs.view(), MS_PER_SECOND, ps),
       send_duration: sendDuration,
       intended_rate: intendedRate,
       ...(intendedRate === null ? {} : { requested_rate: intendedRate }),
@@ -159,12 +176,12 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     successes: {
       count: samples.successCount,
       latency: {
-        request_latency: summarize(s.latencyMs.view(), MS_PER_SECOND),
-        normalized_time_per_output_token: summarize(defined(s.ntpotMs.view()), MS_PER_SECOND),
-        time_per_output_token: summarize(defined(s.tpotMs.view()), MS_PER_SECOND),
-        time_to_first_token: summarize(defined(s.ttftMs.view()), MS_PER_SECOND),
-        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros), MS_PER_SECOND),
-        inter_chunk_latency: summarize(samples.interChunkMs.distribution(), MS_PER_SECOND),
+        request_latency: summarize(s.latencyMs.view(), MS_PER_SECOND, ps),
+        normalized_time_per_output_token: summarize(defined(s.ntpotMs.view()), MS_PER_SECOND, ps),
+        time_per_output_token: summarize(defined(s.tpotMs.view()), MS_PER_SECOND, ps),
+        time_to_first_token: summarize(defined(s.ttftMs.view()), MS_PER_SECOND, ps),
+        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros, ps), MS_PER_SECOND, ps),
+        inter_chunk_latency: summarize(samples.interChunkMs.distribution(0, ps), MS_PER_SECOND, ps),
       },
       throughput: {
         input_tokens_per_sec: rates.inputTokensPerSec,
@@ -172,9 +189,9 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
         total_tokens_per_sec: rates.totalTokensPerSec,
         requests_per_sec: rates.requestsPerSec,
       },
-      prompt_len: summarize(s.promptTokens.view()),
-      output_len: summarize(s.outputTokens.view()),
-      tokens_per_event: summarize(expandCounts(samples.tokensPerEvent)),
+      prompt_len: summarize(s.promptTokens.view(), 1, ps),
+      output_len: summarize(s.outputTokens.view(), 1, ps),
+      tokens_per_event: summarize(expandCounts(samples.tokensPerEvent), 1, ps),
       tokens_per_event_source: { ...samples.tokensPerEventSources },
       output_tokens_source: { ...samples.outputTokensSources },
       token_count_mismatches: samples.tokenCountMismatches,
@@ -183,8 +200,8 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     failures: {
       count: samples.failureCount,
       by_kind: structuredClone(samples.failuresByKind),
-      request_latency: summarize(samples.failure.latencyMs.view(), MS_PER_SECOND),
-      prompt_len: summarize(samples.failure.promptTokens.view()),
+      request_latency: summarize(samples.failure.latencyMs.view(), MS_PER_SECOND, ps),
+      prompt_len: summarize(samples.failure.promptTokens.view(), 1, ps),
     },
   };
   if (context.slo) {

@@ -27,6 +27,8 @@ export interface RawSamplesFile {
   /** Which run and shard(s) these are; absent in files of older versions (still mergeable). */
   run?: RunIdentity | null;
   slo: Slo | null;
+  /** The further percentiles the reports give (absent: none), so `merge` gives the same. */
+  percentiles?: number[];
   stages: Array<{ stage: number; context: StageContext; samples: StageSamplesJson }>;
   /** Present when the run wrote the latency profile generator's report, so `merge` can rebuild it. */
   lpg?: LpgRunInfo;
@@ -44,14 +46,14 @@ export interface LpgRunInfo {
   startEpochMs: number;
 }
 
-function contextOf(stage: StageContext, slo: Slo | null): ReportContext {
-  return { intendedRate: stage.intendedRate, concurrency: stage.concurrency, loadType: stage.loadType, slo };
+function contextOf(stage: StageContext, slo: Slo | null, percentiles: readonly number[]): ReportContext {
+  return { intendedRate: stage.intendedRate, concurrency: stage.concurrency, loadType: stage.loadType, slo, percentiles };
 }
 
-export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null): RunReports {
+export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null, percentiles: readonly number[] = []): RunReports {
   const stages = new Map<number, LifecycleReport>();
   const order = [...contexts.keys()].filter((s) => s >= 0).sort((a, b) => a - b);
-  for (const stage of order) stages.set(stage, lifecycleReportFromSamples(samples.get(stage) ?? new StageSamples(), contextOf(contexts.get(stage)!, slo)));
+  for (const stage of order) stages.set(stage, lifecycleReportFromSamples(samples.get(stage) ?? new StageSamples(), contextOf(contexts.get(stage)!, slo, percentiles)));
   const all = StageSamples.merge(order.map((s) => samples.get(s) ?? new StageSamples()));
   const only = order.length === 1 ? contexts.get(order[0]!)! : null;
   const loadTypes = new Set(order.map((s) => contexts.get(s)!.loadType));
@@ -61,6 +63,7 @@ export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, cont
     // No load type when no stage ran (a run stopped during a sweep's probe).
     ...(loadTypes.size === 0 ? {} : { loadType: loadTypes.size === 1 ? [...loadTypes][0]! : 'mixed' }),
     slo,
+    percentiles,
   };
   const summary = lifecycleReportFromSamples(all, summaryContext);
   // inference-perf's per-adapter reports: as the run's, over one adapter's requests.
@@ -73,18 +76,18 @@ export function buildRunReports(samples: ReadonlyMap<number, StageSamples>, cont
       if (part !== undefined) byStage.set(stage, part);
     }
     const adapterStages = new Map<number, LifecycleReport>();
-    for (const [stage, part] of byStage) adapterStages.set(stage, lifecycleReportFromSamples(part, contextOf(contexts.get(stage)!, slo)));
+    for (const [stage, part] of byStage) adapterStages.set(stage, lifecycleReportFromSamples(part, contextOf(contexts.get(stage)!, slo, percentiles)));
     adapters.set(name, { summary: lifecycleReportFromSamples(StageSamples.merge([...byStage.values()]), summaryContext), stages: adapterStages });
   }
   return { summary, stages, adapters };
 }
 
-export function rawSamplesFile(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null, run: RunIdentity | null = null): RawSamplesFile {
+export function rawSamplesFile(samples: ReadonlyMap<number, StageSamples>, contexts: ReadonlyMap<number, StageContext>, slo: Slo | null, run: RunIdentity | null = null, percentiles: readonly number[] = []): RawSamplesFile {
   const stages = [...contexts.keys()]
     .filter((s) => s >= 0)
     .sort((a, b) => a - b)
     .map((stage) => ({ stage, context: contexts.get(stage)!, samples: (samples.get(stage) ?? new StageSamples()).toJSON() }));
-  return { version: 1, run, slo, stages };
+  return { version: 1, run, slo, ...(percentiles.length === 0 ? {} : { percentiles: [...percentiles] }), stages };
 }
 
 /*
@@ -132,6 +135,7 @@ const rawSamplesSchema = z.looseObject({
   version: z.literal(1),
   run: runSchema.nullable().optional(),
   slo: z.strictObject({ ttftMs: sloMs, tpotMs: sloMs, itlMs: sloMs, ntpotMs: sloMs, latencyMs: sloMs }).nullable(),
+  percentiles: z.array(z.number().min(0).max(100)).optional(),
   stages: z
     .array(
       z.looseObject({
@@ -184,15 +188,18 @@ function sloKey(slo: Slo | null): string {
 }
 
 /** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */
-export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Map<number, StageSamples>; contexts: Map<number, StageContext>; slo: Slo | null } {
+export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Map<number, StageSamples>; contexts: Map<number, StageContext>; slo: Slo | null; percentiles: number[] } {
   const samples = new Map<number, StageSamples>();
   const contexts = new Map<number, StageContext>();
   const slo = files[0]?.slo ?? null;
+  const percentiles = files[0]?.percentiles ?? [];
   for (const file of files) {
     if (file.version !== 1) throw new Error(`unsupported raw_samples.json version ${String(file.version)}`);
     // Goodput of one run is judged against one set of objectives: shards run with different
     // ones are not one run, and which file came first must not decide the merged figures.
     if (sloKey(file.slo) !== sloKey(slo)) throw new Error(`the shards were run with different SLOs (${sloKey(slo)} vs ${sloKey(file.slo)}); merge the shards of one run`);
+    const theirs = file.percentiles ?? [];
+    if (theirs.join(',') !== percentiles.join(',')) throw new Error(`the shards report different percentiles (${percentiles.join(', ') || 'none'} vs ${theirs.join(', ') || 'none'}); merge the shards of one run`);
     for (const { stage, context, samples: json } of file.stages) {
       if (!contexts.has(stage)) contexts.set(stage, context);
       const existing = samples.get(stage);
@@ -200,5 +207,5 @@ export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Ma
       samples.set(stage, existing === undefined ? incoming : existing.absorb(incoming));
     }
   }
-  return { samples, contexts, slo };
+  return { samples, contexts, slo, percentiles };
 }

@@ -41,6 +41,8 @@ export interface BenchOptions {
   data?: DataSpec;
   /** Goodput objectives; absent = no goodput section. */
   slo?: Slo | null;
+  /** Percentiles every report distribution adds to its fixed ones (inference-perf's `report.request_lifecycle.percentiles`). */
+  reportPercentiles?: number[];
   /** LoRA traffic split: each request's model is drawn by weight (seeded per request). */
   lora?: ReadonlyArray<{ name: string; weight: number }>;
   /** Send `ignore_eos` (vLLM's extension) so every output runs to its max tokens; default true. */

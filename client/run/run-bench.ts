@@ -237,11 +237,11 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const slo = options.slo ?? null;
     // A shard's reports state its own share of the load; raw_samples.json keeps the whole run's, for merge.
     const ownContexts = shard.count > 1 ? new Map([...contexts].map(([stage, context]) => [stage, shardContext(context, shard, workers)])) : contexts;
-    const reports = buildRunReports(samples, ownContexts, slo);
+    const reports = buildRunReports(samples, ownContexts, slo, options.reportPercentiles ?? []);
     const adapterSwitches = options.adapterReports ?? DEFAULT_ADAPTER_REPORTS;
     if (output !== null) {
       const rawSamples = {
-        ...rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model)),
+        ...rawSamplesFile(samples, contexts, slo, runIdentity(options, load, dataSpecOf(options), model), options.reportPercentiles ?? []),
         ...(options.reportFormat === 'lpg' ? { lpg: { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs } } : {}),
         client: { max_stall_ms: clientMaxStallMs },
         adapter_reports: adapterSwitches,

@@ -215,3 +215,27 @@ describe('goodput', () => {
     expect(instant.successes.goodput_metrics).toEqual({ goodput_percentage: 100, good_requests: 1, total_requests: 1, request_latency_attainment_percentage: 100 });
   });
 });
+
+describe('report.request_lifecycle.percentiles (audit 15-C2)', () => {
+  it('every distribution adds the percentiles asked for, numpy-exact, beside its fixed ones', () => {
+    const records = Array.from({ length: 40 }, (_, i) => record(i, i * 3, [i * 3 + 5 + (i % 7), i * 3 + 9 + (i % 5), i * 3 + 20]));
+    const report = lifecycleReport(records, { intendedRate: 5, percentiles: [0.1, 25, 50, 99.9] });
+    const ttft = report.successes.latency.time_to_first_token;
+    const ttfts = records.map((r) => (r.events[0]?.atMs as number) - r.startMs).sort((a, b) => a - b);
+    // numpy.percentile(x, 25) on the TTFTs in ms, then / 1000.
+    const at = (p: number): number => {
+      const position = ((ttfts.length - 1) * p) / 100;
+      const lower = Math.floor(position);
+      return ((ttfts[lower] as number) + ((ttfts[Math.min(lower + 1, ttfts.length - 1)] as number) - (ttfts[lower] as number)) * (position - lower)) / 1000;
+    };
+    expect(ttft?.['p25']).toBeCloseTo(at(25), 12);
+    expect(ttft?.['p0.1']).toBeCloseTo(at(0.1), 12);
+    expect(ttft?.['p99.9']).toBeCloseTo(at(99.9), 12);
+    expect(Object.keys(ttft ?? {})).toEqual(['mean', 'min', 'max', 'p10', 'p50', 'median', 'p90', 'p99', 'p0.1', 'p25', 'p99.9']);
+    // The pooled gaps too, and token counts.
+    expect(report.successes.latency.inter_token_latency?.['p25']).toBeTypeOf('number');
+    expect(report.successes.output_len?.['p99.9']).toBe(3);
+    // Without the list, the fixed keys only.
+    expect(Object.keys(lifecycleReport(records, { intendedRate: 5 }).successes.latency.time_to_first_token ?? {})).toEqual(['mean', 'min', 'max', 'p10', 'p50', 'median', 'p90', 'p99']);
+  });
+});

@@ -102,6 +102,23 @@ describe('merging raw samples', () => {
     );
   });
 
+  it('the percentiles a run asked for survive the merge; shards asking for others are not one run (audit 15-C2)', () => {
+    fc.assert(
+      fc.property(recordsArb, fc.array(fc.integer({ min: 0, max: 1 }), { minLength: 40, maxLength: 40 }), (records, assignment) => {
+        const asked = [0.1, 25, 99.9];
+        const single = buildRunReports(samplesByStage(records), contexts, slo, asked);
+        const files = [0, 1].map((k) => JSON.parse(JSON.stringify(rawSamplesFile(samplesByStage(records.filter((_, i) => assignment[i] === k)), contexts, slo, null, asked))));
+        const merged = mergeRawSamples(files);
+        expect(merged.percentiles).toEqual(asked);
+        expect(buildRunReports(merged.samples, merged.contexts, merged.slo, merged.percentiles).summary).toEqual(single.summary);
+      }),
+      { seed: 15, numRuns: 40 },
+    );
+    const one = JSON.parse(JSON.stringify(rawSamplesFile(new Map(), contexts, slo, null, [25])));
+    const other = JSON.parse(JSON.stringify(rawSamplesFile(new Map(), contexts, slo, null, [75])));
+    expect(() => mergeRawSamples([one, other])).toThrow(/the shards report different percentiles \(25 vs 75\)/);
+  });
+
   it("an adapter's reports are the reports of its requests alone; requests without one are in none", () => {
     fc.assert(
       fc.property(recordsArb, (records) => {
