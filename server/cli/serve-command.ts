@@ -1,7 +1,7 @@
 /** `benchtruth serve`: flags (llm-d-inference-sim's spellings where they exist) → a listening server. */
 import type { Command } from 'commander';
 import { CliError, flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
-import { GrpcBindError } from '../grpc/jetstream-grpc-server.ts';
+import { PortBindError } from '../routes/port-bind-error.ts';
 import { buildServer } from '../app.ts';
 import { checkTruthLog } from '../truth/truth-store.ts';
 import { engineConfigNotes, engineConfigProblem } from '../engine/engine-config-check.ts';
@@ -115,7 +115,7 @@ export function registerServeCommand(program: Command): void {
         port = await server.listen();
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const line = error instanceof GrpcBindError ? `benchtruth: --grpc-port ${error.port}: cannot listen: ${message}` : `benchtruth: cannot listen: ${message}`;
+        const line = error instanceof PortBindError ? `benchtruth: ${error.flag} ${error.port}: cannot listen: ${message}` : `benchtruth: cannot listen: ${message}`;
         // A --workers worker leaves the one line to the primary, which stops every worker.
         if (!(await reportWorkerFailure(line))) process.stderr.write(`${line}\n`);
         process.exit(2);

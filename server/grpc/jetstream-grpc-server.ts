@@ -19,6 +19,7 @@ import { malformedAwareSerializer, playDecode, type DecodeResponseOut } from './
 import { sanitizeDecodeRequest } from './decode-request-bytes.ts';
 import { httpStatusOfGrpc } from './grpc-http-status.ts';
 import { jetstreamPackage } from './jetstream-proto.ts';
+import { PortBindError } from '../routes/port-bind-error.ts';
 
 /** DecodeRequest as proto-loader hands it over (camelCase, defaults filled, oneof names). */
 export interface DecodeRequestMessage {
@@ -35,17 +36,6 @@ export interface DecodeRequestMessage {
 export interface GrpcHandle {
   port: number;
   close(): Promise<void>;
-}
-
-/** The gRPC port could not be bound (in use, a bad address): the caller names its flag. */
-export class GrpcBindError extends Error {
-  constructor(
-    readonly port: number,
-    reason: string,
-  ) {
-    super(reason);
-    this.name = 'GrpcBindError';
-  }
 }
 
 /**
@@ -151,7 +141,7 @@ export async function startJetstreamGrpc(ctx: ServerContext, runtime: JetstreamR
       if (error === null) return resolve(actual);
       // grpc-js wraps the listen errors: "No address added out of total 1 resolved errors: [listen EADDRINUSE …]".
       const inner = /errors: \[(.*)\]$/s.exec(error.message)?.[1] ?? error.message;
-      reject(new GrpcBindError(port, inner.split('\n')[0] ?? inner));
+      reject(new PortBindError('--grpc-port', port, inner.split('\n')[0] ?? inner));
     });
   });
   return {

@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { restrictToQuery } from '../metrics/metrics-route.ts';
+import { PortBindError } from './port-bind-error.ts';
 
 export type MetricsText = () => Promise<string>;
 
@@ -30,7 +31,7 @@ export async function startMetricsPort(host: string, port: number, text: Metrics
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(new PortBindError('--metrics-port', port, error.message)));
     server.listen(port, host, () => resolve());
   });
   const address = server.address();

@@ -98,7 +98,12 @@ function parseFault(item: string, text: string): FaultSpec {
   switch (kind) {
     case 'http': {
       const status = errorStatus(item, a, 'HTTP fault status');
-      return { kind, status, retryAfterS: count(item, b, 0, 1), p };
+      const retryAfterS = count(item, b, 0, 1);
+      // Only a 429 or a 503 carries Retry-After (plan-wire-response.ts); another seconds value
+      // elsewhere would be dropped without a word. The default (1) stays accepted: it is the
+      // canonical spelling every truth record's `wire` writes.
+      if (retryAfterS !== 1 && status !== 429 && status !== 503) fail(item, `fault http:${status} sends no Retry-After (only 429 and 503 do); leave out :${b as string}`);
+      return { kind, status, retryAfterS, p };
     }
     case 'error': {
       // vLLM 0.11's create_streaming_error_response defaults to BadRequestError / 400.

@@ -91,6 +91,8 @@ describe('serve: one line and exit 2 for bad input', () => {
     const port = await new Promise<number>((resolve) => busy.listen(0, '127.0.0.1', () => resolve((busy.address() as { port: number }).port)));
     try {
       await expectOneLine(['--dialect', 'jetstream', '--grpc-port', String(port)], new RegExp(`^benchtruth: --grpc-port ${port}: cannot listen: .*EADDRINUSE`));
+      // The metrics port names its flag too (audit 15-S10).
+      await expectOneLine(['--dialect', 'jetstream', '--metrics-port', String(port)], new RegExp(`^benchtruth: --metrics-port ${port}: cannot listen: .*EADDRINUSE`));
     } finally {
       busy.close();
     }

@@ -91,7 +91,10 @@ export const benignFaultArb: fc.Arbitrary<FaultSpec> = fc.oneof(
 
 /** Faults that make the response a failure of a named kind. */
 export const failingFaultArb: fc.Arbitrary<FaultSpec> = fc.oneof(
-  fc.record({ kind: fc.constant('http' as const), status: fc.constantFrom(400, 429, 500, 503), retryAfterS: fc.nat({ max: 5 }), p: probability }),
+  // Only a 429 or a 503 carries a Retry-After; another status keeps the default (wire-spec.ts).
+  fc
+    .constantFrom(400, 429, 500, 503)
+    .chain((status) => fc.record({ kind: fc.constant('http' as const), status: fc.constant(status), retryAfterS: status === 429 || status === 503 ? fc.nat({ max: 5 }) : fc.constant(1), p: probability })),
   fc.record({ kind: fc.constant('error' as const), afterTokens: fc.nat({ max: 40 }), status: fc.constantFrom(400, 500), p: probability }),
   fc.record({ kind: fc.constantFrom('disconnect' as const, 'malformed' as const), afterTokens: fc.nat({ max: 40 }), p: probability }),
   fc.record({ kind: fc.constant('nodone' as const), p: probability }),

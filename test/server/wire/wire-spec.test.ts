@@ -169,4 +169,10 @@ describe('layering: server-wide → per model → per request', () => {
     expect(parseWireSpec('fault=http:429@5e-2').faults[0]?.p).toBe(0.05);
     for (const p of ['0x1', '0b1', '', ' 1', 'Infinity']) expect(() => parseWireSpec(`fault=http:429@${p}`)).toThrow(/fault probability must be from 0 to 1/);
   });
+  it('a Retry-After on a status that sends none is refused, not dropped; the canonical :1 still reads (audit 15-S10)', () => {
+    expect(() => parseWireSpec('fault=http:500:9')).toThrow(/fault http:500 sends no Retry-After \(only 429 and 503 do\); leave out :9/);
+    expect(formatWireSpec(parseWireSpec('fault=http:500'))).toBe('fault=http:500:1');
+    expect(parseWireSpec(formatWireSpec(parseWireSpec('fault=http:500')))).toEqual(parseWireSpec('fault=http:500'));
+    expect(parseWireSpec('fault=http:503:9').faults[0]).toMatchObject({ status: 503, retryAfterS: 9 });
+  });
 });
