@@ -173,7 +173,7 @@ async function memoryPerRequest(): Promise<string[]> {
       const total = requests * runs;
       const line =
         `  ${tokens} tokens/request (${tokens - 1} gaps), ${runs} x ${requests.toLocaleString('en-US')} requests: heap growth ${((after - before) / total).toFixed(0)} B/request, ` +
-        `freed with the results ${(released / total).toFixed(0)} B/request; compact samples ${(samples / total).toFixed(0)} B/request (${exact ? 'exact: 64 fixed + 8 per gap' : 'past 1 Mi gaps: 64 fixed + the ±0.5 % ITL sketch'})`;
+        `freed with the results ${(released / total).toFixed(0)} B/request; compact samples ${(samples / total).toFixed(0)} B/request (${exact ? 'exact: 72 fixed + 8 per gap' : 'past 1 Mi gaps: 72 fixed + the ±0.5 % ITL sketch'})`;
       lines.push(line);
       process.stdout.write(`${line}\n`);
     }

@@ -118,7 +118,8 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     const parsed = parsePythonJson(text);
     if (parsed.ok) done(null, parsed.value);
     else if (parsed.kind === 'value') done(new VllmError(400, 'Bad Request', BODY_PARSE_ERROR), undefined);
-    else done(Object.assign(new Error(`JSON decode error: ${parsed.message}`), { statusCode: 400 }), undefined);
+    // How many bytes came says whether the body was missing (chunked bodies carry no content-length).
+    else done(Object.assign(new Error(`JSON decode error: ${parsed.message}`), { statusCode: 400, bodyBytes: (body as Buffer).length }), undefined);
   });
   // Every answer carries x-request-id (vLLM echoes it); routes that plan a response set their
   // own, everything else echoes the client's or gets a deterministic one.

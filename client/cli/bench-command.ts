@@ -213,7 +213,8 @@ function loraFromFlag(text: string): Array<{ name: string; weight: number }> {
 
 /** The stage `load.stages` gets when a `--set load.stages.N...` edits it and neither file nor flag gave stages (the schema's default). */
 function defaultStage(loadType: unknown): Record<string, unknown> {
-  return loadType === 'concurrency' ? { concurrency: 1, count: 10 } : { rate: 1, duration: '10s' };
+  // inference-perf's `concurrent` is our closed loop.
+  return loadType === 'concurrency' || loadType === 'concurrent' ? { concurrency: 1, count: 10 } : { rate: 1, duration: '10s' };
 }
 
 /** The raw config after flags: file first, then each given flag over it. */

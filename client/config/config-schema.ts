@@ -221,7 +221,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   load: z
     .strictObject({
-      type: z.enum(['constant', 'poisson', 'gamma', 'concurrency', 'trace', 'sweep']).default('constant'),
+      // inference-perf's `concurrent` is our closed loop (its stage keys: inference-perf-spellings.ts).
+      type: enumWithAliases(['constant', 'poisson', 'gamma', 'concurrency', 'trace', 'sweep'], { concurrent: 'concurrency' }).default('constant'),
       /** Gamma loads only; 1 when a gamma load gives none. */
       burstiness: positive.optional(),
       /** Stage loads only (not trace or sweep); DEFAULT_STAGES when none are given. */
@@ -319,6 +320,18 @@ export const configSchema = z.strictObject({
       prometheus: z.strictObject({ summary: z.boolean().optional(), per_stage: z.boolean().optional() }).optional(),
       slo: z
         .strictObject({ ttft: duration.optional(), tpot: duration.optional(), itl: duration.optional(), ntpot: duration.optional(), latency: duration.optional() })
+        .optional(),
+      /**
+       * inference-perf's goodput objectives (seconds), judged by its rule: the ITL objective
+       * bounds a request's mean gap, and a request without a value for one is not good.
+       */
+      goodput: z
+        .strictObject({
+          constraints: z
+            .strictObject({ ttft: duration.optional(), tpot: duration.optional(), itl: duration.optional(), ntpot: duration.optional(), request_latency: duration.optional() })
+            .default({}),
+        })
+        .nullable()
         .optional(),
     })
     .prefault({}),

@@ -34,14 +34,6 @@ const CONCURRENT_STAGE_KEYS: ReadonlyArray<readonly [theirs: string, ours: strin
   ['num_requests', 'count'],
   ['concurrency_level', 'concurrency'],
 ];
-/** Its goodput constraints (seconds) → our SLO keys. */
-const GOODPUT_KEYS: ReadonlyArray<readonly [theirs: string, ours: string]> = [
-  ['ttft', 'ttft'],
-  ['tpot', 'tpot'],
-  ['itl', 'itl'],
-  ['ntpot', 'ntpot'],
-  ['request_latency', 'latency'],
-];
 
 type OneSetting = (a: string, b: string) => never;
 
@@ -67,34 +59,14 @@ function concurrentLoad(raw: Json, written: Map<string, string>, oneSetting: One
 }
 
 /**
- * inference-perf's `report.goodput.constraints` (SLOs in seconds; `request_latency` is our
- * `latency`) is our `report.slo`; a key it does not know is one line naming its keys.
- */
-function goodputConstraints(raw: Json, path: string, written: Map<string, string>, oneSetting: OneSetting): void {
-  const report = mappingAt(raw, 'report');
-  const goodput = mappingAt(raw, 'report.goodput');
-  if (report === undefined || goodput === undefined) return;
-  const constraints = goodput.constraints;
-  if (!isPlainMapping(constraints)) return;
-  if ('slo' in report) oneSetting('report.goodput.constraints', 'report.slo');
-  const slo: Json = {};
-  for (const [key, value] of Object.entries(constraints)) {
-    const ours = GOODPUT_KEYS.find(([theirs]) => theirs === key)?.[1];
-    if (ours === undefined) throw new CliError(`--config ${path}: report.goodput.constraints.${key}: unknown constraint (inference-perf's: ${GOODPUT_KEYS.map(([theirs]) => theirs).join(', ')})`);
-    slo[ours] = value;
-    written.set(`report.slo.${ours}`, `report.goodput.constraints.${key}`);
-  }
-  report.slo = slo;
-  delete goodput.constraints;
-  if (Object.keys(goodput).length === 0) delete report.goodput;
-}
-
-/**
  * A `--set` path in inference-perf's names as ours (`load.base_seed` → `load.seed`,
  * `data.shared_prefix.output_len` → `data.output`); any other path as it is.
  */
 export function oursOfPath(path: string): string {
   for (const [theirs, ours] of RENAMES) if (path === theirs || path.startsWith(`${theirs}.`)) return ours + path.slice(theirs.length);
+  const stage = /^load\.stages\.(\d+)\.(\w+)$/.exec(path);
+  const key = stage === null ? undefined : CONCURRENT_STAGE_KEYS.find(([theirs]) => theirs === stage[2])?.[1];
+  if (stage !== null && key !== undefined) return `load.stages.${stage[1] as string}.${key}`;
   return path;
 }
 
@@ -138,7 +110,6 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
   const data = mappingAt(raw, 'data');
   for (const key of ['input', 'output']) if (data !== undefined && key in data && `${key}_distribution` in data) oneSetting(`data.${key}_distribution`, written.get(`data.${key}`) ?? `data.${key}`);
   concurrentLoad(raw, written, oneSetting);
-  goodputConstraints(raw, path, written, oneSetting);
 
   const load = mappingAt(raw, 'load');
   const sweep = mappingAt(raw, 'load.sweep');

@@ -446,15 +446,20 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   }
 }
 
-function sloOf(config: BenchConfig): Slo | null {
-  const slo = config.report.slo;
-  if (slo === undefined) return null;
+function sloOf(config: BenchConfig, where: Where): Slo | null {
+  const ours = config.report.slo ?? {};
+  const theirs = config.report.goodput?.constraints ?? {};
   const out: Slo = {};
+  const oursGiven = Object.values(ours).some((v) => v !== undefined);
+  const theirsGiven = Object.values(theirs).some((v) => v !== undefined);
+  if (oursGiven && theirsGiven) throw new CliError(`${where('report.goodput.constraints')}: it and report.slo (or --slo-*) are two goodput rules (inference-perf's and benchtruth's); give one`);
+  const slo = theirsGiven ? { ...theirs, latency: theirs.request_latency } : ours;
   if (slo.ttft !== undefined) out.ttftMs = slo.ttft;
   if (slo.tpot !== undefined) out.tpotMs = slo.tpot;
   if (slo.itl !== undefined) out.itlMs = slo.itl;
   if (slo.ntpot !== undefined) out.ntpotMs = slo.ntpot;
   if (slo.latency !== undefined) out.latencyMs = slo.latency;
+  if (theirsGiven) out.rule = 'inference-perf';
   return Object.keys(out).length > 0 ? out : null;
 }
 
@@ -508,7 +513,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     tokenizerFallback: config.api.tokenizer_fallback,
     load,
     data,
-    slo: sloOf(config),
+    slo: sloOf(config, where),
     reportPercentiles: config.report.request_lifecycle?.percentiles ?? [],
     lora: loraOf(config, where, flagOf),
     headers,

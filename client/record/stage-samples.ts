@@ -1,6 +1,6 @@
 /**
- * The raw samples of one stage, kept compactly once a request's line is written: eight numbers
- * per request in typed columns (64 bytes), pooled inter-chunk gaps (pooled-gaps.ts), and
+ * The raw samples of one stage, kept compactly once a request's line is written: nine numbers
+ * per request in typed columns (72 bytes), pooled inter-chunk gaps (pooled-gaps.ts), and
  * counts or extremes for what is exactly summarised that way (zero gaps inside multi-token
  * events, tokens per event, failure kinds, the measured window). Reports are computed from
  * these; workers and shards merge them by concatenation, so a merged report equals the report of one process that saw every record.
@@ -19,7 +19,8 @@ export interface FailureKindSummary {
 
 export interface StageSamplesJson {
   version: 1;
-  success: Record<SuccessColumn, number[]>;
+  /** `meanItlMs` is absent from files written before it existed (read as missing values). */
+  success: Record<Exclude<SuccessColumn, 'meanItlMs'>, number[]> & { meanItlMs?: number[] };
   scheduleDelayMs: number[];
   /** Files written before `baseEpochMs` existed hold epoch values under `…EpochMs` names. */
   window: MeasuredWindow | LegacyWindowJson;
@@ -39,7 +40,8 @@ export interface StageSamplesJson {
   adapters?: Record<string, StageSamplesJson>;
 }
 
-const SUCCESS_COLUMNS = ['latencyMs', 'ttftMs', 'tpotMs', 'ntpotMs', 'maxItlMs', 'promptTokens', 'outputTokens'] as const;
+/** `maxItlMs`: the request's largest inter-token gap; `meanItlMs`: the mean of its gaps (inference-perf's per-request ITL). */
+const SUCCESS_COLUMNS = ['latencyMs', 'ttftMs', 'tpotMs', 'ntpotMs', 'maxItlMs', 'meanItlMs', 'promptTokens', 'outputTokens'] as const;
 const FAILURE_COLUMNS = ['latencyMs', 'promptTokens'] as const;
 export type SuccessColumn = (typeof SUCCESS_COLUMNS)[number];
 
@@ -217,6 +219,7 @@ export class StageSamples {
     }
     let maxGap = Number.NaN;
     let previous: number | null = null;
+    let tokenTimes = 0;
     // Events of one request nearly always carry the same count: tally runs, one map update each.
     let runTokens = 0;
     let runLength = 0;
@@ -239,7 +242,11 @@ export class StageSamples {
       }
       runLength++;
       previous = event.atMs;
+      tokenTimes += event.tokens;
     }
+    // The mean of the request's N − 1 gaps (those inside an event are 0): its first and last token times.
+    const firstAt = events[0]?.atMs;
+    const meanGap = tokenTimes > 1 && firstAt !== undefined && previous !== null ? (previous - firstAt) / (tokenTimes - 1) : Number.NaN;
     if (runLength > 0) this.tokensPerEvent.set(runTokens, (this.tokensPerEvent.get(runTokens) ?? 0) + runLength);
     const s = this.success;
     s.latencyMs.push(metrics.latencyMs);
@@ -247,6 +254,7 @@ export class StageSamples {
     s.tpotMs.push(orNaN(metrics.tpotMs));
     s.ntpotMs.push(orNaN(metrics.ntpotMs));
     s.maxItlMs.push(maxGap);
+    s.meanItlMs.push(meanGap);
     s.promptTokens.push(record.promptTokens);
     s.outputTokens.push(record.outputTokens);
     tally(this.tokensPerEventSources, record.tokensPerEventSource, 1);
@@ -349,7 +357,10 @@ export class StageSamples {
     const samples = new StageSamples();
     // JSON has no NaN; null stands for a missing value.
     const numbers = (values: ReadonlyArray<number | null>): number[] => values.map((v) => (v === null ? Number.NaN : v));
-    for (const name of SUCCESS_COLUMNS) samples.success[name].append(numbers(json.success[name]));
+    for (const name of SUCCESS_COLUMNS) {
+      const column = name === 'meanItlMs' ? (json.success.meanItlMs ?? json.success.latencyMs.map(() => null)) : json.success[name];
+      samples.success[name].append(numbers(column));
+    }
     samples.scheduleDelayMs.append(json.scheduleDelayMs);
     samples.window = windowFromJson(json.window);
     for (const name of FAILURE_COLUMNS) samples.failure[name].append(numbers(json.failure[name]));

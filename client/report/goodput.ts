@@ -1,8 +1,12 @@
 /**
  * Goodput (DistServe's term, as `vllm bench serve --goodput` reports it): the successes that met
  * every configured service-level objective, as a count, a fraction and a rate over the measured
- * window. A request without a value for a metric (TPOT of a one-token answer, ITL of a request
- * with one event) meets that objective vacuously — it cannot violate it.
+ * window. Two rules. benchtruth's (`report.slo`, `--slo-*`): the ITL objective bounds every
+ * inter-token gap of a request, and a request without a value for a metric (TPOT of a
+ * one-token answer, ITL of a request with one event) meets that objective vacuously — it cannot
+ * violate it. inference-perf's (`report.goodput.constraints`, its calculate_goodput_metrics):
+ * the ITL objective bounds the mean of a request's gaps, and a request without a value for a
+ * constrained metric is not good.
  *
  * The same verdicts are written twice: our `goodput` block, and inference-perf's
  * `successes.goodput_metrics` (its names, percentages, input + output tokens, and its time base:
@@ -14,10 +18,12 @@ import type { StageSamples } from '../record/stage-samples.ts';
 export interface Slo {
   ttftMs?: number;
   tpotMs?: number;
-  /** Every inter-token gap of the request must be within this. */
+  /** Every inter-token gap of the request must be within this (inference-perf's rule: their mean). */
   itlMs?: number;
   ntpotMs?: number;
   latencyMs?: number;
+  /** inference-perf's rule (see above); absent: benchtruth's. */
+  rule?: 'inference-perf';
 }
 
 /** inference-perf's goodput constraint names (its `report.goodput.constraints` keys). */
@@ -26,6 +32,8 @@ export type SloName = 'ttft' | 'tpot' | 'itl' | 'ntpot' | 'request_latency';
 export interface Goodput {
   /** The objectives in seconds, like every time in the report. */
   slo: Partial<Record<SloName, number>>;
+  /** Present when the objectives were judged by inference-perf's rule (`report.goodput.constraints`). */
+  rule?: 'inference-perf';
   good_requests: number;
   good_fraction: number | null;
   requests_per_sec: number | null;
@@ -79,7 +87,10 @@ const span = (from: number | null, to: number | null): number | null => (from ==
 
 export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdicts {
   const n = samples.successCount;
-  const active = CHECKS.filter(([, key]) => slo[key] !== undefined).map(([name, key, column]) => [name, samples.success[column].view(), slo[key] as number] as const);
+  const inferencePerf = slo.rule === 'inference-perf';
+  const active = CHECKS.filter(([, key]) => slo[key] !== undefined).map(
+    ([name, key, column]) => [name, samples.success[inferencePerf && column === 'maxItlMs' ? 'meanItlMs' : column].view(), slo[key] as number] as const,
+  );
   const violations: Partial<Record<SloName, number>> = {};
   const sloSeconds = sloInSeconds(slo);
   for (const [name] of active) violations[name] = 0;
@@ -92,7 +103,8 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
     let ok = true;
     for (const [name, values, limit] of active) {
       const value = values[i] as number;
-      if (!Number.isNaN(value) && value > limit) {
+      const missed = Number.isNaN(value) ? inferencePerf : value > limit;
+      if (missed) {
         ok = false;
         violations[name] = (violations[name] ?? 0) + 1;
       }
@@ -107,6 +119,7 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
   const measuredMs = span(w.firstStartMs, w.lastEndMs);
   const goodputBlock: Goodput = {
     slo: sloSeconds,
+    ...(inferencePerf ? { rule: 'inference-perf' as const } : {}),
     good_requests: good,
     good_fraction: n > 0 ? good / n : null,
     requests_per_sec: perSecond(good, measuredMs) ?? null,

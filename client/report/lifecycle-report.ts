@@ -87,9 +87,19 @@ export interface LifecycleReport {
 /** Milliseconds → seconds by division: correctly rounded, so a report's p50 is exactly numpy's p50(ms) / 1000 (× 0.001 can be off by an ulp). */
 const MS_PER_SECOND = 1000;
 
-/** The report's key of percentile `p`: `p99.9`, `p0.1`, `p25` (as Python's f"p{p:g}" for these). */
+/** Python's `format(x, 'g')`: six significant digits, trailing zeros dropped, e-notation below 1e-4. */
+function pythonG(x: number): string {
+  if (x === 0) return '0';
+  const [mantissa, exponentText] = x.toExponential(5).split('e') as [string, string];
+  const exponent = Number(exponentText);
+  const trim = (digits: string): string => (digits.includes('.') ? digits.replace(/0+$/, '').replace(/\.$/, '') : digits);
+  if (exponent < -4 || exponent >= 6) return `${trim(mantissa)}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  return trim(x.toFixed(Math.max(0, 5 - exponent)));
+}
+
+/** The report's key of percentile `p`, as inference-perf's f"p{p:g}": `p99.9`, `p0.1`, `p25`, `p1e-05`. */
 export function percentileKey(p: number): `p${string}` {
-  return `p${String(p)}`;
+  return `p${pythonG(p)}`;
 }
 
 /** `values` (or a distribution computed with `percentiles` asked for) as the report writes it. */

@@ -117,7 +117,7 @@ export interface PerRequestEntry {
   /** Epoch seconds (inference-perf's are on its own perf_counter clock; epoch lines shards up). */
   start_time: number;
   end_time: number;
-  /** Bodies are not kept (a finished request keeps 64 bytes, not its text). */
+  /** Bodies are not kept (a finished request keeps 72 bytes, not its text). */
   request: null;
   response: null;
   info: {

@@ -101,7 +101,7 @@ const counts = z.record(z.string(), whole);
 const pair = z.tuple([z.number(), z.number()]);
 const samplesSchema: z.ZodType<unknown> = z.looseObject({
   version: z.literal(1),
-  success: z.looseObject({ latencyMs: column, ttftMs: column, tpotMs: column, ntpotMs: column, maxItlMs: column, promptTokens: column, outputTokens: column }),
+  success: z.looseObject({ latencyMs: column, ttftMs: column, tpotMs: column, ntpotMs: column, maxItlMs: column, meanItlMs: column.optional(), promptTokens: column, outputTokens: column }),
   scheduleDelayMs: z.array(z.number()),
   window: z.record(z.string(), z.number().nullable()),
   failure: z.looseObject({ latencyMs: column, promptTokens: column }),
@@ -134,7 +134,7 @@ const sloMs = z.number().nonnegative().optional();
 const rawSamplesSchema = z.looseObject({
   version: z.literal(1),
   run: runSchema.nullable().optional(),
-  slo: z.strictObject({ ttftMs: sloMs, tpotMs: sloMs, itlMs: sloMs, ntpotMs: sloMs, latencyMs: sloMs }).nullable(),
+  slo: z.strictObject({ ttftMs: sloMs, tpotMs: sloMs, itlMs: sloMs, ntpotMs: sloMs, latencyMs: sloMs, rule: z.literal('inference-perf').optional() }).nullable(),
   percentiles: z.array(z.number().min(0).max(100)).optional(),
   stages: z
     .array(
@@ -184,7 +184,8 @@ export function parseRawSamplesFile(json: unknown): RawSamplesFile {
 /** The objectives as the report names them (in seconds), in a fixed order: `ttft=0.5s, tpot=0.05s`. */
 function sloKey(slo: Slo | null): string {
   const named = Object.entries(slo === null ? {} : sloInSeconds(slo)).map(([name, seconds]) => `${name}=${seconds}s`);
-  return named.length === 0 ? 'none' : named.join(', ');
+  if (named.length === 0) return 'none';
+  return slo?.rule === 'inference-perf' ? `${named.join(', ')} (inference-perf's rule)` : named.join(', ');
 }
 
 /** Merges shard files: samples concatenate per stage; each stage's context comes from the first shard. */
@@ -199,7 +200,8 @@ export function mergeRawSamples(files: readonly RawSamplesFile[]): { samples: Ma
     // ones are not one run, and which file came first must not decide the merged figures.
     if (sloKey(file.slo) !== sloKey(slo)) throw new Error(`the shards were run with different SLOs (${sloKey(slo)} vs ${sloKey(file.slo)}); merge the shards of one run`);
     const theirs = file.percentiles ?? [];
-    if (theirs.join(',') !== percentiles.join(',')) throw new Error(`the shards report different percentiles (${percentiles.join(', ') || 'none'} vs ${theirs.join(', ') || 'none'}); merge the shards of one run`);
+    const sameSet = (a: readonly number[], b: readonly number[]): boolean => [...a].sort((x, y) => x - y).join(',') === [...b].sort((x, y) => x - y).join(',');
+    if (!sameSet(theirs, percentiles)) throw new Error(`the shards report different percentiles (${percentiles.join(', ') || 'none'} vs ${theirs.join(', ') || 'none'}); merge the shards of one run`);
     for (const { stage, context, samples: json } of file.stages) {
       if (!contexts.has(stage)) contexts.set(stage, context);
       const existing = samples.get(stage);

@@ -3,9 +3,10 @@
  * scan of os.Args) reads and commander would read otherwise, rewritten before commander sees
  * them, so a manifest written for llm-d starts unchanged:
  * - a list flag llm-d scans itself (`--served-model-name`, `--lora-modules`, `--failure-types`)
- *   followed by another `--` flag or by nothing is an empty list, the flag's default. Commander
- *   takes the next word as the list's first value even when it is a flag, so
- *   `--served-model-name --port 0` served a model named `--port` on the default port;
+ *   takes the words up to the next one that starts with `--`, leaving out empty ones; none left
+ *   is an empty list, the flag's default. Commander takes the next word as the list's first value
+ *   even when it is a flag, so `--served-model-name --port 0` served a model named `--port` on
+ *   the default port, and `--served-model-name ""` one named "";
  * - pflag's `-v=5` for a one-letter flag, which commander reads only as `-v 5` or `-v5`.
  */
 
@@ -27,8 +28,12 @@ export function llmdServeArgv(argv: readonly string[]): string[] {
       continue;
     }
     if (LIST_FLAGS.has(arg)) {
-      const next = argv[i + 1];
-      if (next === undefined || next.startsWith('--')) continue;
+      let end = i + 1;
+      while (end < argv.length && !(argv[end] as string).startsWith('--')) end++;
+      const values = argv.slice(i + 1, end).filter((value) => value !== '');
+      if (values.length > 0) out.push(arg, ...values);
+      i = end - 1;
+      continue;
     }
     out.push(arg);
   }

@@ -43,10 +43,10 @@ function goBool(raw: string): boolean {
 }
 const isFalse = (raw: string): boolean => GO_FALSE.includes(raw);
 
-/** Go's IntVar (any sign); `numberOf` its Float64Var. */
+/** Go's IntVar (any sign; no decimal point or exponent, which strconv.ParseInt refuses); `numberOf` its Float64Var. */
 function integer(raw: string): number {
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(value)) throw new Error(`expected a whole number, got ${JSON.stringify(raw)}`);
+  if (!/^[+-]?\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new Error(`expected a whole number, got ${JSON.stringify(raw)}`);
   return value;
 }
 function numberOf(raw: string): number {

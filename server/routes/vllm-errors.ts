@@ -24,8 +24,9 @@ function asVllmError(error: FastifyError, request: FastifyRequest): VllmError {
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 413) return new VllmError(413, 'RequestEntityTooLarge', error.message);
   if (status === 400 && isJsonDecodeError(error)) {
+    const read = (error as FastifyError & { bodyBytes?: number }).bodyBytes;
     const length = request.headers['content-length'];
-    const empty = length === undefined || length === '0';
+    const empty = read !== undefined ? read === 0 : length === undefined || length === '0';
     return empty ? validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]) : jsonInvalid();
   }
   if (status === 500) return new VllmError(500, 'InternalServerError', 'Internal server error');

@@ -100,8 +100,8 @@ function parseFault(item: string, text: string): FaultSpec {
       const status = errorStatus(item, a, 'HTTP fault status');
       const retryAfterS = count(item, b, 0, 1);
       // Only a 429 or a 503 carries Retry-After (plan-wire-response.ts); another seconds value
-      // elsewhere would be dropped without a word. The default (1) stays accepted: it is the
-      // canonical spelling every truth record's `wire` writes.
+      // elsewhere would be dropped without a word. The default (1) stays accepted, as the
+      // canonical spelling of earlier truth records (`http:500:1`) wrote it.
       if (retryAfterS !== 1 && status !== 429 && status !== 503) fail(item, `fault http:${status} sends no Retry-After (only 429 and 503 do); leave out :${b as string}`);
       return { kind, status, retryAfterS, p };
     }
@@ -258,7 +258,8 @@ function formatFault(f: FaultSpec): string {
   const p = f.p === 1 ? '' : `@${f.p}`;
   switch (f.kind) {
     case 'http':
-      return `http:${f.status}:${f.retryAfterS}${p}`;
+      // Only a 429 or a 503 sends Retry-After: elsewhere the spec names none.
+      return f.status === 429 || f.status === 503 ? `http:${f.status}:${f.retryAfterS}${p}` : `http:${f.status}${p}`;
     case 'error':
       return `error:${f.afterTokens}:${f.status}${p}`;
     case 'disconnect':

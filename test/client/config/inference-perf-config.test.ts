@@ -87,16 +87,28 @@ describe('inference-perf config compatibility', () => {
     writeFileSync(path, 'load:\n  type: concurrent\n  stages:\n  - {num_requests: 20, concurrency_level: 4}\n  - {num_requests: 8, concurrency_level: 2}\nreport:\n  goodput:\n    constraints: {ttft: 0.2, tpot: 0.02, itl: 0.05, ntpot: 0.03, request_latency: 5}\n');
     const options = benchOptionsFromFlags({ config: path, url: 'http://127.0.0.1:1' });
     expect(options.load).toMatchObject({ stages: [{ kind: 'concurrency', concurrency: 4, count: 20 }, { kind: 'concurrency', concurrency: 2, count: 8 }] });
-    expect(options.slo).toEqual({ ttftMs: 200, tpotMs: 20, itlMs: 50, ntpotMs: 30, latencyMs: 5000 });
+    expect(options.slo).toEqual({ ttftMs: 200, tpotMs: 20, itlMs: 50, ntpotMs: 30, latencyMs: 5000, rule: 'inference-perf' });
     const both = join(dir, 'concurrent-both.yml');
     writeFileSync(both, 'load:\n  type: concurrent\n  stages: [{num_requests: 2, concurrency_level: 1, count: 3}]\n');
     expect(() => benchOptionsFromFlags({ config: both, url: 'http://127.0.0.1:1' })).toThrow(/load\.stages\.0\.num_requests and load\.stages\.0\.count are one setting/);
     const unknown = join(dir, 'goodput-unknown.yml');
     writeFileSync(unknown, 'report:\n  goodput:\n    constraints: {e2e: 1}\n');
-    expect(() => benchOptionsFromFlags({ config: unknown, url: 'http://127.0.0.1:1' })).toThrow(/report\.goodput\.constraints\.e2e: unknown constraint \(inference-perf's: ttft, tpot, itl, ntpot, request_latency\)/);
+    expect(() => benchOptionsFromFlags({ config: unknown, url: 'http://127.0.0.1:1' })).toThrow(/unknown key report\.goodput\.constraints\.e2e/);
     const twice = join(dir, 'goodput-twice.yml');
     writeFileSync(twice, 'report:\n  slo: {ttft: 1}\n  goodput:\n    constraints: {ttft: 1}\n');
-    expect(() => benchOptionsFromFlags({ config: twice, url: 'http://127.0.0.1:1' })).toThrow(/report\.goodput\.constraints and report\.slo are one setting/);
+    expect(() => benchOptionsFromFlags({ config: twice, url: 'http://127.0.0.1:1' })).toThrow(/report\.goodput\.constraints: it and report\.slo \(or --slo-\*\) are two goodput rules/);
+    expect(() => benchOptionsFromFlags({ config: path, url: 'http://127.0.0.1:1', sloTtft: '1s' })).toThrow(/two goodput rules/);
+    // Its empty goodput blocks are no objectives; --set reaches its names (audit 15-R2).
+    for (const text of ['report:\n  goodput: {}\n', 'report:\n  goodput: null\n', 'report:\n  goodput:\n    constraints: {}\n']) {
+      const empty = join(dir, 'goodput-empty.yml');
+      writeFileSync(empty, text);
+      expect(benchOptionsFromFlags({ config: empty, url: 'http://127.0.0.1:1' }).slo).toBeNull();
+    }
+    const set = benchOptionsFromFlags({ config: path, url: 'http://127.0.0.1:1', set: ['load.stages.0.num_requests=6', 'report.goodput.constraints.ttft=0.5'] });
+    expect(set.load).toMatchObject({ stages: [{ kind: 'concurrency', concurrency: 4, count: 6 }, { kind: 'concurrency', concurrency: 2, count: 8 }] });
+    expect(set.slo).toMatchObject({ ttftMs: 500, rule: 'inference-perf' });
+    const viaSet = benchOptionsFromFlags({ url: 'http://127.0.0.1:1', set: ['load.type=concurrent', 'load.stages.0.num_requests=5', 'load.stages.0.concurrency_level=2'] });
+    expect(viaSet.load).toMatchObject({ stages: [{ kind: 'concurrency', concurrency: 2, count: 5 }] });
   });
 
   it('ignore_eos defaults to true; aliases stay out of error hints', () => {

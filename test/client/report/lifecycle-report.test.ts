@@ -10,7 +10,7 @@ import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
 import { consoleSummary } from '../../../client/report/console-summary.ts';
 import { buildRunReports } from '../../../client/report/run-reports.ts';
-import { lifecycleReport, lifecycleReportFromSamples } from '../../../client/report/lifecycle-report.ts';
+import { lifecycleReport, lifecycleReportFromSamples, percentileKey } from '../../../client/report/lifecycle-report.ts';
 
 /** A success with one token per event at the given times (ms), or a failure when `failed`. */
 function record(index: number, startMs: number, eventTimes: number[], over: Partial<RequestRecord> = {}): RequestRecord {
@@ -216,7 +216,32 @@ describe('goodput', () => {
   });
 });
 
+describe("goodput by inference-perf's rule (report.goodput.constraints; audit 15-R1)", () => {
+  // r0: gaps 10 and 50 ms (mean 30, largest 50); r1: gaps 20, 20; r2: one token (no gaps, no TPOT).
+  const records = [record(0, 0, [10, 20, 70], { endMs: 80 }), record(1, 100, [110, 130, 150], { endMs: 160 }), record(2, 200, [210], { endMs: 220 })];
+
+  it('its ITL objective bounds the mean gap of a request, ours every gap', () => {
+    const theirs = lifecycleReport(records.slice(0, 2), { intendedRate: 4, slo: { itlMs: 35, rule: 'inference-perf' } });
+    expect(theirs.goodput).toMatchObject({ good_requests: 2, violations: { itl: 0 }, rule: 'inference-perf' });
+    const ours = lifecycleReport(records.slice(0, 2), { intendedRate: 4, slo: { itlMs: 35 } });
+    expect(ours.goodput).toMatchObject({ good_requests: 1, violations: { itl: 1 } });
+    expect(ours.goodput).not.toHaveProperty('rule');
+  });
+
+  it('a request without a value for a constrained metric is not good there; ours meets it vacuously', () => {
+    const theirs = lifecycleReport(records, { intendedRate: 4, slo: { tpotMs: 100, rule: 'inference-perf' } });
+    expect(theirs.successes.goodput_metrics).toMatchObject({ good_requests: 2, total_requests: 3, tpot_attainment_percentage: (2 / 3) * 100 });
+    const ours = lifecycleReport(records, { intendedRate: 4, slo: { tpotMs: 100 } });
+    expect(ours.successes.goodput_metrics).toMatchObject({ good_requests: 3, tpot_attainment_percentage: 100 });
+  });
+});
+
 describe('report.request_lifecycle.percentiles (audit 15-C2)', () => {
+  it("keys are inference-perf's f\"p{p:g}\" (audit 15-R7)", () => {
+    const cases: Array<[number, string]> = [[0.1, 'p0.1'], [99.9, 'p99.9'], [25, 'p25'], [1e-5, 'p1e-05'], [12.3456789, 'p12.3457'], [0.0001, 'p0.0001'], [99.99999, 'p100'], [0.00012345678, 'p0.000123457']];
+    for (const [p, key] of cases) expect(percentileKey(p), String(p)).toBe(key);
+  });
+
   it('every distribution adds the percentiles asked for, numpy-exact, beside its fixed ones', () => {
     const records = Array.from({ length: 40 }, (_, i) => record(i, i * 3, [i * 3 + 5 + (i % 7), i * 3 + 9 + (i % 5), i * 3 + 20]));
     const report = lifecycleReport(records, { intendedRate: 5, percentiles: [0.1, 25, 50, 99.9] });

@@ -92,6 +92,11 @@ describe('llm-d-inference-sim flags', () => {
     expect(serveWith(llmdServeArgv(['--port', '0', '--served-model-name'])).options.model).toBe(resolveServerOptions({}).model);
     const listed = serveWith(llmdServeArgv(['--served-model-name', 'a', 'b', '--port', '0']));
     expect([listed.options.model, listed.options.servedModelAliases, listed.options.port]).toEqual(['a', ['b'], 0]);
+    // Empty words are left out, as llm-d's scan leaves them out (audit 15-R3).
+    expect(serveWith(llmdServeArgv(['--served-model-name', '', '--port', '0'])).options.model).toBe(resolveServerOptions({}).model);
+    expect(serveWith(llmdServeArgv(['--served-model-name', 'a', '', 'b'])).options.servedModelAliases).toEqual(['b']);
+    expect(serveWith(llmdServeArgv(['--lora-modules', '', '--port', '0'])).options.loraModules).toEqual([]);
+    expect(errorOf(() => serveWith(['--image-emission-rate', '0.0']))).toMatch(/^--image-emission-rate: expected a whole number/);
     // After `--` nothing is a flag.
     expect(llmdServeArgv(['--', '--served-model-name', '-v=1'])).toEqual(['--', '--served-model-name', '-v=1']);
   });

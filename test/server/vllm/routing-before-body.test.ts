@@ -36,6 +36,22 @@ describe('a body is read only by the routes that take one', () => {
     expect((await post('/v1/load_lora_adapter', '{bad')).statusCode).toBe(400);
   });
 
+  it('a chunked body that does not decode is json_invalid, as with a content-length; an empty one is missing (audit 15-R5)', async () => {
+    const address = await server.listen(0);
+    const { request } = await import('undici');
+    for (const [chunks, expected] of [[['{b', 'ad'], 'json_invalid'], [[], 'missing']] as const) {
+      const response = await request(`http://127.0.0.1:${address}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: (async function* () {
+          for (const chunk of chunks) yield Buffer.from(chunk);
+        })(),
+      });
+      expect(response.statusCode).toBe(400);
+      expect(await response.body.text()).toContain(`'type': '${expected}'`);
+    }
+  });
+
   it('POST /ping ignores its body, as vLLM’s ping takes none', async () => {
     expect((await post('/ping', '{bad')).statusCode).toBe(200);
   });

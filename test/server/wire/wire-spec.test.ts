@@ -171,7 +171,10 @@ describe('layering: server-wide → per model → per request', () => {
   });
   it('a Retry-After on a status that sends none is refused, not dropped; the canonical :1 still reads (audit 15-S10)', () => {
     expect(() => parseWireSpec('fault=http:500:9')).toThrow(/fault http:500 sends no Retry-After \(only 429 and 503 do\); leave out :9/);
-    expect(formatWireSpec(parseWireSpec('fault=http:500'))).toBe('fault=http:500:1');
+    // The truth's wire names no Retry-After where none is sent (audit 15-R4); the older spelling still reads.
+    expect(formatWireSpec(parseWireSpec('fault=http:500'))).toBe('fault=http:500');
+    expect(parseWireSpec('fault=http:500:1')).toEqual(parseWireSpec('fault=http:500'));
+    expect(formatWireSpec(parseWireSpec('fault=http:429'))).toBe('fault=http:429:1');
     expect(parseWireSpec(formatWireSpec(parseWireSpec('fault=http:500')))).toEqual(parseWireSpec('fault=http:500'));
     expect(parseWireSpec('fault=http:503:9').faults[0]).toMatchObject({ status: 503, retryAfterS: 9 });
   });
