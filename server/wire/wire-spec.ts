@@ -227,7 +227,11 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
         faultsSeen.reset = true;
       }
       if (value === undefined || value === '') fail(item, 'needs a fault, e.g. fault=disconnect:5 (or fault=none)');
-      if (value.toLowerCase() === 'none') break;
+      // `none` clears whatever faults came before it, in this spec too (later items win).
+      if (value.toLowerCase() === 'none') {
+        policy.faults = [];
+        break;
+      }
       for (const part of value.split(',')) policy.faults.push(parseFault(item, part.trim()));
       break;
     }

@@ -169,6 +169,10 @@ describe('layering: server-wide → per model → per request', () => {
     expect(parseWireSpec('fault=http:429@5e-2').faults[0]?.p).toBe(0.05);
     for (const p of ['0x1', '0b1', '', ' 1', 'Infinity']) expect(() => parseWireSpec(`fault=http:429@${p}`)).toThrow(/fault probability must be from 0 to 1/);
   });
+  it('fault=none clears the faults before it in the same spec too (audit 15-W3)', () => {
+    expect(parseWireSpec('fault=error:1;fault=none').faults).toEqual([]);
+    expect(formatWireSpec(parseWireSpec('fault=error:1;fault=none;fault=nodone'))).toBe('fault=nodone');
+  });
   it('a Retry-After on a status that sends none is refused, not dropped; the canonical :1 still reads (audit 15-S10)', () => {
     expect(() => parseWireSpec('fault=http:500:9')).toThrow(/fault http:500 sends no Retry-After \(only 429 and 503 do\); leave out :9/);
     // The truth's wire names no Retry-After where none is sent (audit 15-R4); the older spelling still reads.
