@@ -3,6 +3,7 @@
  * one (audit 15-S1): a body that does not decode is no 400 on an unknown path, on /metrics, on
  * a trailing-slash redirect or on a known path asked with the wrong method.
  */
+import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../../server/app.ts';
 
@@ -43,9 +44,10 @@ describe('a body is read only by the routes that take one', () => {
       const response = await request(`http://127.0.0.1:${address}/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: (async function* () {
+        // A stream body goes out chunked (no content-length).
+        body: Readable.from((function* () {
           for (const chunk of chunks) yield Buffer.from(chunk);
-        })(),
+        })()),
       });
       expect(response.statusCode).toBe(400);
       expect(await response.body.text()).toContain(`'type': '${expected}'`);
