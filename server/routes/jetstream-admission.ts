@@ -53,6 +53,7 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   const planned = planGenerate({ ...input, options: admission.options });
   // An HTTP-fault answer never reaches the engine (answeredBeforeEngine), whose `finished` frees
   // a slot: it takes none, as a refusal takes none.
-  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime);
+  // The first token's planned time ends its prefill (Infinity under the batching engine, which says so when it produces it).
+  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (planned.record.tokens[0]?.dueMs ?? Infinity));
   return { ok: true, planned, play: (player) => admission.admitted.run(planned.record, () => player(planned.record)) };
 }

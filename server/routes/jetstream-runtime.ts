@@ -19,8 +19,10 @@ export function createJetstreamRuntime(ctx: ServerContext): JetstreamRuntime {
   // JetStream labels every metric with the pod's HOSTNAME.
   const id = process.env.HOSTNAME ?? hostname();
   const metrics = new JetstreamMetrics(id, performance.now() / 1000);
-  const slots = new DecodeSlots(ctx.options.jetstreamSlots, ctx.options.jetstreamQueueLimit, metrics);
+  const slots = new DecodeSlots(ctx.options.jetstreamSlots, ctx.options.jetstreamQueueLimit, metrics, ctx.scheduler);
   const detach = ctx.engine.subscribe({
+    // The batching engine produces the first token live; the isolated one's time is planned (admission).
+    firstToken: (request) => slots.firstToken(request.id),
     finished: (outcome) => {
       if (outcome.record.dialect === 'jetstream') slots.release(outcome.record, outcome.queuedMs);
     },

@@ -208,6 +208,33 @@ describe('a full prefill queue', () => {
   });
 });
 
+describe('slots and backlog as JetStream’s orchestrator counts them (audit 15-S6)', () => {
+  it.each(['isolated', 'batching'] as const)('a request in prefill is in the prefill backlog; it takes a decode slot with its first token (--scheduler %s)', async (scheduler) => {
+    const server = buildServer({ seed: 1, scheduler, ttftMs: 300, itlMs: 5, jetstreamSlots: 2, jetstreamQueueLimit: 8 });
+    await server.app.ready();
+    const gauges = async (): Promise<[number, number, number]> => {
+      const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const value = (name: string): number => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      return [value('jetstream_prefill_backlog_size'), value('jetstream_slots_used_percentage'), value('jetstream_generate_backlog_size')];
+    };
+    try {
+      // Prefill ends at 300 ms and decoding at about 1.3 s: wide margins around both looks.
+      const body = JSON.stringify({ max_tokens: 200, text_content: { text: 'x' } });
+      const calls = [0, 1, 2].map(() => server.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json' }, payload: body }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // All three prefilling: none holds a slot yet.
+      expect(await gauges()).toEqual([3, 0, 0]);
+      await new Promise((resolve) => setTimeout(resolve, 650));
+      // Past prefill: two slots full, the third waits for one.
+      expect(await gauges()).toEqual([0, 1, 1]);
+      for (const call of calls) expect((await call).statusCode).toBe(200);
+      expect(await gauges()).toEqual([0, 0, 0]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('wire faults on JetStream’s surfaces', () => {
   it('answers an HTTP fault before the stream in FastAPI’s shape, with Retry-After', async () => {
     const response = await post('/v1/generate', { max_tokens: 3, text_content: { text: 'x' } }, { 'x-benchtruth-wire': 'fault=http:429:3' });

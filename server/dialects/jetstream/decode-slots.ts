@@ -3,23 +3,38 @@
  * prefill backlog, and once the backlog is full a new request is refused (gRPC
  * RESOURCE_EXHAUSTED, HTTP 503). The isolated timing model does not slow queued requests down,
  * so the backlog shows load without changing any planned time.
+ *
+ * The gauges follow JetStream's orchestrator: a request is in the prefill backlog until its
+ * prefill is done (its first token, when the engine produces it), and only then takes a decode
+ * slot; past-prefill requests beyond the slots are its generate backlog.
  */
 import type { TruthRecord } from '../../../contracts/truth.ts';
+import type { EmissionScheduler } from '../../transport/emission-scheduler.ts';
 import type { JetstreamMetrics } from './jetstream-metrics.ts';
+
+interface Admitted {
+  /** The request carries a start time (jetstream-admission.ts). */
+  startTime: boolean;
+  /** Its first token was produced: prefill is over. */
+  decoding: boolean;
+}
 
 export class DecodeSlots {
   readonly slots: number;
   /** Most requests in flight (in slots plus backlog); beyond it requests are refused. */
   readonly limit: number;
   readonly #metrics: JetstreamMetrics;
-  /** Each admitted record, and whether it carries a start time (jetstream-admission.ts). */
-  readonly #admitted = new Map<TruthRecord, boolean>();
+  readonly #scheduler: EmissionScheduler | null;
+  readonly #admitted = new Map<TruthRecord, Admitted>();
+  readonly #byId = new Map<string, TruthRecord>();
+  #decoding = 0;
 
-  constructor(slots: number, limit: number, metrics: JetstreamMetrics) {
+  constructor(slots: number, limit: number, metrics: JetstreamMetrics, scheduler: EmissionScheduler | null = null) {
     this.slots = slots;
     this.limit = limit;
     this.#metrics = metrics;
-    metrics.usage({ active: 0, slots });
+    this.#scheduler = scheduler;
+    this.#report();
   }
 
   get active(): number {
@@ -31,12 +46,26 @@ export class DecodeSlots {
     return this.#admitted.size >= this.limit;
   }
 
-  /** False when the queue is full: the caller refuses the request. */
-  admit(record: TruthRecord, startTime = false): boolean {
+  /**
+   * False when the queue is full: the caller refuses the request. `firstTokenAtMono`: when its
+   * first token is planned (the isolated engine knows it now); the batching engine says so
+   * later, through `firstToken`.
+   */
+  admit(record: TruthRecord, startTime = false, firstTokenAtMono = Infinity): boolean {
     if (this.full) return false;
-    this.#admitted.set(record, startTime);
-    this.#metrics.usage({ active: this.#admitted.size, slots: this.slots });
+    this.#admitted.set(record, { startTime, decoding: false });
+    this.#byId.set(record.id, record);
+    if (firstTokenAtMono < Infinity && this.#scheduler !== null) {
+      this.#scheduler.schedule({ run: () => (this.#prefillDone(record), null) }, firstTokenAtMono);
+    }
+    this.#report();
     return true;
+  }
+
+  /** The engine produced request `id`'s first token: its prefill is over. */
+  firstToken(id: string): void {
+    const record = this.#byId.get(id);
+    if (record !== undefined) this.#prefillDone(record);
   }
 
   /**
@@ -44,10 +73,24 @@ export class DecodeSlots {
    * `queuedMs` is the engine's arrival → scheduled wait.
    */
   release(record: TruthRecord, queuedMs: number): void {
-    const startTime = this.#admitted.get(record);
-    if (startTime === undefined) return;
+    const admitted = this.#admitted.get(record);
+    if (admitted === undefined) return;
     this.#admitted.delete(record);
-    this.#metrics.observe(record, queuedMs, startTime);
-    this.#metrics.usage({ active: this.#admitted.size, slots: this.slots });
+    if (this.#byId.get(record.id) === record) this.#byId.delete(record.id);
+    if (admitted.decoding) this.#decoding--;
+    this.#metrics.observe(record, queuedMs, admitted.startTime);
+    this.#report();
+  }
+
+  #prefillDone(record: TruthRecord): void {
+    const admitted = this.#admitted.get(record);
+    if (admitted === undefined || admitted.decoding) return;
+    admitted.decoding = true;
+    this.#decoding++;
+    this.#report();
+  }
+
+  #report(): void {
+    this.#metrics.usage({ prefilling: this.#admitted.size - this.#decoding, decoding: this.#decoding, slots: this.slots });
   }
 }

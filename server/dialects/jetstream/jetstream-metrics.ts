@@ -24,9 +24,14 @@ export const JETSTREAM_BUCKETS = Object.freeze({
   requestOutputLength: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000, 2000000],
 });
 
-/** What the metrics need to know about load at a moment. */
+/**
+ * What the metrics need to know about load at a moment: requests not yet past prefill (JetStream's
+ * prefill backlog: a request takes a decode slot only once prefill inserts it), requests past it,
+ * and the slots. Past-prefill requests beyond the slots wait in the generate backlog there.
+ */
 export interface SlotUsage {
-  active: number;
+  prefilling: number;
+  decoding: number;
   slots: number;
 }
 
@@ -36,6 +41,7 @@ export class JetstreamMetrics {
   readonly #slot: { id: string; idx: string };
   readonly #prefillBacklog: Gauge<'id'>;
   readonly #slotsUsed: Gauge<'id' | 'idx'>;
+  readonly #generateBacklog: Gauge<'id' | 'idx'>;
   readonly #success: Counter<'id'>;
   readonly #queueDuration: Histogram<'id'>;
   readonly #ttft: Histogram<'id'>;
@@ -55,7 +61,7 @@ export class JetstreamMetrics {
       new Histogram({ name, help, labelNames: ['id'], buckets, registers });
     this.#prefillBacklog = new Gauge({ name: 'jetstream_prefill_backlog_size', help: 'Size of prefill queue', labelNames: ['id'], registers });
     const transfer = new Gauge({ name: 'jetstream_transfer_backlog_size', help: 'Size of transfer queue', labelNames: ['id', 'idx'], registers });
-    const generate = new Gauge({ name: 'jetstream_generate_backlog_size', help: 'Size of generate queue', labelNames: ['id', 'idx'], registers });
+    this.#generateBacklog = new Gauge({ name: 'jetstream_generate_backlog_size', help: 'Size of generate queue', labelNames: ['id', 'idx'], registers });
     // Under --workers the registry is merged across workers: backlogs add up (prom-client's
     // default 'sum'), the slot share is the workers' mean, startup took as long as the slowest.
     this.#slotsUsed = new Gauge({ name: 'jetstream_slots_used_percentage', help: 'The percentage of decode slots currently being used', labelNames: ['id', 'idx'], registers, aggregator: 'average' });
@@ -72,15 +78,16 @@ export class JetstreamMetrics {
     this.#outputLength = histogram('jetstream_request_output_length', 'Number of output tokens per request', b.requestOutputLength);
     // Present from the start with JetStream's single-engine labels, as a scrape right after boot sees them.
     transfer.set(this.#slot, 0);
-    generate.set(this.#slot, 0);
+    this.#generateBacklog.set(this.#slot, 0);
     startup.set(this.#labels, startupLatencySec);
-    this.usage({ active: 0, slots: 1 });
+    this.usage({ prefilling: 0, decoding: 0, slots: 1 });
   }
 
   usage(load: SlotUsage): void {
-    const busy = Math.min(load.active, load.slots);
+    const busy = Math.min(load.decoding, load.slots);
     this.#slotsUsed.set(this.#slot, load.slots > 0 ? busy / load.slots : 0);
-    this.#prefillBacklog.set(this.#labels, Math.max(0, load.active - load.slots));
+    this.#prefillBacklog.set(this.#labels, load.prefilling);
+    this.#generateBacklog.set(this.#slot, Math.max(0, load.decoding - load.slots));
   }
 
   /**
