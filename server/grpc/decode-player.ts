@@ -15,6 +15,7 @@ import type { ExecutorDeps } from '../transport/response-executor.ts';
 import type { ScheduledTask } from '../transport/emission-scheduler.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import { grpcCodeOfHttp } from './grpc-http-status.ts';
+import { sendsRetryAfter } from '../wire/wire-policy.ts';
 
 export interface PlannedDecode {
   record: TruthRecord;
@@ -143,7 +144,7 @@ class DecodePlayer implements ScheduledTask {
     const metadata = new Metadata();
     metadata.set('x-request-id', record.id);
     const retryAfter = record.fault?.params.retryAfterS;
-    if (record.headersMs === null && (httpStatus === 429 || httpStatus === 503) && typeof retryAfter === 'number') metadata.set('retry-after', String(retryAfter));
+    if (record.headersMs === null && sendsRetryAfter(httpStatus) && typeof retryAfter === 'number') metadata.set('retry-after', String(retryAfter));
     if (record.headersMs === null) record.headersMs = atMs;
     this.#call.emit('error', { code: grpcCodeOfHttp(httpStatus), details, metadata, name: 'Error', message: details });
     this.#end(this.#deps.clock.now(), 'fault');

@@ -11,7 +11,7 @@ import { plainPayload, type PayloadEvent } from './payload-event.ts';
 import { applyStreamFault, chooseFault, faultTruth, isWholeBodyFault, type FaultShapes } from './stream-faults.ts';
 import { planTokenGroups } from './token-groups.ts';
 import { formatWireSpec } from './wire-spec.ts';
-import { VLLM_WIRE_POLICY, type WirePolicy } from './wire-policy.ts';
+import { sendsRetryAfter, VLLM_WIRE_POLICY, type WirePolicy } from './wire-policy.ts';
 
 export interface DialectShapes extends FaultShapes {
   /** The body of an HTTP error sent instead of the stream (vLLM: `{"error": {...}}`). */
@@ -70,7 +70,7 @@ export function planWireResponse(input: WireResponseInput): WireResponse {
     const body = shapes.httpErrorBody(chosen.status);
     const applied = applyWirePolicy([{ kind: 'error', tokenStart: 0, tokenCount: 0, data: body, dueMs: 0 }], { framing: 'objects', policy, rng });
     const errorHeaders: Record<string, string> = { 'content-type': 'application/json' };
-    if (chosen.status === 429 || chosen.status === 503) errorHeaders['retry-after'] = String(chosen.retryAfterS);
+    if (sendsRetryAfter(chosen.status)) errorHeaders['retry-after'] = String(chosen.retryAfterS);
     return { status: chosen.status, ...applied, fault, headersDueMs: 0, errorHeaders, wire };
   }
 

@@ -67,6 +67,11 @@ export type FaultSpec =
 
 export type FaultKind = FaultSpec['kind'];
 
+/** An HTTP fault's Retry-After (`http:STATUS:RETRY_S`) is sent with these statuses only. */
+export function sendsRetryAfter(status: number): boolean {
+  return status === 429 || status === 503;
+}
+
 export interface WirePolicy {
   framing: FramingPolicy;
   writes: WritePolicy;

@@ -6,7 +6,7 @@
  * the grammar; `formatWireSpec` gives the canonical form, and parse(format(p)) = p.
  */
 import { boundDurationMs, parseDurationMs, UnitError } from '../../contracts/units.ts';
-import { CUT_PLACES, clonePolicy, VLLM_WIRE_POLICY, type CutPlace, type FaultSpec, type LineEnding, type WirePolicy } from './wire-policy.ts';
+import { CUT_PLACES, clonePolicy, sendsRetryAfter, VLLM_WIRE_POLICY, type CutPlace, type FaultSpec, type LineEnding, type WirePolicy } from './wire-policy.ts';
 
 /** The one error type of the wire layer: a spec the caller got wrong, quoting what was received. */
 export class WireSpecError extends Error {
@@ -102,7 +102,7 @@ function parseFault(item: string, text: string): FaultSpec {
       // Only a 429 or a 503 carries Retry-After (plan-wire-response.ts); another seconds value
       // elsewhere would be dropped without a word. The default (1) stays accepted, as the
       // canonical spelling of earlier truth records (`http:500:1`) wrote it.
-      if (retryAfterS !== 1 && status !== 429 && status !== 503) fail(item, `fault http:${status} sends no Retry-After (only 429 and 503 do); leave out :${b as string}`);
+      if (retryAfterS !== 1 && !sendsRetryAfter(status)) fail(item, `fault http:${status} sends no Retry-After (only 429 and 503 do); leave out :${b as string}`);
       return { kind, status, retryAfterS, p };
     }
     case 'error': {
@@ -262,8 +262,8 @@ function formatFault(f: FaultSpec): string {
   const p = f.p === 1 ? '' : `@${f.p}`;
   switch (f.kind) {
     case 'http':
-      // Only a 429 or a 503 sends Retry-After: elsewhere the spec names none.
-      return f.status === 429 || f.status === 503 ? `http:${f.status}:${f.retryAfterS}${p}` : `http:${f.status}${p}`;
+      // Where no Retry-After is sent the spec names none.
+      return sendsRetryAfter(f.status) ? `http:${f.status}:${f.retryAfterS}${p}` : `http:${f.status}${p}`;
     case 'error':
       return `error:${f.afterTokens}:${f.status}${p}`;
     case 'disconnect':
