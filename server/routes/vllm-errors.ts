@@ -19,14 +19,13 @@ function isBodyParserRefusal(error: FastifyError): boolean {
 }
 
 /** Fastify's failure as vLLM reports it. */
-function asVllmError(error: FastifyError, request: FastifyRequest): VllmError {
+function asVllmError(error: FastifyError): VllmError {
   if (error instanceof VllmError) return error;
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 413) return new VllmError(413, 'RequestEntityTooLarge', error.message);
   if (status === 400 && isJsonDecodeError(error)) {
-    const read = (error as FastifyError & { bodyBytes?: number }).bodyBytes;
-    const length = request.headers['content-length'];
-    const empty = read !== undefined ? read === 0 : length === undefined || length === '0';
+    // The body parser (server/app.ts) says how many bytes it read: a chunked body has no content-length.
+    const empty = (error as FastifyError & { bodyBytes?: number }).bodyBytes === 0;
     return empty ? validationError([{ type: 'missing', loc: [], msg: 'Field required', input: null }]) : jsonInvalid();
   }
   if (status === 500) return new VllmError(500, 'InternalServerError', 'Internal server error');
@@ -42,7 +41,7 @@ export type RefusedBeforeRoute = (request: FastifyRequest, reply: FastifyReply, 
 /** Fastify's own failures (bad JSON, oversized body, unknown route) in vLLM's shape; never a 500 for client input. */
 export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRoute: RefusedBeforeRoute): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const refusal = asVllmError(error, request);
+    const refusal = asVllmError(error);
     // Fastify closes the connection after any body-parser error, as the client may still be
     // sending; our parser refuses only after the whole body was read, and uvicorn keeps the
     // keep-alive connection after such a 400, so the requests pipelined behind it are answered.

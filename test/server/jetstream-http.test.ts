@@ -210,25 +210,34 @@ describe('a full prefill queue', () => {
 
 describe('slots and backlog as JetStream’s orchestrator counts them (audit 15-S6)', () => {
   it.each(['isolated', 'batching'] as const)('a request in prefill is in the prefill backlog; it takes a decode slot with its first token (--scheduler %s)', async (scheduler) => {
-    const server = buildServer({ seed: 1, scheduler, ttftMs: 300, itlMs: 5, jetstreamSlots: 2, jetstreamQueueLimit: 8 });
+    // Prefill lasts 1 s and decoding 1 s more: each state is awaited, never guessed by a sleep,
+    // and lasts about a second, so a slow machine still sees it.
+    const server = buildServer({ seed: 1, scheduler, ttftMs: 1000, itlMs: 10, jetstreamSlots: 2, jetstreamQueueLimit: 8 });
     await server.app.ready();
-    const gauges = async (): Promise<[number, number, number]> => {
+    const gauges = async (): Promise<string> => {
       const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
-      const value = (name: string): number => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
-      return [value('jetstream_prefill_backlog_size'), value('jetstream_slots_used_percentage'), value('jetstream_generate_backlog_size')];
+      const value = (name: string): string => new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 'absent';
+      return `prefill ${value('jetstream_prefill_backlog_size')}, slots ${value('jetstream_slots_used_percentage')}, generate ${value('jetstream_generate_backlog_size')}`;
+    };
+    const reaches = async (expected: string): Promise<string> => {
+      let seen = await gauges();
+      for (let i = 0; i < 300 && seen !== expected; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen = await gauges();
+      }
+      return seen;
     };
     try {
-      // Prefill ends at 300 ms and decoding at about 1.3 s: wide margins around both looks.
-      const body = JSON.stringify({ max_tokens: 200, text_content: { text: 'x' } });
+      const body = JSON.stringify({ max_tokens: 100, text_content: { text: 'x' } });
       const calls = [0, 1, 2].map(() => server.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json' }, payload: body }));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      // All three prefilling: none holds a slot yet.
-      expect(await gauges()).toEqual([3, 0, 0]);
-      await new Promise((resolve) => setTimeout(resolve, 650));
+      // All three prefilling: none holds a slot yet, and none will for a while.
+      expect(await reaches('prefill 3, slots 0, generate 0')).toBe('prefill 3, slots 0, generate 0');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await gauges()).toBe('prefill 3, slots 0, generate 0');
       // Past prefill: two slots full, the third waits for one.
-      expect(await gauges()).toEqual([0, 1, 1]);
+      expect(await reaches('prefill 0, slots 1, generate 1')).toBe('prefill 0, slots 1, generate 1');
       for (const call of calls) expect((await call).statusCode).toBe(200);
-      expect(await gauges()).toEqual([0, 0, 0]);
+      expect(await gauges()).toBe('prefill 0, slots 0, generate 0');
     } finally {
       await server.close();
     }

@@ -24,12 +24,12 @@ export class DecodeSlots {
   /** Most requests in flight (in slots plus backlog); beyond it requests are refused. */
   readonly limit: number;
   readonly #metrics: JetstreamMetrics;
-  readonly #scheduler: EmissionScheduler | null;
+  readonly #scheduler: EmissionScheduler;
   readonly #admitted = new Map<TruthRecord, Admitted>();
   readonly #byId = new Map<string, TruthRecord>();
   #decoding = 0;
 
-  constructor(slots: number, limit: number, metrics: JetstreamMetrics, scheduler: EmissionScheduler | null = null) {
+  constructor(slots: number, limit: number, metrics: JetstreamMetrics, scheduler: EmissionScheduler) {
     this.slots = slots;
     this.limit = limit;
     this.#metrics = metrics;
@@ -55,7 +55,7 @@ export class DecodeSlots {
     if (this.full) return false;
     this.#admitted.set(record, { startTime, decoding: false });
     this.#byId.set(record.id, record);
-    if (firstTokenAtMono < Infinity && this.#scheduler !== null) {
+    if (firstTokenAtMono < Infinity) {
       this.#scheduler.schedule({ run: () => (this.#prefillDone(record), null) }, firstTokenAtMono);
     }
     this.#report();

@@ -77,8 +77,10 @@ describe('the end of a request that was cut off', () => {
       close: async () => {},
     };
     const plans: StagePlan[] = [{ stage: 0, kind: 'open', loadType: 'constant', intendedRate: 10, sends: [0, 0, 0, 0].map(() => ({ offsetMs: 0, warmup: false })) }];
-    const { done } = run(clock, sender, plans, 60_000, { signal: interrupt.signal, cutOff: cutOff.signal });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { issued, done } = run(clock, sender, plans, 60_000, { signal: interrupt.signal, cutOff: cutOff.signal });
+    // All four in flight before the interrupt (awaited, not guessed by a sleep).
+    for (let i = 0; i < 1000 && issued.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(issued).toHaveLength(4);
     clock.advance(50);
     const cutAt = clock.now();
     interrupt.abort();
