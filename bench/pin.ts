@@ -3,7 +3,7 @@
  * so a load generator, a client and a server under test do not take each other's CPU.
  * Without taskset (or with one core) pinning is skipped and the figures are simply unpinned.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
@@ -63,4 +63,14 @@ export function pinBenchmarkTree(cores: string): void {
     pin(pid, cores);
     pid = parent.ppid;
   }
+}
+
+/**
+ * A process that only spins, at `nice` (19: it yields to anything else on its cores), pinned to
+ * `cores`: a busy core for bench:wake, or a core kept from idling (`bench:server --warm-core`).
+ */
+export function startSpinner(cores: string, nice: number): ChildProcess {
+  const child = spawn('nice', ['-n', String(nice), process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
+  pin(child.pid, cores);
+  return child;
 }

@@ -21,7 +21,7 @@ import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { CORES, pin, pinBenchmarkTree, PINNING } from './pin.ts';
+import { CORES, pin, pinBenchmarkTree, PINNING, startSpinner } from './pin.ts';
 
 interface Load {
   streams: number;
@@ -166,14 +166,6 @@ function startLoad(spec: { url: string; streams: number; maxTokens: number; ramp
   };
 }
 
-/** A process that only spins, at the lowest priority, pinned to `cores` (`--warm-core`). */
-function startSpinner(cores: string): ChildProcess {
-  const child = spawn('nice', ['-n', '19', process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
-  children.add(child);
-  pin(child.pid, cores);
-  return child;
-}
-
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -189,7 +181,8 @@ async function measure(kind: string, load: Load): Promise<Figures> {
   const maxTokens = Math.ceil(STREAM_SECONDS * load.tokensPerSec);
   const { child: server, url } = await startServer(kind, { ttftMs: itlMs, itlMs, seed: 1, truthCapacity: Number(process.env.TRUTH_CAPACITY ?? 10_000), emissionSleep: true });
   const pid = server.pid as number;
-  const spinner = WARM_CORE && PINNING ? startSpinner(String(CORES - 1)) : null;
+  const spinner = WARM_CORE && PINNING ? startSpinner(String(CORES - 1), 19) : null;
+  if (spinner !== null) children.add(spinner);
   const generator = startLoad({ url, streams: load.streams, maxTokens, rampMs: loadRampMs(load.streams) });
   await generator.started;
   await sleep(loadRampMs(load.streams) + WARMUP_MS);

@@ -9,28 +9,21 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { percentile } from '../contracts/stats.ts';
-import { CORES, pin } from './pin.ts';
+import { CORES, pin, startSpinner } from './pin.ts';
 
 const SLEEPER = `
 const cell = new Int32Array(new SharedArrayBuffer(4));
 const late = [];
 const end = performance.now() + 5000;
-let seed = 1;
-while (performance.now() < end) {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  const want = 0.05 + (seed / 2147483648) * 1.45;
+// Sleep lengths spread evenly over 0.05–1.5 ms (the golden-ratio sequence): fixed, no randomness.
+for (let i = 1; performance.now() < end; i++) {
+  const want = 0.05 + ((i * 0.6180339887498949) % 1) * 1.45;
   const start = performance.now();
   Atomics.wait(cell, 0, 0, want);
   late.push(performance.now() - start - want);
 }
 process.stdout.write(JSON.stringify(late));
 `;
-
-function spinner(cores: string, nice: number): ChildProcess {
-  const child = spawn('nice', ['-n', String(nice), process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
-  pin(child.pid, cores);
-  return child;
-}
 
 async function sleeps(core: string): Promise<number[]> {
   const child = spawn(process.execPath, ['-e', SLEEPER], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -44,8 +37,8 @@ async function sleeps(core: string): Promise<number[]> {
 const last = String(CORES - 1);
 const cases: Array<{ name: string; helpers: () => ChildProcess[] }> = [
   { name: 'other cores idle', helpers: () => [] },
-  { name: 'core 0 busy', helpers: () => [spinner('0', 0)] },
-  { name: 'core 0 busy, sleeper core kept warm (nice 19 spinner)', helpers: () => [spinner('0', 0), spinner(last, 19)] },
+  { name: 'core 0 busy', helpers: () => [startSpinner('0', 0)] },
+  { name: 'core 0 busy, sleeper core kept warm (nice 19 spinner)', helpers: () => [startSpinner('0', 0), startSpinner(last, 19)] },
 ];
 process.stdout.write(`wake-up lateness of a sleep shorter than 1.5 ms on core ${last} (${CORES} cores; ms past the requested wake-up):\n`);
 for (const { name, helpers } of CORES > 1 ? cases : cases.slice(0, 1)) {
