@@ -37,7 +37,7 @@ export interface ServerOptions extends EngineOptions, VllmOptions {
   grpcPort: number | null;
   /** A separate Prometheus port answering on every path (JetStream's prometheus_port); null = none. */
   metricsPort: number | null;
-  /** JetStream decode slots (max concurrent decodes) and the most requests in flight before refusal. */
+  /** JetStream decode slots (max concurrent decodes) and the most requests waiting for prefill before refusal. */
   jetstreamSlots: number;
   jetstreamQueueLimit: number;
   /** Server-wide wire policy as an `x-benchtruth-wire` spec string; null = vLLM's own (server/wire/). */

@@ -20,6 +20,12 @@ export interface Payload {
   error: string | null;
   /** The stream's terminator (`data: [DONE]`). */
   done: boolean;
+  /**
+   * The stream may end cleanly right after this payload without a terminator: JetStream's
+   * stop-token step (token ids, no text), after which newer JetStream closes the stream with
+   * no empty EOS step. Absent means false.
+   */
+  mayEnd?: boolean;
 }
 
 export interface RequestInput {
@@ -43,7 +49,7 @@ export interface ApiAdapter {
   readyPath?: string;
   /** How a streamed body is cut into payloads. */
   framing: 'sse' | 'json-objects';
-  /** Whether a streamed response must end with an explicit terminator payload. */
+  /** Whether a streamed response must end with an explicit terminator payload (or a payload that may end it). */
   needsTerminator: boolean;
   /** The API streams whatever the request says (JetStream's /v1/generate and gRPC Decode). */
   alwaysStreams?: boolean;

@@ -27,7 +27,8 @@ export const jetstreamHttpApi: ApiAdapter = {
   path: '/v1/generate',
   readyPath: '/v1/health',
   framing: 'json-objects',
-  // JetStream always ends with the EOS step; a stream without it was cut short.
+  // A length-capped stream ends with the EOS step, one stopped by the model with its stop-token
+  // step (Payload.mayEnd); a stream that ends after any other step was cut short.
   needsTerminator: true,
   alwaysStreams: true,
   body: (input: RequestInput) => JSON.stringify({ max_tokens: input.maxTokens, text_content: { text: input.prompt } }),

@@ -6,7 +6,10 @@
  * - JetStream native HTTP and gRPC (as protobuf-JSON): `{"streamContent": {"samples": [{text,
  *   tokenIds}]}}`; the first sample's token ids count the tokens (DESIGN §4: "from the dialect");
  *   further samples (num_samples > 1) are not counted. The EOS step's empty sample carries
- *   nothing: it is the stream's terminator (never token-bearing).
+ *   nothing: it is the stream's terminator (never token-bearing). A step whose sample has token
+ *   ids but no text is how newer JetStream (token_utils.process_result_tokens keeping the stop
+ *   id) sends the stop token, and it closes the stream after it with no EOS step: such a step
+ *   counts its ids (DESIGN §4: token ids are tokens) and may end the stream.
  * - FastAPI errors `{"detail": …}` are errors.
  */
 import type { Payload } from './api-adapter.ts';
@@ -61,6 +64,7 @@ export function interpretDecodePayload(data: string): Payload | null {
   const first = samples[0];
   const text = typeof first?.text === 'string' ? first.text : '';
   const ids = Array.isArray(first?.tokenIds) ? first.tokenIds.length : 0;
+  if (text === '' && ids > 0) return { ...textPayload(text, ids), mayEnd: true };
   if (text !== '' || ids > 0) return textPayload(text, ids > 0 ? ids : null);
   // The EOS step has a sample, an empty one; a step with no sample at all ends nothing.
   return samples.length > 0 ? END_OF_STREAM : textPayload('', null);

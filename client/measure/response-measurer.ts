@@ -106,6 +106,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #lastDataMs: number | null = null;
   #failure: Failure | null = null;
   #done = false;
+  /** The last payload read may end the stream without its terminator (Payload.mayEnd). */
+  #mayEndHere = false;
   #usage: Usage | null = null;
   #finishReason: string | null = null;
   #finishReasonMs: number | null = null;
@@ -222,8 +224,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     if ('strayBytes' in pending) {
       if (pending.strayBytes > 0) this.#fail('malformed', `${pending.strayBytes} bytes between JSON objects are not JSON`);
       if (pending.pendingBytes > 0) this.#fail('truncated', `stream ended inside a JSON object (${pending.pendingBytes} bytes)`);
-      if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) this.#fail('truncated', 'stream ended without its end-of-stream object');
-    } else if (this.#failure === null && !this.#done && this.#options.api.needsTerminator) {
+      if (this.#failure === null && !this.#done && !this.#mayEndHere && this.#options.api.needsTerminator) this.#fail('truncated', 'stream ended without its end-of-stream object');
+    } else if (this.#failure === null && !this.#done && !this.#mayEndHere && this.#options.api.needsTerminator) {
       const detail = pending.pendingBytes > 0 ? ` (${pending.pendingBytes} bytes of an unfinished event)` : pending.pendingEvent ? ' (an event whose blank line never came)' : '';
       this.#fail('truncated', `stream ended without data: [DONE]${this.#payloads === 0 ? '' : detail}`);
     }
@@ -270,6 +272,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     const payload = this.#options.api.interpret(data);
     if (payload === null) return this.#fail('malformed', `event data is not a payload this API sends: ${data.slice(0, 200)}`);
     this.#payloads++;
+    this.#mayEndHere = payload.mayEnd === true;
     if (payload.done) {
       this.#done = true;
       return;

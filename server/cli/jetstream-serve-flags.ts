@@ -26,7 +26,7 @@ export function registerJetstreamFlags(command: Command): Command {
     .option('--grpc-port <port>', 'JetStream gRPC Orchestrator port (0 = any free port)')
     .option('--metrics-port <port>', 'separate Prometheus port answering on every path (JetStream’s prometheus_port)')
     .option('--max-concurrent-decodes <n>', 'JetStream decode slots (jetstream_slots_used_percentage)', String(d.jetstreamSlots))
-    .option('--prefill-queue-limit <n>', 'JetStream requests in flight before RESOURCE_EXHAUSTED / 503', String(d.jetstreamQueueLimit));
+    .option('--prefill-queue-limit <n>', 'JetStream requests waiting for prefill before RESOURCE_EXHAUSTED / 503', String(d.jetstreamQueueLimit));
 }
 
 export function jetstreamOptionsFromFlags(flags: JetstreamServeFlags): Partial<ServerOptions> {

@@ -38,7 +38,7 @@ export function exceedsContext(maxModelLen: number, promptTokens: number, maxTok
 export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number, startTime: boolean): JetstreamAdmission {
   const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
   if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
-  if (runtime.slots.full) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests in flight)` };
+  if (runtime.slots.full) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests waiting for prefill)` };
   const admission = admitRequest(ctx, {
     id: input.requestId,
     key: input.requestKey,
@@ -53,7 +53,10 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   const planned = planGenerate({ ...input, options: admission.options });
   // An HTTP-fault answer never reaches the engine (answeredBeforeEngine), whose `finished` frees
   // a slot: it takes none, as a refusal takes none.
-  // The first token's planned time ends its prefill (Infinity under the batching engine, which says so when it produces it).
-  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (planned.record.tokens[0]?.dueMs ?? Infinity));
+  // The first token's planned time ends its prefill. A deferred plan's due times are
+  // placeholders (the batching engine says when it produces the first token): a task at the
+  // placeholder would hold the record for days.
+  const firstTokenDueMs = admission.options.planTiming.deferred ? undefined : planned.record.tokens[0]?.dueMs;
+  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (firstTokenDueMs ?? Infinity));
   return { ok: true, planned, play: (player) => admission.admitted.run(planned.record, () => player(planned.record)) };
 }

@@ -196,7 +196,7 @@ describe('a full prefill queue', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const refused = await small.app.inject({ method: 'POST', url: '/generate', headers: { 'content-type': 'application/json', 'x-request-id': 'full-1' }, payload: JSON.stringify({ prompt: 'x', max_tokens: 2 }) });
       expect(refused.statusCode).toBe(503);
-      expect(JSON.parse(refused.body)).toEqual({ detail: 'The prefill queue is full (1 requests in flight); retry later.' });
+      expect(JSON.parse(refused.body)).toEqual({ detail: 'The prefill queue is full (1 requests waiting for prefill); retry later.' });
       // The refusal has its truth, as the gRPC one and vLLM's have (audit 7-W).
       const truth = small.context.truth.get('full-1');
       expect(truth).toMatchObject({ dialect: 'jetstream', endpoint: '/generate', status: 503, tokens: [], end: { how: 'completed' } });
@@ -238,6 +238,36 @@ describe('slots and backlog as JetStream’s orchestrator counts them (audit 15-
       expect(await reaches('prefill 0, slots 1, generate 1')).toBe('prefill 0, slots 1, generate 1');
       for (const call of calls) expect((await call).statusCode).toBe(200);
       expect(await gauges()).toBe('prefill 0, slots 0, generate 0');
+      // Nothing is left in the scheduler: under batching a task at the deferred plan's
+      // placeholder first-token time held every record for days (audit 16-J finding 2).
+      expect(JSON.parse((await server.app.inject({ method: 'GET', url: '/_engine/state' })).body)).toMatchObject({ pendingTasks: 0 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each(['isolated', 'batching'] as const)('a full queue is a full prefill backlog: requests past prefill leave room (--scheduler %s)', async (scheduler) => {
+    const server = buildServer({ seed: 1, scheduler, ttftMs: 0, itlMs: 100, jetstreamSlots: 1, jetstreamQueueLimit: 1 });
+    await server.app.ready();
+    try {
+      const body = JSON.stringify({ max_tokens: 20, text_content: { text: 'x' } });
+      const send = () => server.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json' }, payload: body });
+      const first = send();
+      const gauges = async (): Promise<string> => {
+        const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+        const value = (name: string): string => new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 'absent';
+        return `prefill ${value('jetstream_prefill_backlog_size')}, slots ${value('jetstream_slots_used_percentage')}`;
+      };
+      let seen = await gauges();
+      for (let i = 0; i < 300 && seen !== 'prefill 0, slots 1'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen = await gauges();
+      }
+      expect(seen).toBe('prefill 0, slots 1');
+      // The first decodes for about 2 s more; the queue it left is empty, so the next is admitted.
+      const second = await send();
+      expect(second.statusCode).toBe(200);
+      expect((await first).statusCode).toBe(200);
     } finally {
       await server.close();
     }

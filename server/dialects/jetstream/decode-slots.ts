@@ -21,7 +21,7 @@ interface Admitted {
 
 export class DecodeSlots {
   readonly slots: number;
-  /** Most requests in flight (in slots plus backlog); beyond it requests are refused. */
+  /** Most requests in the prefill backlog (not yet past prefill); beyond it requests are refused. */
   readonly limit: number;
   readonly #metrics: JetstreamMetrics;
   readonly #scheduler: EmissionScheduler;
@@ -41,9 +41,13 @@ export class DecodeSlots {
     return this.#admitted.size;
   }
 
-  /** The prefill queue is full: the next request is refused. */
+  /**
+   * The prefill queue is full: the next request is refused. As in JetStream, whose
+   * `place_request_on_prefill_queue` fails on its prefill backlog alone, requests past prefill
+   * (decoding, or waiting for a slot) do not count.
+   */
   get full(): boolean {
-    return this.#admitted.size >= this.limit;
+    return this.#admitted.size - this.#decoding >= this.limit;
   }
 
   /**

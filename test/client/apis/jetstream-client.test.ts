@@ -4,6 +4,8 @@
  * `--lora`, and a step's tokens are its first sample's, as JetStream's own benchmark counts them.
  */
 import { Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ADAPTERS } from '../../../client/apis/index.ts';
 import { interpretDecodePayload } from '../../../client/apis/jetstream-payload.ts';
@@ -78,5 +80,68 @@ describe('--lora with the JetStream HTTP APIs', () => {
     const result = await runCli(['bench', '--url', 'http://127.0.0.1:1', '--api', 'jetstream-http', '--lora', 'a:1', '--count', '1', '--progress', 'off'], 20_000);
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^benchtruth: --lora: --api jetstream-http cannot name a LoRA adapter/)]);
+  });
+});
+
+/**
+ * Newer JetStream (token_utils.process_result_tokens keeps the stop id) ends a stream that
+ * stops on the model's stop token with that token's ids and no text, then closes it: no empty
+ * EOS step follows. Only a length-capped stream gets the EOS step (audit 16-J finding 1).
+ */
+describe('a stream that ends on the stop-token step', () => {
+  const stopTokenSteps = [{ streamContent: { samples: [{ text: ' a', tokenIds: [7] }] } }, { streamContent: { samples: [{ text: ' b', tokenIds: [8] }] } }, { streamContent: { samples: [{ tokenIds: [2] }] } }];
+  const job = { index: 0, requestId: 'stop', stage: 0, warmup: false, scheduledMs: realClock.now(), model: 'jetstream', item: { prompt: 'one two', promptTokens: 2, maxTokens: 8 } };
+
+  it('the ids-only step counts its ids and may end the stream; a text step may not', () => {
+    expect(interpretDecodePayload('{"streamContent":{"samples":[{"tokenIds":[2]}]}}')).toMatchObject({ tokenBearing: true, dialectTokens: 1, done: false, mayEnd: true });
+    expect(interpretDecodePayload('{"streamContent":{"samples":[{"text":" a","tokenIds":[7]}]}}')).not.toHaveProperty('mayEnd');
+  });
+
+  it('over gRPC: a success of three tokens (the stop token is one, as its ids say)', async () => {
+    const server = new Server();
+    server.addService(jetstreamPackage().Orchestrator.service, {
+      Decode: (call: ServerWritableStream<object, object>) => {
+        for (const step of stopTokenSteps) call.write(step);
+        call.end();
+      },
+      HealthCheck: (_call: unknown, callback: (error: null, response: object) => void) => callback(null, { isLive: true }),
+    });
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
+    const url = `http://127.0.0.1:${port}`;
+    const sender = grpcRequestSender({ base: new URL(url), api: API_ADAPTERS['jetstream-grpc'], clock: realClock, options: { ...DEFAULT_BENCH_OPTIONS, url, api: 'jetstream-grpc' } });
+    try {
+      const record = await sender.send(job, () => {});
+      expect(record.failure).toBeNull();
+      expect(record.outputTokens).toBe(3);
+    } finally {
+      await sender.close();
+      server.forceShutdown();
+    }
+  });
+
+  it.each([
+    ['ends on the stop-token step: a success', stopTokenSteps, null],
+    ['ends cleanly after a text step: truncated, as before', stopTokenSteps.slice(0, 2), 'truncated'],
+  ] as const)('over HTTP, a stream that %s', async (_name, steps, failure) => {
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.url !== '/v1/generate') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"is_live": "True"}');
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      for (const step of steps) res.write(JSON.stringify(step, null, 2));
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const options: BenchOptions = { ...DEFAULT_BENCH_OPTIONS, url, api: 'jetstream-http' };
+    const sender = senderFactoryFor('jetstream-http', httpRequestSender)({ base: new URL(url), api: API_ADAPTERS['jetstream-http'], clock: realClock, options });
+    try {
+      const record = await sender.send(job, () => {});
+      expect(record.failure?.kind ?? null).toBe(failure);
+      if (failure === null) expect(record.outputTokens).toBe(3);
+    } finally {
+      await sender.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
