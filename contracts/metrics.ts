@@ -34,7 +34,9 @@ export interface RequestMetrics {
 }
 
 export function requestMetrics(timing: StreamTiming): RequestMetrics {
-  const { startMs, endMs, events, outputTokens } = timing;
+  const { startMs, endMs, outputTokens } = timing;
+  // N = 0 (a usage saying so while events carried text): no token has a time, so no TTFT and no gaps.
+  const events = outputTokens > 0 ? timing.events : [];
   const first = events[0];
   const last = events[events.length - 1];
   const itlMs: number[] = [];

@@ -51,7 +51,15 @@ const USAGE_COUNTS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as c
  * string — why it is malformed: a count that is present must be a non-negative integer (DESIGN
  * §4: nothing coerced; a negative or fractional N would make every rate a lie).
  */
-function readUsage(raw: Payload['usage']): Usage | null | string {
+/** A usage as read: `promptFromClient` when it gave completion_tokens without prompt_tokens. */
+type ReadUsage = Usage & { promptFromClient?: true };
+
+/**
+ * The usage a payload carries, or null when it has no completion count. A server that gives
+ * completion_tokens without prompt_tokens still says how many tokens it generated (DESIGN §4:
+ * N is `usage.completion_tokens` when present): the prompt count is then the client's.
+ */
+function readUsage(raw: Payload['usage'], clientPromptTokens: number): ReadUsage | null | string {
   if (raw === null) return null;
   for (const key of USAGE_COUNTS) {
     const value = raw[key];
@@ -62,7 +70,8 @@ function readUsage(raw: Payload['usage']): Usage | null | string {
     }
   }
   const { prompt_tokens: p, completion_tokens: c, total_tokens: t } = raw;
-  if (typeof p !== 'number' || typeof c !== 'number') return null;
+  if (typeof c !== 'number') return null;
+  if (typeof p !== 'number') return { promptTokens: clientPromptTokens, completionTokens: c, totalTokens: typeof t === 'number' ? t : clientPromptTokens + c, promptFromClient: true };
   return { promptTokens: p, completionTokens: c, totalTokens: typeof t === 'number' ? t : p + c };
 }
 
@@ -108,7 +117,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #done = false;
   /** The last payload read may end the stream without its terminator (Payload.mayEnd). */
   #mayEndHere = false;
-  #usage: Usage | null = null;
+  #usage: ReadUsage | null = null;
   #finishReason: string | null = null;
   #finishReasonMs: number | null = null;
   /** The payload the decoder dispatched last carried a finish reason (its arrival is corrected with the event's). */
@@ -288,7 +297,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       this.#finishReasonMs = atMs;
       this.#lastEventFinished = true;
     }
-    const usage = readUsage(payload.usage);
+    const usage = readUsage(payload.usage, this.#identity.promptTokens);
     if (typeof usage === 'string') return this.#fail('malformed', usage);
     if (payload.tokenBearing) this.#continuousUsage ??= usage !== null;
     const lastSeen = this.#usage?.completionTokens ?? 0;
@@ -385,7 +394,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     const payload = this.#options.api.interpret(text);
     if (payload === null || payload.done) return this.#finish(atMs, { kind: 'malformed', message: `response body is not a payload this API sends: ${text.slice(0, 200)}` });
     if (payload.error !== null) return this.#finish(atMs, { kind: 'stream_error', message: payload.error });
-    const usage = readUsage(payload.usage);
+    const usage = readUsage(payload.usage, this.#identity.promptTokens);
     if (typeof usage === 'string') return this.#finish(atMs, { kind: 'malformed', message: usage });
     this.#usage = usage;
     this.#finishReason = payload.finishReason;
@@ -442,15 +451,17 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       // The client's count is the events' sum even when it is 0: usage claiming tokens no event carried disagrees too.
       tokenCountMismatch: usage !== null && usage.completionTokens !== eventSum,
       promptTokens: usage?.promptTokens ?? id.promptTokens,
-      promptTokensSource: usage !== null ? 'usage' : 'client',
-      usage,
+      promptTokensSource: usage !== null && usage.promptFromClient !== true ? 'usage' : 'client',
+      // Without prompt_tokens from the server the record's usage holds the client's (promptTokensSource says so).
+      usage: usage === null ? null : { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens },
       finishReason: this.#finishReason,
       finishReasonMs: this.#finishReasonMs,
       metrics: null,
+      ...(this.#stream ? {} : { streamed: false }),
     };
     // N = 0 from usage although events carried text: no output token to time (DESIGN §4 defines
     // TTFT for ≥ 1 output token), so no TTFT and no gaps; the mismatch is counted above.
-    if (failure === null) record.metrics = requestMetrics({ startMs: id.startMs, endMs, events: outputTokens === 0 ? [] : events, outputTokens });
+    if (failure === null) record.metrics = requestMetrics({ startMs: id.startMs, endMs, events, outputTokens });
     this.#bodyChunks = [];
     return record;
   }

@@ -67,6 +67,8 @@ export interface RequestRecord {
   finishReasonMs: number | null;
   /** Computed once when the request ends; null for failures. */
   metrics: RequestMetrics | null;
+  /** False when the response was read as one body, not a stream (absent: a stream). */
+  streamed?: boolean;
 }
 
 /** Whether the request got past connecting: anything but a connect_error reached the server. */

@@ -40,7 +40,10 @@ export interface StageSamplesJson {
   adapters?: Record<string, StageSamplesJson>;
 }
 
-/** `maxItlMs`: the request's largest inter-token gap; `meanItlMs`: the mean of its gaps (inference-perf's per-request ITL). */
+/**
+ * `maxItlMs`: the request's largest inter-token gap; `meanItlMs`: the mean of its gaps
+ * (inference-perf's per-request ITL, NaN unless the response streamed two token times or more).
+ */
 const SUCCESS_COLUMNS = ['latencyMs', 'ttftMs', 'tpotMs', 'ntpotMs', 'maxItlMs', 'meanItlMs', 'promptTokens', 'outputTokens'] as const;
 const FAILURE_COLUMNS = ['latencyMs', 'promptTokens'] as const;
 export type SuccessColumn = (typeof SUCCESS_COLUMNS)[number];
@@ -244,9 +247,11 @@ export class StageSamples {
       previous = event.atMs;
       tokenTimes += event.tokens;
     }
-    // The mean of the request's N − 1 gaps (those inside an event are 0): its first and last token times.
+    // The mean of the request's N − 1 gaps (those inside an event are 0): its first and last token
+    // times. Like inference-perf's, defined only for a streamed response with two token times or
+    // more: its goodput rule (goodput.ts) reads a missing one as a response that did not stream.
     const firstAt = events[0]?.atMs;
-    const meanGap = tokenTimes > 1 && firstAt !== undefined && previous !== null ? (previous - firstAt) / (tokenTimes - 1) : Number.NaN;
+    const meanGap = record.streamed !== false && tokenTimes > 1 && firstAt !== undefined && previous !== null ? (previous - firstAt) / (tokenTimes - 1) : Number.NaN;
     if (runLength > 0) this.tokensPerEvent.set(runTokens, (this.tokensPerEvent.get(runTokens) ?? 0) + runLength);
     const s = this.success;
     s.latencyMs.push(metrics.latencyMs);

@@ -6,7 +6,9 @@
  * one-token answer, ITL of a request with one event) meets that objective vacuously — it cannot
  * violate it. inference-perf's (`report.goodput.constraints`, its calculate_goodput_metrics):
  * the ITL objective bounds the mean of a request's gaps, and a request without a value for a
- * constrained metric is not good.
+ * constrained metric is not good. As there, TTFT, TPOT and ITL have a value only for a response
+ * that streamed two token times or more (a one-token or non-streamed answer has none: the
+ * `meanItlMs` column is missing exactly then), and NTPOT of a zero-token answer is 0.
  *
  * The same verdicts are written twice: our `goodput` block, and inference-perf's
  * `successes.goodput_metrics` (its names, percentages, input + output tokens, and its time base:
@@ -94,6 +96,8 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
   const violations: Partial<Record<SloName, number>> = {};
   const sloSeconds = sloInSeconds(slo);
   for (const [name] of active) violations[name] = 0;
+  // inference-perf's "streamable": a response that streamed two token times or more.
+  const meanItl = samples.success.meanItlMs.view();
   const outputs = samples.success.outputTokens.view();
   const prompts = samples.success.promptTokens.view();
   let good = 0;
@@ -101,8 +105,13 @@ export function evaluateGoodput(samples: StageSamples, slo: Slo): GoodputVerdict
   let goodPromptTokens = 0;
   for (let i = 0; i < n; i++) {
     let ok = true;
+    const streamable = !Number.isNaN(meanItl[i] as number);
     for (const [name, values, limit] of active) {
-      const value = values[i] as number;
+      let value = values[i] as number;
+      if (inferencePerf) {
+        if (!streamable && (name === 'ttft' || name === 'tpot' || name === 'itl')) value = Number.NaN;
+        else if (name === 'ntpot' && Number.isNaN(value)) value = 0;
+      }
       const missed = Number.isNaN(value) ? inferencePerf : value > limit;
       if (missed) {
         ok = false;

@@ -193,7 +193,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
               lostWorkers++;
               const message = `worker thread ${i} died (${cause})`;
               for (const line of uncovered) fold(recordFromLine(line));
-              const now = performance.timeOrigin + performance.now();
+              const now = realClock.epochMs(realClock.now());
               for (const issued of inFlight.values()) {
                 const record = crashedRecord(issued, now, message);
                 fold(record);

@@ -61,6 +61,11 @@ describe('per-request metrics at the edges', () => {
     expect(m).toEqual({ latencyMs: 12, ttftMs: null, tpotMs: null, ntpotMs: null, itlMs: [], interChunkMs: [], outputTokens: 0 });
   });
 
+  it('N = 0 with events that carried text (usage said 0) has no TTFT or gaps either, however the record was rebuilt (audit 16-M finding 3)', () => {
+    const m = requestMetrics({ startMs: 0, endMs: 20, events: [{ atMs: 10, tokens: 1 }, { atMs: 15, tokens: 1 }], outputTokens: 0 });
+    expect(m).toEqual({ latencyMs: 20, ttftMs: null, tpotMs: null, ntpotMs: null, itlMs: [], interChunkMs: [], outputTokens: 0 });
+  });
+
   it('a multi-token single event has zero ITL gaps inside it and no inter-chunk gap', () => {
     const m = requestMetrics({ startMs: 0, endMs: 30, events: [{ atMs: 20, tokens: 4 }], outputTokens: 4 });
     expect(m.itlMs).toEqual([0, 0, 0]);

@@ -85,6 +85,13 @@ describe('usage counts that are not non-negative integers (finding 2)', () => {
     expect(record.metrics).toBeNull();
   });
 
+  it('a usage with completion_tokens alone still gives N; the prompt count stays the client’s (audit 16-M finding 4)', () => {
+    const record = measure({ reads: [sse(chunk(' a')), sse(chunk(' b')), sse('{"id":"c","choices":[],"usage":{"completion_tokens":5}}'), sse('[DONE]')] });
+    expect(record.failure).toBeNull();
+    expect(record).toMatchObject({ outputTokens: 5, outputTokensSource: 'usage', tokenCountMismatch: true, promptTokens: identity.promptTokens, promptTokensSource: 'client' });
+    expect(record.usage).toEqual({ promptTokens: identity.promptTokens, completionTokens: 5, totalTokens: identity.promptTokens + 5 });
+  });
+
   it('judges prompt and total counts too', () => {
     expect(measure({ reads: [sse(chunk(' a', counts(1, -1))), sse('[DONE]')] }).failure?.message).toBe('usage.prompt_tokens is -1, not a non-negative integer');
     expect(measure({ reads: [sse(chunk(' a', { prompt_tokens: 3, completion_tokens: 1, total_tokens: 0.5 })), sse('[DONE]')] }).failure?.kind).toBe('malformed');

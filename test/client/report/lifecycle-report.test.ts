@@ -234,6 +234,23 @@ describe("goodput by inference-perf's rule (report.goodput.constraints; audit 15
     const ours = lifecycleReport(records, { intendedRate: 4, slo: { tpotMs: 100 } });
     expect(ours.successes.goodput_metrics).toMatchObject({ good_requests: 3, tpot_attainment_percentage: 100 });
   });
+
+  // As its summarize_requests: TTFT, TPOT and ITL exist only for a response that streamed two
+  // token times or more; NTPOT of a zero-token answer is 0.0 (audit 16-M finding 1).
+  it('a one-token answer has no TTFT there, a non-streamed answer no TTFT, TPOT or ITL', () => {
+    const slo = { ttftMs: 100, tpotMs: 100, itlMs: 100, rule: 'inference-perf' } as const;
+    const oneToken = lifecycleReport(records.slice(1), { intendedRate: 4, slo: { ttftMs: 100, rule: 'inference-perf' } });
+    expect(oneToken.successes.goodput_metrics).toMatchObject({ good_requests: 1, total_requests: 2, ttft_attainment_percentage: 50 });
+    const body = record(3, 300, [310, 310, 310], { endMs: 311, tokensPerEventSource: 'usage', streamed: false });
+    const nonStreamed = lifecycleReport([body], { intendedRate: 4, slo });
+    expect(nonStreamed.successes.goodput_metrics).toMatchObject({ goodput_percentage: 0, ttft_attainment_percentage: 0, tpot_attainment_percentage: 0, itl_attainment_percentage: 0 });
+    expect(lifecycleReport([body], { intendedRate: 4, slo: { ttftMs: 100, tpotMs: 100, itlMs: 100 } }).goodput?.good_requests).toBe(1);
+  });
+
+  it("a zero-token answer's NTPOT is 0 there, so it meets an NTPOT objective", () => {
+    const empty = record(4, 400, [], { endMs: 420, outputTokens: 0, metrics: requestMetrics({ startMs: 400, endMs: 420, events: [], outputTokens: 0 }) });
+    expect(lifecycleReport([empty], { intendedRate: 4, slo: { ntpotMs: 5, rule: 'inference-perf' } }).goodput?.good_requests).toBe(1);
+  });
 });
 
 describe('report.request_lifecycle.percentiles (audit 15-C2)', () => {
