@@ -202,7 +202,10 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   // Raised while the messages are rendered: the first part error, else the template's.
   const renderError = partError ?? chatTemplateError(reader.boolNotNull('continue_final_message', false), addGenerationPrompt);
   const role = addGenerationPrompt ? 'assistant' : (messages[messages.length - 1]?.role ?? 'assistant');
-  return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs: wantLogprobs ? topLogprobs : null, renderError } };
+  // serving_chat builds logprobs only `if request.logprobs and request.top_logprobs is not None`:
+  // an explicit `top_logprobs: null` turns them off (its default is 0, not None).
+  const logprobs = wantLogprobs && reader.body.top_logprobs !== null ? topLogprobs : null;
+  return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs, renderError } };
 }
 
 /** Chat's `request_id` field when it is a string (vLLM 0.11 names the request after it). */

@@ -147,18 +147,22 @@ export class FieldReader {
     return out.length === raw.length ? out : null;
   }
 
-  /** `Optional[dict[str, float]]` (`logit_bias`): JSON keys are strings, each value a lax float. */
-  floatDict(key: string): void {
+  /**
+   * `Optional[dict[str, float]]` (`logit_bias`): JSON keys are strings, each value a lax float.
+   * Returns its keys (none when absent or mistyped).
+   */
+  floatDict(key: string): readonly string[] {
     const raw = this.#body[key];
-    if (raw === undefined || raw === null) return;
+    if (raw === undefined || raw === null) return [];
     if (!isJsonObject(raw)) {
       this.issues.push({ type: 'dict_type', loc: [key], msg: 'Input should be a valid dictionary', input: raw });
-      return;
+      return [];
     }
     for (const [name, item] of Object.entries(raw)) {
       const value = laxFloat(item);
       if (typeof value === 'object') this.issues.push({ ...value, loc: [key, name], input: item });
     }
+    return Object.keys(raw);
   }
 
   /** `Optional[dict[str, Any]]` (`kv_transfer_params`, `chat_template_kwargs`): any object. */

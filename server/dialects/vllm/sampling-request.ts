@@ -54,6 +54,8 @@ export interface SamplingKnobs {
   logitsProcessors: boolean;
   /** `allowed_token_ids` (null when absent): the engine refuses an empty or out-of-vocabulary list. */
   allowedTokenIds: readonly number[] | null;
+  /** The first `logit_bias` key Python's `int()` refuses (SamplingParams converts every key), else null. */
+  logitBiasBadKey: string | null;
 }
 
 export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
@@ -69,7 +71,11 @@ export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
   bestOf: null,
   logitsProcessors: false,
   allowedTokenIds: null,
+  logitBiasBadKey: null,
 });
+
+/** What Python's `int(text)` parses: blanks around, a sign, digits (any script's) with single underscores between. */
+const PYTHON_INT_LITERAL = /^\s*[+-]?\p{Nd}+(?:_\p{Nd}+)*\s*$/u;
 
 /** Python truthiness of a JSON value, as vLLM's `data.get(...)` checks see it. */
 export function pyTruthy(value: unknown): boolean {
@@ -285,7 +291,6 @@ function readLogitsProcessors(reader: FieldReader): boolean {
  */
 function readTypedOnlyFields(reader: FieldReader): void {
   reader.str('user');
-  reader.floatDict('logit_bias');
   readResponseFormat(reader);
   reader.intList('stop_token_ids');
   reader.boolNotNull('skip_special_tokens', true);
@@ -363,6 +368,7 @@ function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
     bestOf: reader.int('best_of', null),
     logitsProcessors: readLogitsProcessors(reader),
     allowedTokenIds: reader.intList('allowed_token_ids'),
+    logitBiasBadKey: reader.floatDict('logit_bias').find((key) => !PYTHON_INT_LITERAL.test(key)) ?? null,
   };
 }
 
@@ -409,6 +415,8 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
   if (k.logitsProcessors) {
     return badRequest('The `logits_processors` argument is not supported by this server. See --logits-processor-pattern engine argugment for more information.');
   }
+  // SamplingParams.from_optional: `{int(token): …}` over logit_bias, a ValueError → 400.
+  if (k.logitBiasBadKey !== null) return badRequest(`invalid literal for int() with base 10: ${pythonRepr(k.logitBiasBadKey)}`);
   // SamplingParams.__post_init__: a (truthy) best_of must cover n, and then becomes the n checked.
   const bestOf = k.bestOf !== null && k.bestOf !== 0 ? k.bestOf : null;
   if (bestOf !== null && bestOf < fields.n) return badRequest(`best_of must be greater than or equal to n, got n=${fields.n} and best_of=${bestOf}.`);

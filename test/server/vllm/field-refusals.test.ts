@@ -121,6 +121,15 @@ describe('typed fields are type-checked as vLLM’s pydantic models do', () => {
 });
 
 describe('logits_processors and allowed_token_ids (vLLM’s own refusals)', () => {
+  it('a logit_bias key Python’s int() refuses → 400 with its ValueError; the keys int() reads are served (audit 16-V finding 4)', async () => {
+    for (const url of ['/v1/completions', '/v1/chat/completions']) {
+      const error = await refused(url, { ...(url === '/v1/completions' ? COMPLETION : CHAT), logit_bias: { '5': 1, abc: 1 } });
+      expect(error).toMatchObject({ type: 'BadRequestError', message: "invalid literal for int() with base 10: 'abc'" });
+    }
+    expect((await refused('/v1/completions', { ...COMPLETION, logit_bias: { '1.5': 1 } })).message).toBe("invalid literal for int() with base 10: '1.5'");
+    expect((await post('/v1/completions', { ...COMPLETION, logit_bias: { ' 5 ': 1, '+7': 2, '1_0': -1, '٣': 0 } })).statusCode).toBe(200);
+  });
+
   it('a non-empty logits_processors → 400 without --logits-processor-pattern (vLLM’s words, typo kept)', async () => {
     const error = await refused('/v1/completions', { ...COMPLETION, logits_processors: ['a'] });
     expect(error.message).toBe('The `logits_processors` argument is not supported by this server. See --logits-processor-pattern engine argugment for more information.');

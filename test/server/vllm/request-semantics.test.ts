@@ -214,6 +214,9 @@ describe('logprobs (deterministic stand-in values in vLLM’s shapes)', () => {
     expect((content[0] as Json).top_logprobs).toHaveLength(3);
     expect(Buffer.from((content[0] as { bytes: number[] }).bytes).toString()).toBe((content[0] as Json).token);
     expect(firstChoice(JSON.parse((await post('/v1/chat/completions', body)).body) as Json).logprobs).toBeNull();
+    // serving_chat: `if request.logprobs and request.top_logprobs is not None` (audit 16-V finding 3).
+    expect(firstChoice(JSON.parse((await post('/v1/chat/completions', { ...body, logprobs: true, top_logprobs: null })).body) as Json).logprobs).toBeNull();
+    expect(firstChoice(JSON.parse((await post('/v1/chat/completions', { ...body, logprobs: true })).body) as Json).logprobs).not.toBeNull();
   });
 
   it('refuses more than --max-logprobs (20), as vLLM’s engine does', async () => {
