@@ -155,6 +155,33 @@ const isNumberChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0
 
 const OVERLONG_INTEGER = `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion`;
 
+/**
+ * How deep arrays and objects may nest before Python's json gives up: its C scanner recurses
+ * once per container and raises RecursionError at the interpreter's recursion limit (1,000 by
+ * default, less the frames of the server above it; the exact depth varies by release). FastAPI
+ * answers that, like any ValueError, with 400 BODY_PARSE_ERROR.
+ */
+const MAX_NESTING = 1000;
+const TOO_DEEP = 'maximum recursion depth exceeded while decoding a JSON object from a unicode string';
+
+/** Whether `text` (JSON that parses) nests arrays and objects deeper than MAX_NESTING; linear. */
+function nestsTooDeep(text: string): boolean {
+  if (text.length <= 2 * MAX_NESTING) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_NESTING) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** The text with every NaN / Infinity / -Infinity outside strings turned into a marked string. */
 function markConstants(text: string): string {
   let out = '';
@@ -208,5 +235,6 @@ export function parsePythonJson(raw: string): PythonJsonResult {
     }
   }
   if (hasOverlongInteger(text)) return { ok: false, kind: 'value', error: null, message: OVERLONG_INTEGER };
+  if (nestsTooDeep(text)) return { ok: false, kind: 'value', error: null, message: TOO_DEEP };
   return { ok: true, value };
 }

@@ -125,7 +125,7 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const ttft = histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS_S);
   // Observed once per token: the allocation-free histogram (same exposition).
   const itl = new FastHistogram({ name: 'vllm:inter_token_latency_seconds', help: 'Histogram of inter-token latency in seconds.', buckets: ITL_BUCKETS_S, labels, registry });
-  const tpotDeprecated = new FastHistogram({ name: 'vllm:time_per_output_token_seconds', help: 'Histogram of time per output token in seconds. DEPRECATED: use vllm:inter_token_latency_seconds.', buckets: ITL_BUCKETS_S, labels, registry });
+  const tpotDeprecated = new FastHistogram({ name: 'vllm:time_per_output_token_seconds', help: 'Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead.', buckets: ITL_BUCKETS_S, labels, registry });
   const requestTpot = histogram('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', ITL_BUCKETS_S);
   const e2e = histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQUEST_TIME_BUCKETS_S);
   const queue = histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', REQUEST_TIME_BUCKETS_S);

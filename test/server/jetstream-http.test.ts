@@ -165,6 +165,7 @@ describe('jetstream_* metrics', () => {
       jetstream_generate_backlog_size: 'gauge',
       jetstream_slots_used_percentage: 'gauge',
       jetstream_server_startup_latency: 'gauge',
+      jetstream_model_load_time: 'gauge',
       jetstream_request_success_count_total: 'counter',
       jetstream_queue_duration: 'histogram',
       jetstream_time_to_first_token: 'histogram',

@@ -65,6 +65,8 @@ export class JetstreamMetrics {
     // Under --workers the registry is merged across workers: backlogs add up (prom-client's
     // default 'sum'), the slot share is the workers' mean, startup took as long as the slowest.
     this.#slotsUsed = new Gauge({ name: 'jetstream_slots_used_percentage', help: 'The percentage of decode slots currently being used', labelNames: ['id', 'idx'], registers, aggregator: 'average' });
+    // JetStream sets it while its driver loads the model's parameters; there are none to load here.
+    const modelLoad = new Gauge({ name: 'jetstream_model_load_time', help: 'Total time taken to load the model', labelNames: ['id'], registers, aggregator: 'max' });
     const startup = new Gauge({ name: 'jetstream_server_startup_latency', help: 'Total time taken to start the Jetstream server', labelNames: ['id'], registers, aggregator: 'max' });
     this.#success = new Counter({ name: 'jetstream_request_success_count_total', help: 'Number of requests successfully completed', labelNames: ['id'], registers });
     const b = JETSTREAM_BUCKETS;
@@ -79,6 +81,7 @@ export class JetstreamMetrics {
     // Present from the start with JetStream's single-engine labels, as a scrape right after boot sees them.
     transfer.set(this.#slot, 0);
     this.#generateBacklog.set(this.#slot, 0);
+    modelLoad.set(this.#labels, 0);
     startup.set(this.#labels, startupLatencySec);
     this.usage({ prefilling: 0, decoding: 0, slots: 1 });
   }

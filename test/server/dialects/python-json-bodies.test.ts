@@ -94,6 +94,23 @@ describe('integers longer than Python converts (4300 digits, audit 10 Z2-3)', ()
   });
 });
 
+describe('bodies nested deeper than Python’s json recurses (audit 16-J finding 8)', () => {
+  const nested = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+  it("are FastAPI's 400 on both dialects; 1000 levels are read, and brackets inside strings are text", async () => {
+    const vllm = await post('/v1/completions', `{"model":"fake-model","prompt":"hi","max_tokens":2,"x":${nested(3000)}}`);
+    expect(vllm.statusCode).toBe(400);
+    expect(vllm.body).toBe('{"error":{"message":"There was an error parsing the body","type":"Bad Request","param":null,"code":400}}');
+    for (const url of ['/generate', '/v1/generate']) {
+      const jetstream = await post(url, `{"prompt":"hi","max_tokens":2,"x":${nested(100_000)}}`);
+      expect(jetstream.statusCode).toBe(400);
+      expect(jetstream.body).toBe('{"detail":"There was an error parsing the body"}');
+    }
+    expect((await post('/v1/completions', `{"model":"fake-model","prompt":"hi","max_tokens":2,"x":${nested(998)}}`)).statusCode).toBe(200);
+    expect(parsePythonJson(`{"a":"${'['.repeat(5000)}"}`)).toMatchObject({ ok: true });
+  });
+});
+
 describe('parsePythonJson', () => {
   it('reads every JSON text as JSON.parse does, and the constants inside any string untouched', () => {
     fc.assert(
