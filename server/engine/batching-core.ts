@@ -89,6 +89,11 @@ export interface CoreListener {
   token(seq: Sequence, index: number, at: number): void;
   preempted(seq: Sequence, at: number): void;
   finished(seq: Sequence, at: number): void;
+  /**
+   * A step produced tokens: vLLM's iteration tokens, its prompt tokens (a request's whole prompt,
+   * counted by the step that made its first token) plus the tokens it generated (one per sequence).
+   */
+  stepEnded?(tokens: number, at: number): void;
 }
 
 export class Sequence {
@@ -465,13 +470,18 @@ export class BatchingCore {
   }
 
   #finishStep(at: number): void {
+    let iterationTokens = 0;
     for (const seq of [...this.#running]) {
       if (seq.chunk === 0) continue;
       seq.computed += seq.chunk;
       seq.chunk = 0;
       seq.decoding = false;
-      if (seq.computed >= seq.target) this.#emit(seq, at);
+      if (seq.computed >= seq.target) {
+        iterationTokens += (seq.generated === 0 ? seq.request.promptTokens : 0) + (seq.request.sequences ?? 1);
+        this.#emit(seq, at);
+      }
     }
+    if (iterationTokens > 0) this.#listener.stepEnded?.(iterationTokens, at);
   }
 
   #emit(seq: Sequence, at: number): void {

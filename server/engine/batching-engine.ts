@@ -58,6 +58,7 @@ export class BatchingEngine implements Engine {
       token: (seq, index, at) => this.#token(seq, index, at),
       preempted: (seq, at) => this.#withRequest(seq, (t) => this.#events.preempted(t.request, at)),
       finished: () => {},
+      stepEnded: (tokens, at) => this.#events.stepEnded(tokens, at),
     };
     this.#core = new BatchingCore(
       {

@@ -56,6 +56,8 @@ export interface EngineListener {
   token?(request: EngineRequest, index: number, atMono: number): void;
   preempted?(request: EngineRequest, atMono: number): void;
   finished?(outcome: RequestOutcome): void;
+  /** Batching only: an engine step produced `tokens` iteration tokens (batching-core.ts stepEnded). */
+  stepEnded?(tokens: number, atMono: number): void;
 }
 
 /** A tiny fan-out; listeners are few and long-lived. */
@@ -91,5 +93,9 @@ export class EngineEvents {
 
   finished(outcome: RequestOutcome): void {
     for (const l of this.#listeners) l.finished?.(outcome);
+  }
+
+  stepEnded(tokens: number, at: number): void {
+    for (const l of this.#listeners) l.stepEnded?.(tokens, at);
   }
 }

@@ -30,6 +30,8 @@ export function oneTwoFiveBuckets(max: number): number[] {
 }
 
 const ENGINE_INDEX = '0';
+/** vLLM's buckets for the tokens of one engine step. */
+const ITERATION_TOKEN_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 
 export function vllmMetrics({ registry, engine, options }: MetricSetContext): () => void {
   const registers = [registry];
@@ -133,6 +135,8 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const prefill = histogram('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQUEST_TIME_BUCKETS_S);
   const decode = histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQUEST_TIME_BUCKETS_S);
   const requestPrompt = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets);
+  // Observed per engine step, so only the batching scheduler (which has steps) feeds it.
+  const iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITERATION_TOKEN_BUCKETS);
   const requestGeneration = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets);
   const maxGenerationOfParent = histogram('vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.', tokenBuckets);
   const nParam = histogram('vllm:request_params_n', 'Histogram of the n request parameter.', N_PARAM_BUCKETS);
@@ -206,5 +210,5 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
       for (let first = 0; first < byChoice.length; first += params.n) finishedParent(params.n, byChoice.slice(first, first + params.n).map((choiceTimes) => choiceTimes.length));
     }
   };
-  return engine.subscribe({ finished });
+  return engine.subscribe({ finished, stepEnded: (tokens) => iterationTokens.observe(tokens) });
 }

@@ -108,3 +108,30 @@ describe('vllm:* under --scheduler batching: a request aborted while waiting', (
     expect(state()).toMatchObject({ running: 0, waiting: 0 });
   });
 });
+
+describe('vllm:iteration_tokens_total (audit 16-J finding 5)', () => {
+  it('under --scheduler batching: one observation per step that made tokens, its prompts once plus a token per sequence', async () => {
+    const server = buildServer({ scheduler: 'batching', seed: 9, ttftMs: 5, itlMs: 2, maxNumSeqs: 4 });
+    servers.push(server);
+    const url = `http://127.0.0.1:${await server.listen(0)}`;
+    let prompts = 0;
+    // One request at a time: every step holds one sequence, so 4 tokens take 4 steps.
+    for (let i = 0; i < 3; i++) {
+      const body = (await (await post(url, `iteration-${i}`, { max_tokens: 4 })).json()) as { usage: { prompt_tokens: number } };
+      prompts += body.usage.prompt_tokens;
+    }
+    await until('the requests to finish', () => server.context.engine.state().running === 0);
+    const families = await scrape(url);
+    expect(value(families, 'vllm:iteration_tokens_total_count')).toBe(12);
+    expect(value(families, 'vllm:iteration_tokens_total_sum')).toBe(prompts + 12);
+    expect(value(families, 'vllm:iteration_tokens_total_bucket', { ...MODEL, le: '1' })).toBe(9);
+  });
+
+  it('under --scheduler isolated (no steps) it is exported and stays empty', async () => {
+    const server = buildServer({ scheduler: 'isolated', seed: 9, ttftMs: 1, itlMs: 1 });
+    servers.push(server);
+    const url = `http://127.0.0.1:${await server.listen(0)}`;
+    await (await post(url, 'isolated-iteration', { max_tokens: 3 })).text();
+    expect(value(await scrape(url), 'vllm:iteration_tokens_total_count')).toBe(0);
+  });
+});
