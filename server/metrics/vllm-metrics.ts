@@ -194,8 +194,10 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
     const layout = choiceLayout(record);
     const params = samplingParams(record);
     if (layout === undefined) {
-      finishedSequence(outcome, times, record.promptTokens, outcome.reason, params?.maxTokens);
-      if (params !== undefined) finishedParent(1, [times.length]);
+      // A request without vLLM's sampling parameters (JetStream's) is one sequence of its
+      // engine limit, so every per-request family counts it, as the e2e one does.
+      finishedSequence(outcome, times, record.promptTokens, outcome.reason, params === undefined ? outcome.request.maxTokens : params.maxTokens);
+      finishedParent(1, [times.length]);
       return;
     }
     // Each choice its own request: its own TTFT, gaps only between its own tokens, its reason.

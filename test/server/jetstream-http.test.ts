@@ -187,6 +187,21 @@ describe('jetstream_* metrics', () => {
   });
 });
 
+describe('vllm:* on the JetStream dialect', () => {
+  it('counts a JetStream request in every per-request family, its n 1 and its engine limit (audit 16-J finding 7)', async () => {
+    const small = buildServer({ seed: 2, ttftMs: 0, itlMs: 0, dialect: 'jetstream' });
+    await small.app.ready();
+    try {
+      for (let i = 0; i < 2; i++) await small.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ max_tokens: 3, text_content: { text: 'x' } }) });
+      const text = (await small.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const count = (name: string): number => Number(new RegExp(`^${name}_count\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      for (const name of ['vllm:e2e_request_latency_seconds', 'vllm:request_params_n', 'vllm:request_params_max_tokens', 'vllm:request_max_num_generation_tokens']) expect(count(name), name).toBe(2);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('a full prefill queue', () => {
   it('refuses HTTP requests beyond the queue limit with 503 in FastAPI’s shape, never a 500', async () => {
     const small = buildServer({ seed: 1, ttftMs: 200, itlMs: 0, jetstreamSlots: 1, jetstreamQueueLimit: 1 });
