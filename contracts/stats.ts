@@ -28,7 +28,11 @@ export function sortedAscending(values: ArrayLike<number>): Float64Array {
  * `sorted` must be ascending.
  */
 export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number | null {
-  const n = sorted.length;
+  return percentileAt(sorted.length, (rank) => sorted[rank] as number, p);
+}
+
+/** percentileOfSorted over a sorted sample read by rank (`at`), of `n` values. */
+function percentileAt(n: number, at: (rank: number) => number, p: number): number | null {
   if (n === 0) return null;
   if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile must be within [0, 100], got ${p}`);
   // The same float operations as numpy's method="linear", which computes the virtual index as
@@ -38,8 +42,8 @@ export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number
   const position = (n - 1) * q;
   const lower = Math.min(Math.max(Math.floor(position), 0), n - 1);
   const upper = Math.min(lower + 1, n - 1);
-  const lo = sorted[lower] as number;
-  const hi = sorted[upper] as number;
+  const lo = at(lower);
+  const hi = at(upper);
   const fraction = position - lower;
   // numpy's _lerp: exact at both ends, symmetric formula chosen by which end is nearer.
   const diff = hi - lo;
@@ -68,6 +72,84 @@ export function populationSd(values: ArrayLike<number>): number | null {
     squares += d * d;
   }
   return Math.sqrt(squares / values.length);
+}
+
+/**
+ * A sorted sample that is never laid out value by value: a few sorted runs (k zeros in front of
+ * sorted gaps, or (value, count) pairs). `at(rank)` reads one value; `forEach` visits every
+ * value in ascending order, so sums take the same steps as over the expanded array.
+ */
+export interface SortedSample {
+  readonly length: number;
+  at(rank: number): number;
+  forEach(visit: (value: number) => void): void;
+}
+
+/** `counts` (value → how many times) as a sorted sample. */
+export function countedSample(counts: ReadonlyMap<number, number>): SortedSample {
+  const runs = [...counts].filter(([, count]) => count > 0).sort((a, b) => a[0] - b[0]);
+  const ends: number[] = [];
+  let length = 0;
+  for (const [, count] of runs) ends.push((length += count));
+  return {
+    length,
+    at(rank) {
+      let lo = 0;
+      let hi = ends.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((ends[mid] as number) > rank) hi = mid;
+        else lo = mid + 1;
+      }
+      return (runs[lo] as [number, number])[0];
+    },
+    forEach(visit) {
+      for (const [value, count] of runs) for (let i = 0; i < count; i++) visit(value);
+    },
+  };
+}
+
+/** `zeros` zeros merged into `sorted` (ascending) as a sorted sample. */
+export function withZeros(sorted: ArrayLike<number>, zeros: number): SortedSample {
+  // The zeros go after every negative value, so the sample stays ascending.
+  let negatives = 0;
+  while (negatives < sorted.length && (sorted[negatives] as number) < 0) negatives++;
+  return {
+    length: sorted.length + zeros,
+    at: (rank) => (rank < negatives ? (sorted[rank] as number) : rank < negatives + zeros ? 0 : (sorted[rank - zeros] as number)),
+    forEach(visit) {
+      for (let i = 0; i < negatives; i++) visit(sorted[i] as number);
+      for (let i = 0; i < zeros; i++) visit(0);
+      for (let i = negatives; i < sorted.length; i++) visit(sorted[i] as number);
+    },
+  };
+}
+
+/** distribution() of a sorted sample: the same values, to the last bit, with nothing expanded. */
+export function distributionOfSorted(sample: SortedSample, extraPercentiles: readonly number[] = []): Distribution {
+  const n = sample.length;
+  const at = (rank: number): number => sample.at(rank);
+  const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number | null] => [p, percentileAt(n, at, p)]) };
+  if (n === 0) return { ...extra, mean: null, min: null, max: null, sd: null, p10: null, p50: null, p90: null, p99: null };
+  let sum = 0;
+  sample.forEach((value) => (sum += value));
+  const m = sum / n;
+  let squares = 0;
+  sample.forEach((value) => {
+    const d = value - m;
+    squares += d * d;
+  });
+  return {
+    ...extra,
+    mean: m,
+    min: at(0),
+    max: at(n - 1),
+    sd: Math.sqrt(squares / n),
+    p10: percentileAt(n, at, 10),
+    p50: percentileAt(n, at, 50),
+    p90: percentileAt(n, at, 90),
+    p99: percentileAt(n, at, 99),
+  };
 }
 
 export function distribution(values: ArrayLike<number>, extraPercentiles: readonly number[] = []): Distribution {

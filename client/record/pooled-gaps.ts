@@ -5,7 +5,7 @@
  * unless a run is too large to keep it). Min, max and count stay exact in both forms; a report
  * says which form it used.
  */
-import { distribution, type Distribution } from '../../contracts/stats.ts';
+import { distribution, distributionOfSorted, sortedAscending, withZeros, type Distribution } from '../../contracts/stats.ts';
 import { GrowableColumn } from './growable-array.ts';
 
 /** 1 Mi gaps = 8 MiB of exact samples per stage before the sketch takes over. */
@@ -128,9 +128,8 @@ export class PooledGaps {
     if (this.#exact !== null) {
       const gaps = this.#exact.view();
       if (extraZeros === 0) return distribution(gaps, extraPercentiles);
-      const all = new Float64Array(extraZeros + gaps.length);
-      all.set(gaps, extraZeros);
-      return distribution(all, extraPercentiles);
+      // The zeros are counted, never laid out: a stage of long one-body answers has millions.
+      return distributionOfSorted(withZeros(sortedAscending(gaps), extraZeros), extraPercentiles);
     }
     const sketch = this.#sketch as GapSketch;
     const n = sketch.count + extraZeros;

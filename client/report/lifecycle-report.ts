@@ -7,7 +7,7 @@
  * null as a whole, as inference-perf writes it — never 0 or NaN.
  */
 import { throughput } from '../../contracts/metrics.ts';
-import { distribution, type Distribution } from '../../contracts/stats.ts';
+import { countedSample, distribution, distributionOfSorted, type Distribution } from '../../contracts/stats.ts';
 import type { RequestRecord } from '../record/request-record.ts';
 import { EPOCH_TIMELINE, StageSamples, type FailureKindSummary, type RecordTimeline } from '../record/stage-samples.ts';
 import { evaluateGoodput, type Goodput, type GoodputMetrics, type Slo } from './goodput.ts';
@@ -127,15 +127,6 @@ function defined(values: Float64Array): Float64Array {
   return out;
 }
 
-function expandCounts(counts: ReadonlyMap<number, number>): Float64Array {
-  let total = 0;
-  for (const c of counts.values()) total += c;
-  const out = new Float64Array(total);
-  let i = 0;
-  for (const [value, count] of counts) out.fill(value, i, (i += count));
-  return out;
-}
-
 function sum(values: Float64Array): number {
   let total = 0;
   for (const v of values) total += v;
@@ -201,7 +192,8 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
       },
       prompt_len: summarize(s.promptTokens.view(), 1, ps),
       output_len: summarize(s.outputTokens.view(), 1, ps),
-      tokens_per_event: summarize(expandCounts(samples.tokensPerEvent), 1, ps),
+      // From the counts, never one value per event.
+      tokens_per_event: summarize(distributionOfSorted(countedSample(samples.tokensPerEvent), ps), 1, ps),
       tokens_per_event_source: { ...samples.tokensPerEventSources },
       output_tokens_source: { ...samples.outputTokensSources },
       token_count_mismatches: samples.tokenCountMismatches,

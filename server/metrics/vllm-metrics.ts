@@ -135,8 +135,8 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
   const prefill = histogram('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQUEST_TIME_BUCKETS_S);
   const decode = histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQUEST_TIME_BUCKETS_S);
   const requestPrompt = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets);
-  // Observed per engine step, so only the batching scheduler (which has steps) feeds it.
-  const iterationTokens = histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITERATION_TOKEN_BUCKETS);
+  // Observed per engine step: only the batching scheduler has steps, so only it exports it.
+  const iterationTokens = engine.kind === 'batching' ? histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITERATION_TOKEN_BUCKETS) : null;
   const requestGeneration = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets);
   const maxGenerationOfParent = histogram('vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.', tokenBuckets);
   const nParam = histogram('vllm:request_params_n', 'Histogram of the n request parameter.', N_PARAM_BUCKETS);
@@ -212,5 +212,5 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
       for (let first = 0; first < byChoice.length; first += params.n) finishedParent(params.n, byChoice.slice(first, first + params.n).map((choiceTimes) => choiceTimes.length));
     }
   };
-  return engine.subscribe({ finished, stepEnded: (tokens) => iterationTokens.observe(tokens) });
+  return engine.subscribe({ finished, ...(iterationTokens === null ? {} : { stepEnded: (tokens: number) => iterationTokens.observe(tokens) }) });
 }

@@ -10,12 +10,15 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  countedSample,
   distribution,
+  distributionOfSorted,
   mean,
   percentile,
   percentileOfSorted,
   populationSd,
   sortedAscending,
+  withZeros,
 } from '../../contracts/stats.ts';
 
 interface NumpyCase {
@@ -198,6 +201,38 @@ describe('properties (fast-check, fixed seed)', () => {
         },
       ),
       { seed: 42, verbose: true, numRuns: 500 },
+    );
+  });
+});
+
+/**
+ * Counts and zeros are never expanded into one value each (audit 16-M finding 2): a report of
+ * millions of one-token events or intra-event zeros took seconds and gigabytes. The statistics
+ * must still equal the expanded sample's to the last bit.
+ */
+describe('distributionOfSorted', () => {
+  const ps = [0.1, 25, 99.9];
+
+  it('(value, count) pairs give the expanded sample’s distribution exactly', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 0, max: 40 })), { maxLength: 12 }), (pairs) => {
+        const counts = new Map<number, number>();
+        for (const [value, count] of pairs) counts.set(value, (counts.get(value) ?? 0) + count);
+        const expanded: number[] = [];
+        for (const [value, count] of counts) for (let i = 0; i < count; i++) expanded.push(value);
+        expect(distributionOfSorted(countedSample(counts), ps)).toEqual(distribution(expanded, ps));
+      }),
+      { seed: 1616, numRuns: 300 },
+    );
+  });
+
+  it('k zeros merged into sorted gaps (negatives too) give the expanded sample’s distribution exactly', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -5, max: 500, noNaN: true }), { maxLength: 40 }), fc.nat({ max: 60 }), (gaps, zeros) => {
+        const expanded = [...gaps, ...new Array<number>(zeros).fill(0)];
+        expect(distributionOfSorted(withZeros(sortedAscending(gaps), zeros), ps)).toEqual(distribution(expanded, ps));
+      }),
+      { seed: 1617, numRuns: 300 },
     );
   });
 });
