@@ -117,12 +117,21 @@ export class Sequence {
   constructor(request: CoreRequest, arrivedAt: number) {
     this.request = request;
     this.arrivedAt = arrivedAt;
-    this.target = request.promptTokens;
+    this.target = this.prompt;
+  }
+
+  /**
+   * The positions the prefill computes: the prompt, and at least one. An empty prompt (the fake
+   * tokenizer's count of empty text, where vLLM's template or BOS would hold a token) would
+   * otherwise have nothing pending, and no step would ever schedule it.
+   */
+  get prompt(): number {
+    return Math.max(1, this.request.promptTokens);
   }
 
   /** vLLM's num_tokens: prompt + output so far; the step schedules what is not yet computed. */
   get tokens(): number {
-    return this.request.promptTokens + this.generated;
+    return this.prompt + this.generated;
   }
 
   get pending(): number {
@@ -139,8 +148,8 @@ export class Sequence {
    * in proportion; past the prompt every sequence holds its own output tokens.
    */
   blocksAt(computed: number, blockSize: number): number {
-    const prompt = this.request.promptTokens;
-    const own = this.request.sequencePromptTokens ?? prompt;
+    const prompt = this.prompt;
+    const own = Math.max(1, this.request.sequencePromptTokens ?? prompt);
     const held = computed <= prompt ? Math.ceil((own * computed) / prompt) : own + computed - prompt;
     return (this.request.sequences ?? 1) * Math.ceil(held / blockSize);
   }
@@ -227,7 +236,7 @@ export class BatchingCore {
     const newcomer = new Sequence({ ...request, prefillMs: 0 }, this.#now);
     // The most it ever holds: prompt + every output token but the last, which is sampled and
     // never fed back (nor recomputed after a preemption).
-    const peak = request.promptTokens + Math.max(1, request.outputTokens) - 1;
+    const peak = Math.max(1, request.promptTokens) + Math.max(1, request.outputTokens) - 1;
     if (newcomer.blocksAt(peak, this.#config.blockSize) > this.#config.kvCacheBlocks) return 'too_large';
     // Waiting requests (the newcomer included) that the coming steps would admit are not
     // queued in vLLM's sense: only the rest counts against the limit. A free slot alone does
