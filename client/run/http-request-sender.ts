@@ -1,6 +1,6 @@
 /** The default sender: one undici Agent per run, bodies from the API adapter, ids `bench-<seed>-<index>`. */
 import { Agent, request } from 'undici';
-import { sendAndMeasure } from '../send/http-sender.ts';
+import { sendAndMeasure, transportMessage } from '../send/http-sender.ts';
 import { BenchError } from './bench-error.ts';
 import type { RequestSender, SenderSetup } from './request-sender.ts';
 
@@ -64,7 +64,7 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
           const bound = withinMs < READY_WITHIN_MS ? ` (the request timeout, --timeout / load.timeout, bounds this wait)` : '';
           throw new BenchError(`no answer from ${modelsUrl.href} within ${withinMs / 1000} s${bound}; check --url (server.base_url), or pass --model`);
         }
-        throw new BenchError(`cannot reach ${modelsUrl.href}: ${error instanceof Error ? error.message : String(error)}; check --url (server.base_url), or pass --model`);
+        throw new BenchError(`cannot reach ${modelsUrl.href}: ${error instanceof Error ? transportMessage(error) : String(error)}; check --url (server.base_url), or pass --model`);
       }
       // That request was the transport's first use: the run needs no other before it starts,
       // once its connection is back in the pool (see firstUse).

@@ -42,21 +42,27 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
  * undici's own words, where they say too little. It destroys the socket with a bare "bad
  * response" when a running request's answer starts with `100 Continue` (an interim response it
  * only reads after an `Expect: 100-continue` we never send); RFC 9110 §15.2 has clients skip an
- * unexpected 1xx, undici cannot.
+ * unexpected 1xx, undici cannot. Always one line: OpenSSL's messages end in a newline.
  */
-function transportMessage(error: Error): string {
+export function transportMessage(error: Error): string {
   if ((error as { code?: unknown }).code === 'UND_ERR_SOCKET' && error.message === 'bad response') {
     return 'bad response: the server sent an unexpected interim response (100 Continue), which undici cannot read';
   }
-  return error.message;
+  return error.message.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+}
+
+/** Errors of the connection's set-up: the request never reached a server. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EPROTO', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY']);
+
+/** A connect-phase failure: refused, unresolvable, unroutable, timed out, or a TLS handshake that failed. */
+function isConnectFailure(code: unknown): boolean {
+  return typeof code === 'string' && (CONNECT_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_'));
 }
 
 function classifyTransportError(error: Error, sawResponse: boolean): FailureKind {
   if (error instanceof RequestTimeout) return 'timeout';
   const code = (error as { code?: unknown }).code;
-  if (!sawResponse && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT')) {
-    return 'connect_error';
-  }
+  if (!sawResponse && isConnectFailure(code)) return 'connect_error';
   return 'disconnected';
 }
 

@@ -4,7 +4,8 @@
  * A raw node:net server on 127.0.0.1 writes each answer byte for byte; every test sends one request.
  * Every request asks for JSON and no content coding (audit 10 Z1-5); a header the user gave wins.
  */
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../contracts/clock.ts';
@@ -56,11 +57,11 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-function send(path: string): Promise<RequestRecord> {
+function send(path: string, to = origin): Promise<RequestRecord> {
   return sendAndMeasure(
     agent,
     realClock,
-    { origin, path, body: completionsApi.body({ model: 'm', prompt: 'p', maxTokens: 1, stream: true, usage: 'none' }), headers: { 'content-type': 'application/json' } },
+    { origin: to, path, body: completionsApi.body({ model: 'm', prompt: 'p', maxTokens: 1, stream: true, usage: 'none' }), headers: { 'content-type': 'application/json' } },
     { index: 0, requestId: 'r', stage: 0, warmup: false, scheduledMs: 0, promptTokens: 1 },
     { api: completionsApi, stream: true, tokenizerFallback: false, timeoutMs: 10_000 },
   );
@@ -83,6 +84,23 @@ describe('the sender passes the response head on', () => {
     const record = await send('/continue');
     expect(record.failure?.kind).toBe('disconnected');
     expect(record.failure?.message).toBe('bad response: the server sent an unexpected interim response (100 Continue), which undici cannot read');
+  });
+});
+
+describe('a connection that never reached a server (audit 16-C finding 2)', () => {
+  it('https to a plain-HTTP server fails its TLS handshake: connect_error, in one line', async () => {
+    // node:http answers the TLS ClientHello with a 400, which OpenSSL reads as a wrong version.
+    const plain = createHttpServer((_req, res) => res.end());
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    try {
+      const record = await send('/v1/completions', `https://127.0.0.1:${(plain.address() as AddressInfo).port}`);
+      expect(record.failure?.kind).toBe('connect_error');
+      expect(record.failure?.message).toMatch(/ssl|tls|version/i);
+      expect(record.failure?.message).not.toMatch(/\n/);
+    } finally {
+      plain.closeAllConnections();
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
+    }
   });
 });
 
