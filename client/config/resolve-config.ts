@@ -481,6 +481,24 @@ function loraOf(config: BenchConfig, where: Where, flagOf?: FlagOfPath): Array<{
   return lora;
 }
 
+/** RFC 9110's token: what a header name may be made of. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Headers that frame the message: the client sets them for each request, a configured one would contradict it. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer']);
+
+/**
+ * Refuses a header no request could carry (undici would fail every request with it, each as a
+ * transport failure): a name that is no token, a framing header, a value with CR, LF or NUL or
+ * a character beyond Latin-1. `key` names where it came from.
+ */
+function checkHeaders(headers: Readonly<Record<string, string>>, key: (name: string) => string): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new CliError(`${key(name)}: ${JSON.stringify(name)} is not an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`);
+    if (FRAMING_HEADERS.has(name.toLowerCase())) throw new CliError(`${key(name)}: ${name} frames the message and is the client's to set; leave it out`);
+    if (/[\r\n\0]|[^\u0000-\u00ff]/u.test(value)) throw new CliError(`${key(name)}: the value of ${name} holds a line break, a NUL or a character beyond Latin-1, which no HTTP header can carry`);
+  }
+}
+
 /** The run's options from a validated config (paths relative to the config file's folder). */
 export function optionsFromConfig(config: BenchConfig, configPath: string | null, flagOf?: FlagOfPath): BenchOptions {
   const baseDir = configPath === null ? process.cwd() : dirname(resolve(configPath));
@@ -490,8 +508,12 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
   const load = loadOf(config, baseDir, where, flagOf);
   const data = dataOf(config, baseDir, where, flagOf);
   const first = (config.load.stages ?? DEFAULT_STAGES)[0];
+  checkHeaders(config.api.headers ?? {}, () => where('api.headers'));
   const headers: Record<string, string> = { ...config.api.headers };
-  if (config.server.api_key !== undefined) headers.authorization = `Bearer ${config.server.api_key}`;
+  if (config.server.api_key !== undefined) {
+    checkHeaders({ authorization: config.server.api_key }, () => where('server.api_key'));
+    headers.authorization = `Bearer ${config.server.api_key}`;
+  }
   const shard = config.load.shard?.split('/').map(Number) as [number, number] | undefined;
   return {
     ...DEFAULT_BENCH_OPTIONS,

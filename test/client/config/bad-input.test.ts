@@ -192,3 +192,16 @@ describe('a mistake in the file is the file\'s, whatever flags go over it (audit
     expect(errorOf({ set: ['load.stages.1.rate=12'] })).toBe('--set load.stages.1.rate: missing key load.stages.1.duration (fix: give it a duration, e.g. 10s)');
   });
 });
+
+describe('request headers no request could carry (audit 16-C finding 3)', () => {
+  it('api.headers and server.api_key are refused up front, naming the key, for the HTTP APIs too', () => {
+    const config = (yaml: string) => file(`headers-${yaml.length}.yaml`, yaml);
+    expect(errorOf({ config: config('api: {headers: {"bad header": x}}\n') })).toMatch(/api\.headers: "bad header" is not an HTTP header name/);
+    expect(errorOf({ config: config('api: {headers: {x-a: "a\\r\\nb"}}\n') })).toMatch(/api\.headers: the value of x-a holds a line break/);
+    expect(errorOf({ config: config('api: {headers: {x-a: "é€"}}\n') })).toMatch(/beyond Latin-1/);
+    expect(errorOf({ config: config('api: {headers: {Transfer-Encoding: chunked}}\n') })).toMatch(/Transfer-Encoding frames the message/);
+    expect(errorOf({ config: config('api: {headers: {content-length: "5"}}\n') })).toMatch(/content-length frames the message/);
+    expect(errorOf({ config: config('server: {api_key: "a\\nb"}\n') })).toMatch(/server\.api_key: the value of authorization holds a line break/);
+    expect(benchOptionsFromFlags({ ...base, config: config('api: {headers: {X-Tenant: "é ok", Host: gw.example}}\n') }).headers).toMatchObject({ 'X-Tenant': 'é ok', Host: 'gw.example' });
+  });
+});
