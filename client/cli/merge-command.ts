@@ -5,7 +5,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { readTextFile } from './text-file.ts';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
@@ -64,6 +64,17 @@ function warn(warnings: readonly string[]): void {
   for (const warning of warnings) process.stderr.write(`benchtruth: merge: warning: ${warning}\n`);
 }
 
+/** The path with every symbolic link followed as far as it exists (a link to an input is that input). */
+function realOrResolved(path: string): string {
+  const full = resolve(path);
+  const parent = dirname(full);
+  try {
+    return realpathSync(full);
+  } catch {
+    return parent === full ? full : join(realOrResolved(parent), basename(full));
+  }
+}
+
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
@@ -78,7 +89,7 @@ export function registerMergeCommand(program: Command): void {
       const real = dirs.map((dir) => realpathSync(dir));
       const again = real.findIndex((dir, i) => real.indexOf(dir) !== i);
       if (again >= 0) throw new CliError(`merge: ${dirs[again]} is given twice; each shard may be merged once`);
-      if (flags.output !== undefined && real.includes(resolve(flags.output))) throw new CliError(`merge: --output ${flags.output} is one of the inputs; write the merged reports to another directory`);
+      if (flags.output !== undefined && real.includes(realOrResolved(flags.output))) throw new CliError(`merge: --output ${flags.output} is one of the inputs; write the merged reports to another directory`);
       // bench --output always writes requests.jsonl: without one, the merged requests.jsonl and
       // per-request file would silently miss that shard's requests while the summary counts them.
       const unlisted = shards.findIndex((shard) => shard.lines === null);

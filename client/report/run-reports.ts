@@ -99,12 +99,25 @@ const whole = z.number().int().nonnegative();
 const column = z.array(z.number().nullable());
 const counts = z.record(z.string(), whole);
 const pair = z.tuple([z.number(), z.number()]);
+/** A latency or a token count per request: never below 0 (a latency is end − start on one monotonic clock). */
+const notBelowZero = z.array(z.number().nonnegative().nullable());
+/** Columns are one request per index: a column shorter or longer than the others would pair values of different requests. */
+function sameLengths(columns: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const lengths = Object.entries(columns).filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]));
+  const [first] = lengths;
+  if (first === undefined) return;
+  for (const [name, values] of lengths) {
+    if (values.length !== first[1].length) ctx.addIssue({ code: 'custom', path: [name], message: `has ${values.length} values where ${first[0]} has ${first[1].length} (one per request)` });
+  }
+}
 const samplesSchema: z.ZodType<unknown> = z.looseObject({
   version: z.literal(1),
-  success: z.looseObject({ latencyMs: column, ttftMs: column, tpotMs: column, ntpotMs: column, maxItlMs: column, meanItlMs: column.optional(), promptTokens: column, outputTokens: column }),
+  success: z
+    .looseObject({ latencyMs: notBelowZero, ttftMs: column, tpotMs: column, ntpotMs: column, maxItlMs: column, meanItlMs: column.optional(), promptTokens: notBelowZero, outputTokens: notBelowZero })
+    .superRefine(sameLengths),
   scheduleDelayMs: z.array(z.number()),
   window: z.record(z.string(), z.number().nullable()),
-  failure: z.looseObject({ latencyMs: column, promptTokens: column }),
+  failure: z.looseObject({ latencyMs: notBelowZero, promptTokens: notBelowZero }).superRefine(sameLengths),
   interChunkMs: z.looseObject({
     exact: z.array(z.number()).nullable(),
     sketch: z
@@ -112,7 +125,7 @@ const samplesSchema: z.ZodType<unknown> = z.looseObject({
       .nullable(),
   }),
   intraEventZeros: whole,
-  tokensPerEvent: z.array(pair),
+  tokensPerEvent: z.array(z.tuple([z.number(), whole])),
   tokensPerEventSources: counts.optional(),
   outputTokensSources: counts.optional(),
   tokenCountSources: counts.optional(),

@@ -3,7 +3,7 @@
  * line and exit 2 (never an internal error, never a hang). No server needed.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -128,6 +128,15 @@ describe('benchtruth merge checks its inputs', () => {
     }
     const bench = await runCli(['bench', '--url', 'http://127.0.0.1:1', '--model', 'm', '--progress', 'off', '--output', join(file, 'sub')], 20_000);
     expect([bench.code, oneLine(bench.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: --output .*afile is a file, not a directory$/)]]);
+  });
+
+  it('an --output that is an input through a symbolic link is refused too, and the shard is left as it was (audit 16-C finding 4)', async () => {
+    const link = join(root, 'link-to-a');
+    symlinkSync(a, link);
+    const before = readFileSync(join(a, 'raw_samples.json'), 'utf8');
+    const merged = await runCli(['merge', a, b, '--output', link], 20_000);
+    expect([merged.code, oneLine(merged.stderr)]).toEqual([2, [expect.stringMatching(/^benchtruth: merge: --output .* is one of the inputs/)]]);
+    expect(readFileSync(join(a, 'raw_samples.json'), 'utf8')).toBe(before);
   });
 });
 

@@ -39,6 +39,17 @@ describe('merge refuses corrupt shards in one line', () => {
     oneLine(await runCli(['merge', shard('shard-oob', (f) => ((f.run as Record<string, unknown>).shards = [5]))]), /shard-oob\/raw_samples\.json: run\.shards: shard 5 is not below shard_count 1/);
   });
 
+  it('columns of different lengths and negative latencies or counts (were merged into made-up figures, audit 16-C finding 5)', async () => {
+    const success = (f: Record<string, unknown>) => ((f.stages as Array<{ samples: { success: Record<string, unknown[]>; tokensPerEvent: unknown[] } }>)[0]!.samples);
+    const fill = (f: Record<string, unknown>) => {
+      const s = success(f).success;
+      for (const key of Object.keys(s)) s[key] = [10, 20];
+    };
+    oneLine(await runCli(['merge', shard('short-col', (f) => (fill(f), (success(f).success.ttftMs = [5])))]), /short-col\/raw_samples\.json: stages\.0\.samples\.success\.ttftMs: has 1 values where latencyMs has 2 \(one per request\)/);
+    oneLine(await runCli(['merge', shard('neg-latency', (f) => (fill(f), (success(f).success.latencyMs = [10, -3])))]), /neg-latency\/raw_samples\.json: stages\.0\.samples\.success\.latencyMs\.1: /);
+    oneLine(await runCli(['merge', shard('neg-count', (f) => (success(f).tokensPerEvent = [[1, -2]]))]), /neg-count\/raw_samples\.json: stages\.0\.samples\.tokensPerEvent\.0\.1: /);
+  });
+
   it('a garbage requests.jsonl line names the file and line (was copied into the merge)', async () => {
     const dir = shard('bad-lines', undefined, '{"request_id": "a"}\nnot json\n');
     oneLine(await runCli(['merge', dir]), /^benchtruth: merge: .*bad-lines\/requests\.jsonl:2: not a JSON object/);
