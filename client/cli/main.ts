@@ -26,6 +26,30 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * A flag that needs a value, followed by another of the command's own flags: commander (and
+ * pflag) would take that flag as the value, so `--output --per-request` wrote into a folder named
+ * `--per-request` and `--truth-log --log` into a file named `--log`. Nobody means that.
+ */
+function refuseFlagAsValue(program: Command, argv: readonly string[]): void {
+  const command = program.commands.find((c) => c.name() === argv[0]);
+  if (command === undefined) return;
+  const options = new Map<string, { flags: string; takesValue: boolean }>();
+  for (const option of command.options) {
+    // An optional value (`[bool]`) never takes a following flag: commander leaves it alone.
+    const takesValue = option.required;
+    for (const name of [option.long, option.short]) if (name !== undefined) options.set(name, { flags: option.flags, takesValue });
+  }
+  for (const name of ['--help', '-h']) if (!options.has(name)) options.set(name, { flags: name, takesValue: false });
+  for (let i = 1; i < argv.length - 1; i++) {
+    const token = argv[i] as string;
+    if (token === '--') return;
+    const option = options.get(token);
+    const next = argv[i + 1] as string;
+    if (option?.takesValue === true && options.has(next)) throw new CliError(`option '${option.flags}' argument missing (${next} is a flag, not its value)`);
+  }
+}
+
 /** Runs the CLI; resolves to the process exit code. */
 /**
  * Output that has gone away — a terminal after a hang-up (EIO), a pipe whose reader left
@@ -49,7 +73,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   try {
-    await program.parseAsync(first === 'serve' ? ['serve', ...llmdServeArgv(argv.slice(1))] : [...argv], { from: 'user' });
+    const args = first === 'serve' ? ['serve', ...llmdServeArgv(argv.slice(1))] : [...argv];
+    refuseFlagAsValue(program, args);
+    await program.parseAsync(args, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -15,6 +15,11 @@ describe('bad flags: one clear line and exit code 2, never a stack trace', () =>
     ['an unreachable URL', ['bench', '--url', 'http://127.0.0.1:9', '--duration', '1s']],
     ['a bad serve latency', ['serve', '--time-to-first-token', 'fast']],
     ['a bad serve port', ['serve', '--port', 'eighty']],
+    // A flag that needs a value, then another flag (audit 16-C finding 6): never a file named after it.
+    ['bench --output followed by a flag', ['bench', '--url', 'http://127.0.0.1:1', '--output', '--per-request']],
+    ['bench --url followed by a flag', ['bench', '--url', '--rate', '5']],
+    ['serve --truth-log followed by a flag', ['serve', '--port', '0', '--truth-log', '--log']],
+    ['serve --model followed by a flag', ['serve', '--model', '--log']],
   ])('%s', async (_name, args) => {
     const result = await runCli(args);
     expect(result.code).toBe(2);
