@@ -234,7 +234,8 @@ export function configOptionValue(where: string, option: Option, value: unknown)
     if ((option.long === '--lora-modules' || option.long === '--fake-metrics') && isYamlMap(v)) return JSON.stringify(v, (_key, x: unknown) => (typeof x === 'bigint' ? Number(x) : x));
     return wrong(v === value ? undefined : `${describeYaml(v)} in the list`);
   };
-  if (option.variadic) return Array.isArray(value) ? value.map(scalar) : [scalar(value)];
+  // A repeatable flag (`--wire-model`, collected into a list) takes a list or one value, as variadic ones do.
+  if (option.variadic || Array.isArray(option.defaultValue)) return Array.isArray(value) ? value.map(scalar) : [scalar(value)];
   return scalar(value);
 }
 

@@ -12,7 +12,7 @@ import { blameConfigFile } from '../../../server/cli/engine-serve-flags.ts';
 import { checkLlmdCompatFlags } from '../../../server/cli/llm-d-compat-flags.ts';
 import { serveOptionsFromFlags } from '../../../server/cli/serve-command.ts';
 import { checkLoraNames } from '../../../server/cli/vllm-serve-flags.ts';
-import { applyScenarioFlags } from '../../../server/wire/wire-flags.ts';
+import { applyScenarioFlags, wireOptionsFromFlags } from '../../../server/wire/wire-flags.ts';
 
 function configFile(yaml: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'bt-serve-config-')), 'serve.yaml');
@@ -135,5 +135,18 @@ describe('serve: adapters and llm-d compat values', () => {
     for (const raw of ['x', '0', '1.5', '']) expect(() => checkLlmdCompatFlags({ dataParallelSize: raw }, 1)).toThrow('--data-parallel-size: expected a whole number >= 1');
     expect(checkLlmdCompatFlags({ dataParallelSize: '1' }, 1)).toBeNull();
     expect(checkLlmdCompatFlags({ dataParallelSize: '2' }, 1)).toMatch(/ignored: --data-parallel-size 2/);
+  });
+});
+
+describe('serve --config: a repeatable flag’s key (audit 16-C finding 7)', () => {
+  const wireModelsOf = (yaml: string): Record<string, string> => {
+    const { serve, flags } = parseServe(['--config', configFile(yaml)]);
+    return blameConfigFile(serve, flags.config, () => wireOptionsFromFlags(flags, null)).wireModels;
+  };
+
+  it('wire-model takes one NAME=SPEC or a list of them, as repeating the flag does', () => {
+    expect(wireModelsOf('wire-model: "benchtruth/fake-model=cut=2"\n')).toEqual({ 'benchtruth/fake-model': 'cut=2' });
+    expect(Object.keys(wireModelsOf('wire-model:\n  - "a=cut=2"\n  - "b=eol=crlf"\n'))).toEqual(['a', 'b']);
+    expect(errorOf(() => wireModelsOf('wire-model: {a: 1}\n'))).toMatch(/wire-model: expected/);
   });
 });
