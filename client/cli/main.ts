@@ -68,6 +68,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
   // `help NAME` for a command that does not exist is a mistake, not a request for the overview.
   const [first, second] = argv;
+  if (first === undefined) {
+    process.stderr.write(`benchtruth: no command given (commands: ${program.commands.map((c) => c.name()).join(', ')}; benchtruth --help tells more)\n`);
+    return 2;
+  }
   if (first === 'help' && second !== undefined && !second.startsWith('-') && !program.commands.some((c) => c.name() === second || c.aliases().includes(second))) {
     process.stderr.write(`benchtruth: unknown command '${second}' (commands: ${program.commands.map((c) => c.name()).join(', ')})\n`);
     return 2;

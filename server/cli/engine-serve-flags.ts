@@ -94,8 +94,8 @@ function parseModelTimingFlag(raw: string): [string, Partial<ModelTimingOptions>
   if (eq <= 0) throw new CliError(`--model-timing: expected name=setting=value,…, got ${JSON.stringify(raw)}`);
   const settings: Record<string, string> = {};
   for (const pair of raw.slice(eq + 1).split(',')) {
-    const [key, value] = pair.split('=');
-    if (key === undefined || value === undefined) throw new CliError(`--model-timing: expected setting=value, got ${JSON.stringify(pair)}`);
+    const [key, value, ...rest] = pair.split('=');
+    if (key === undefined || value === undefined || rest.length > 0) throw new CliError(`--model-timing: expected setting=value, got ${JSON.stringify(pair)}`);
     settings[key.trim()] = value.trim();
   }
   return [raw.slice(0, eq), modelTimingEntry('--model-timing', settings)];

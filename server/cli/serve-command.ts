@@ -39,7 +39,7 @@ export function serveOptionsFromFlags(flags: ServeFlags, env: Readonly<Record<st
     host: flags.host === undefined ? defaultListenHost(env) : flagValue('--host', flags.host, nonEmpty('an address such as 127.0.0.1 or 0.0.0.0')),
     port: flagValue('--port', flags.port, portNumber),
     // vLLM / llm-d: the first --served-model-name is the name responses and metrics report.
-    model: flags.servedModelName?.[0] ?? flags.model,
+    model: flags.servedModelName?.[0] ?? flagValue('--model', flags.model, nonEmpty('a model name such as meta-llama/Llama-3.1-8B-Instruct')),
     servedModelAliases: flags.servedModelName?.slice(1) ?? [],
     modelPath: flags.servedModelName === undefined ? undefined : flags.model,
     seed: flagValue('--seed', flags.seed, seedValue),

@@ -9,7 +9,7 @@ import { usesPrefillCost, type Distribution } from './timing.ts';
 
 type CheckedOptions = Pick<
   ServerOptions,
-  keyof ModelTimingOptions | 'scheduler' | 'maxNumSeqs' | 'maxNumBatchedTokens' | 'modelTiming' | 'model' | 'servedModelAliases'
+  keyof ModelTimingOptions | 'scheduler' | 'maxNumSeqs' | 'maxNumBatchedTokens' | 'modelTiming' | 'model' | 'servedModelAliases' | 'wireModels'
 >;
 
 /**
@@ -23,6 +23,10 @@ export function engineConfigNotes(options: CheckedOptions & { loraModules: Reado
   const known = new Set([options.model, ...options.loraModules.map((lora) => lora.name)]);
   for (const name of Object.keys(options.modelTiming)) {
     if (!known.has(name)) notes.push(`benchtruth: note: per-model timing for ${JSON.stringify(name)} names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later`);
+  }
+  const served = new Set([...known, ...options.servedModelAliases]);
+  for (const name of Object.keys(options.wireModels)) {
+    if (!served.has(name)) notes.push(`benchtruth: note: --wire-model for ${JSON.stringify(name)} names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later`);
   }
   for (const name of new Set([options.model, ...Object.keys(options.modelTiming)])) {
     const timing = { ...options, ...(options.modelTiming[name] ?? {}) };

@@ -38,6 +38,14 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
       }
       const { model, faults } = request.query;
       const onlyFaults = faults === 'only' || faults === '1' || faults === 'true';
+      // A filter the feed does not know would otherwise stream everything as if none were asked for.
+      if (faults !== undefined && !onlyFaults && faults !== 'all' && faults !== '0' && faults !== 'false') {
+        void reply
+          .code(400)
+          .header('content-type', 'application/json')
+          .send(JSON.stringify({ error: { message: `faults: expected only (records with a fault) or all, got ${JSON.stringify(faults)}.`, type: 'BadRequestError', param: 'faults', code: 400 } }));
+        return;
+      }
       const wanted = (record: TruthRecord): boolean => (model === undefined || record.model === model) && (!onlyFaults || record.fault !== null);
       // Held now: the response lets go of its socket once it finishes.
       const socket = request.raw.socket;

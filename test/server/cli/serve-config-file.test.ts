@@ -150,3 +150,10 @@ describe('serve --config: a repeatable flag’s key (audit 16-C finding 7)', () 
     expect(errorOf(() => wireModelsOf('wire-model: {a: 1}\n'))).toMatch(/wire-model: expected/);
   });
 });
+
+describe('serve flags that said nothing about a mistake (audit 16-C findings 8, 10)', () => {
+  it('--model "" is refused; --model-timing with a second = in a setting is refused', () => {
+    expect(errorOf(() => serveWith(['--model', '']))).toMatch(/^--model: expected a model name/);
+    expect(errorOf(() => serveWith(['--model-timing', 'benchtruth/fake-model=time-to-first-token=50ms=999s']))).toBe('--model-timing: expected setting=value, got "time-to-first-token=50ms=999s"');
+  });
+});

@@ -57,6 +57,12 @@ describe('settings that work but may not be what was meant: a note each', () => 
     expect(notes({ model: 'm', loraModules: [{ name: 'la', path: '/x', baseModelName: null }], modelTiming: { la: { itlMs: 3 } } })).toEqual([]);
   });
 
+  it('a --wire-model for a name that is no served name or adapter (audit 16-C finding 17)', () => {
+    expect(notes({ model: 'm', servedModelAliases: ['alias'], wireModels: { nosuch: 'cut=2', alias: 'cut=2', m: 'cut=3' } })).toEqual([
+      'benchtruth: note: --wire-model for "nosuch" names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later',
+    ]);
+  });
+
   it('spreads that --latency-distribution fixed ignores, server-wide or per model', () => {
     expect(notes({ model: 'm', latencyDistribution: 'fixed', itlSpreadMs: 5 })).toEqual(['benchtruth: note: --latency-distribution fixed ignores --inter-token-latency-std-dev 5ms; every duration is its mean']);
     expect(notes({ model: 'm', modelTiming: { m: { latencyDistribution: 'fixed', ttftSpreadMs: 2 } } })).toEqual([

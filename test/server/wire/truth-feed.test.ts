@@ -69,6 +69,19 @@ describe('GET /_truth/stream', () => {
     }
   });
 
+  it('a ?faults= value it does not know is a 400, never an unfiltered feed (audit 16-C finding 12)', async () => {
+    const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1 });
+    try {
+      for (const value of ['bogus', 'ONLY']) {
+        const response = await request(`${running.url}/_truth/stream?faults=${value}`);
+        expect(response.statusCode).toBe(400);
+        expect(((await response.body.json()) as { error: { param: string } }).error.param).toBe('faults');
+      }
+    } finally {
+      await running.close();
+    }
+  });
+
   it('filters by ?faults=only and ?model=, and the server closes with feeds open', async () => {
     const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1, model: 'm1' });
     const faultsOnly = await openFeed(`${running.url}/_truth/stream?faults=only`);
