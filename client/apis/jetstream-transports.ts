@@ -38,6 +38,9 @@ export function grpcRequestSender({ base, api, clock, options }: SenderSetup): R
   } catch (error) {
     throw error instanceof RangeError ? new BenchError(error.message) : error;
   }
+  // The channel is plaintext to host:port: a TLS scheme or a path would be dropped without a word.
+  if (base.protocol !== 'http:') throw new BenchError(`--api jetstream-grpc: ${base.protocol}// is not served (the channel is plaintext gRPC); give --url http://HOST:PORT`);
+  if (base.pathname !== '/' && base.pathname !== '') throw new BenchError(`--api jetstream-grpc: the URL's path ${base.pathname} has no meaning for gRPC (the Orchestrator is HOST:PORT); give --url http://HOST:PORT`);
   const client = orchestratorClient(base.host);
   // Connect now and make one unmeasured call, while the run prepares; the run's origin and the
   // first send wait for it (bounded), so no TTFT includes the handshake or grpc-js's first call.

@@ -68,6 +68,16 @@ describe('--lora with --api jetstream-grpc', () => {
   });
 });
 
+describe('--api jetstream-grpc URLs (audit 16-C finding 16)', () => {
+  it.each([
+    ['https://127.0.0.1:9000', /https:\/\/ is not served \(the channel is plaintext gRPC\)/],
+    ['http://127.0.0.1:9000/v1', /the URL's path \/v1 has no meaning for gRPC/],
+  ])('%s is refused, not dropped without a word', (url, message) => {
+    const options: BenchOptions = { ...DEFAULT_BENCH_OPTIONS, url, api: 'jetstream-grpc' };
+    expect(() => grpcRequestSender({ base: new URL(url), api: API_ADAPTERS['jetstream-grpc'], clock: realClock, options })).toThrow(message);
+  });
+});
+
 describe('--lora with the JetStream HTTP APIs', () => {
   it.each(['jetstream-http', 'jetstream-proxy'] as const)('%s refuses it: neither door can name an adapter', (api) => {
     const options: BenchOptions = { ...DEFAULT_BENCH_OPTIONS, url: 'http://127.0.0.1:1', api, lora: [{ name: 'a', weight: 1 }] };
