@@ -116,40 +116,6 @@ function hasOverlongDigitRun(text: string): boolean {
   return false;
 }
 
-/**
- * Whether `text` (JSON that parses) holds an integer literal of more than 4300 digits outside
- * strings: Python's json reads an integer with int(), which refuses it with a plain ValueError
- * (a fraction or exponent makes it a float, which has no such cap).
- */
-function hasOverlongInteger(text: string): boolean {
-  // A cheap linear pass first: almost every body has no such run of digits at all.
-  if (text.length <= INT_MAX_STR_DIGITS || !hasOverlongDigitRun(text)) return false;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) {
-      inString = true;
-      continue;
-    }
-    if (c < 0x30 || c > 0x39) continue;
-    const start = i;
-    while (i + 1 < text.length && text.charCodeAt(i + 1) >= 0x30 && text.charCodeAt(i + 1) <= 0x39) i++;
-    const next = text[i + 1];
-    if (i - start + 1 > INT_MAX_STR_DIGITS && next !== '.' && next !== 'e' && next !== 'E') return true;
-    // A fraction's or exponent's digits are the float's: skip them with it.
-    if (next === '.' || next === 'e' || next === 'E') {
-      i++;
-      while (i + 1 < text.length && isNumberChar(text.charCodeAt(i + 1))) i++;
-    }
-  }
-  return false;
-}
-
 /** A character of a JSON number's fraction or exponent: a digit, `e`, `E`, `+`, `-` or `.`. */
 const isNumberChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d || c === 0x2e;
 
@@ -164,9 +130,17 @@ const OVERLONG_INTEGER = `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for i
 const MAX_NESTING = 1000;
 const TOO_DEEP = 'maximum recursion depth exceeded while decoding a JSON object from a unicode string';
 
-/** Whether `text` (JSON that parses) nests arrays and objects deeper than MAX_NESTING; linear. */
-function nestsTooDeep(text: string): boolean {
-  if (text.length <= 2 * MAX_NESTING) return false;
+/**
+ * The ValueError Python's json raises on `text` (JSON that parses), or null: the first integer
+ * literal of more than 4300 digits outside strings (json reads an integer with int(), which
+ * refuses it; a fraction or exponent makes it a float, which has no such cap), or the first
+ * container nested deeper than MAX_NESTING, whichever the reader meets first. One linear pass,
+ * and none at all for a body too short for either.
+ */
+function pythonValueError(text: string): string | null {
+  const mayNest = text.length > 2 * MAX_NESTING;
+  const mayOverflow = text.length > INT_MAX_STR_DIGITS && hasOverlongDigitRun(text);
+  if (!mayNest && !mayOverflow) return null;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -174,12 +148,26 @@ function nestsTooDeep(text: string): boolean {
     if (inString) {
       if (c === 0x5c) i++;
       else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
+      continue;
+    }
+    if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_NESTING) return true;
+      if (++depth > MAX_NESTING) return TOO_DEEP;
     } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (mayOverflow && c >= 0x30 && c <= 0x39) {
+      const start = i;
+      while (i + 1 < text.length && text.charCodeAt(i + 1) >= 0x30 && text.charCodeAt(i + 1) <= 0x39) i++;
+      const next = text[i + 1];
+      const isFloat = next === '.' || next === 'e' || next === 'E';
+      if (i - start + 1 > INT_MAX_STR_DIGITS && !isFloat) return OVERLONG_INTEGER;
+      // A fraction's or exponent's digits are the float's: skip them with it.
+      if (isFloat) {
+        i++;
+        while (i + 1 < text.length && isNumberChar(text.charCodeAt(i + 1))) i++;
+      }
+    }
   }
-  return false;
+  return null;
 }
 
 /** The text with every NaN / Infinity / -Infinity outside strings turned into a marked string. */
@@ -234,7 +222,7 @@ export function parsePythonJson(raw: string): PythonJsonResult {
       return { ok: false, kind: 'decode', error: null, message };
     }
   }
-  if (hasOverlongInteger(text)) return { ok: false, kind: 'value', error: null, message: OVERLONG_INTEGER };
-  if (nestsTooDeep(text)) return { ok: false, kind: 'value', error: null, message: TOO_DEEP };
+  const valueError = pythonValueError(text);
+  if (valueError !== null) return { ok: false, kind: 'value', error: null, message: valueError };
   return { ok: true, value };
 }
