@@ -103,27 +103,35 @@ function editDistance(a: string, b: string): number {
 }
 
 function knownKeys(path: ReadonlyArray<PropertyKey>): string[] {
-  // Walk the schema's shape along the path (objects only; arrays and unions are looked through).
-  let schema: unknown = configSchema;
+  // Walk the schema's shapes along the path (objects only; arrays are looked through, and a
+  // union is every branch: a concurrency stage's keys are not a rate stage's).
+  let schemas: unknown[] = [configSchema];
   for (const key of path) {
-    schema = unwrap(schema);
-    const shape = (schema as { shape?: Record<string, unknown> }).shape;
-    if (shape !== undefined && typeof key === 'string') schema = shape[key];
-    else if ((schema as { element?: unknown }).element !== undefined) schema = (schema as { element: unknown }).element;
+    const next: unknown[] = [];
+    for (const schema of schemas.flatMap(branches)) {
+      const shape = (schema as { shape?: Record<string, unknown> }).shape;
+      if (shape !== undefined && typeof key === 'string') {
+        if (shape[key] !== undefined) next.push(shape[key]);
+      } else if ((schema as { element?: unknown }).element !== undefined) next.push((schema as { element: unknown }).element);
+    }
+    schemas = next;
   }
-  const shape = (unwrap(schema) as { shape?: Record<string, unknown> }).shape;
-  return shape === undefined ? [] : Object.keys(shape);
+  const keys = schemas.flatMap(branches).flatMap((schema) => Object.keys((schema as { shape?: Record<string, unknown> }).shape ?? {}));
+  return [...new Set(keys)];
 }
 
-function unwrap(schema: unknown): unknown {
+/** The schema with optional/default/pipe wrappers taken off; a union's every branch. */
+function branches(schema: unknown): unknown[] {
   let s = schema as { def?: { innerType?: unknown; in?: unknown; options?: unknown[] } } | undefined;
   for (let i = 0; i < 10 && s?.def !== undefined; i++) {
-    const next = s.def.innerType ?? s.def.in ?? (s.def.options?.find((o) => (o as { shape?: unknown }).shape !== undefined) as unknown);
+    if (s.def.options !== undefined) return s.def.options.flatMap(branches);
+    const next = s.def.innerType ?? s.def.in;
     if (next === undefined) break;
     s = next as typeof s;
   }
-  return s;
+  return s === undefined ? [] : [s];
 }
+
 
 /** Names the flag that set a config path, when one did (errors then speak of `--rate`, not the path). */
 /**

@@ -85,6 +85,8 @@ output: {dir: out}
   it.each([
     ['an unknown key, with a suggestion', 'load:\n  stagez: []\n', /unknown key load\.stagez \(did you mean stages\?\)/],
     ['an unknown section', 'lode: {}\n', /unknown key lode \(did you mean load\?\)/],
+    // Every branch of a union: a concurrency stage's keys too, not only a rate stage's (audit 16-C finding 11).
+    ['a typo in a concurrency stage', 'load:\n  type: concurrency\n  stages:\n    - concurrency: 2\n      cont: 3\n', /unknown key load\.stages\.0\.cont \(did you mean count\?\)/],
     // A misspelled required key is named as written, not reported as the key missing.
     ['a misspelled required key', 'load:\n  stages: [{rate: 5, duraton: 1s}]\n', /unknown key load\.stages\.0\.duraton \(did you mean duration\?\)/],
     ['a wrong type, with the path', 'load:\n  stages: [{rate: fast, duration: 1s}]\n', /load\.stages\.0\.rate: expected a number, got the text "fast" \(fix: make load\.stages\.0\.rate a number\)/],
