@@ -26,22 +26,33 @@ export function flagValue<T>(flag: string, raw: string, parse: (raw: string) => 
   }
 }
 
+/** A number as a flag writes it: decimal digits, a fraction, an exponent (`1e3`). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
+ * The value of a flag's number, read as written: NaN for anything but decimal text, so `0x10`,
+ * `0b1`, ` 80` and `Infinity` are no numbers (Number() reads them all), as they are no durations.
+ */
+export function decimalNumber(raw: string): number {
+  return DECIMAL.test(raw) ? Number(raw) : Number.NaN;
+}
+
 export function positiveNumber(raw: string): number {
-  const value = Number(raw);
+  const value = decimalNumber(raw);
   if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new Error(`expected a number > 0, got ${JSON.stringify(raw)}`);
   return value;
 }
 
 export function wholeNumber(min: number): (raw: string) => number {
   return (raw: string) => {
-    const value = Number(raw);
+    const value = decimalNumber(raw);
     if (raw.trim() === '' || !Number.isInteger(value) || value < min) throw new Error(`expected a whole number >= ${min}, got ${JSON.stringify(raw)}`);
     return value;
   };
 }
 
 export function fraction(raw: string): number {
-  const value = Number(raw);
+  const value = decimalNumber(raw);
   if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) throw new Error(`expected a number in [0, 1], got ${JSON.stringify(raw)}`);
   return value;
 }

@@ -7,7 +7,7 @@ import { readTextFile } from '../cli/text-file.ts';
 import { dirname, resolve } from 'node:path';
 import { parseYamlStrict } from '../cli/yaml-text.ts';
 import type { z } from 'zod';
-import { CliError } from '../../contracts/cli-error.ts';
+import { CliError, decimalNumber } from '../../contracts/cli-error.ts';
 import { adapterFilePart } from '../report/run-output.ts';
 import type { DataSpec } from '../data/data-spec.ts';
 import type { LengthDistribution } from '../data/length-distribution.ts';
@@ -82,6 +82,8 @@ export function setPath(root: Json, path: string, value: unknown, label = path):
 export function flagScalar(text: string): unknown {
   try {
     const value = parseYamlStrict(text);
+    // YAML's other number spellings (`0x10`, `0o7`, `.inf`) stay text: a flag's number is decimal.
+    if (typeof value === 'number' && Number.isNaN(decimalNumber(text.trim()))) return text;
     return value === null || value === undefined ? text : value;
   } catch {
     return text;

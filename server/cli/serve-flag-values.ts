@@ -4,7 +4,7 @@
  * factor, the worker count, and values that must not be empty. Each throws a plain Error that
  * `flagValue` turns into one line naming the flag.
  */
-import { wholeNumber } from '../../contracts/cli-error.ts';
+import { decimalNumber, wholeNumber } from '../../contracts/cli-error.ts';
 import { parseBoundedDurationMs } from '../../contracts/units.ts';
 
 /**
@@ -24,13 +24,13 @@ export function latencyMs(raw: string): number {
 
 /** A TCP port; 0 = any free port. */
 export function portNumber(raw: string): number {
-  const value = Number(raw);
+  const value = decimalNumber(raw);
   if (raw.trim() === '' || !Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`expected a port from 0 to 65535 (0 = any free port), got ${JSON.stringify(raw)}`);
   return value;
 }
 
 export function loadFactor(raw: string): number {
-  const value = Number(raw);
+  const value = decimalNumber(raw);
   if (raw.trim() === '' || !Number.isFinite(value) || value < 1 || value > MAX_LOAD_FACTOR) throw new Error(`expected a factor from 1 to ${MAX_LOAD_FACTOR}, got ${JSON.stringify(raw)}`);
   return value;
 }

@@ -205,3 +205,12 @@ describe('request headers no request could carry (audit 16-C finding 3)', () => 
     expect(benchOptionsFromFlags({ ...base, config: config('api: {headers: {X-Tenant: "é ok", Host: gw.example}}\n') }).headers).toMatchObject({ 'X-Tenant': 'é ok', Host: 'gw.example' });
   });
 });
+
+describe('numbers in flags are decimal, as durations are (audit 16-C finding 14)', () => {
+  it('0x10, 0o7 and .inf are no numbers; 16 and 1e3 are', () => {
+    expect(errorOf({ rate: '0x10' })).toMatch(/^--rate: expected a number, got the text "0x10"/);
+    expect(errorOf({ maxTokens: '0o7' })).toMatch(/^--max-tokens: expected a number, got the text "0o7"/);
+    expect(benchOptionsFromFlags({ ...base, maxTokens: '16' }).maxTokens).toBe(16);
+    expect(benchOptionsFromFlags({ ...base, rate: '1e3' }).rate).toBe(1000);
+  });
+});
