@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { isatty } from 'node:tty';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
+import { realClock } from '../../contracts/clock.ts';
 import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
 import { applyInferencePerfSpellings, oursOfPath } from '../config/inference-perf-spellings.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
@@ -19,6 +20,8 @@ import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 
 /** The signals that stop a run as Ctrl-C does, with their numbers (exit status 128 + n). */
 const STOP_SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
+/** A repeat of the first stop signal this soon is that stop's echo (timeout(1) signals the child and its group). */
+const SAME_STOP_WITHIN_MS = 250;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
 export interface BenchFlags {
@@ -376,9 +379,15 @@ export function registerBenchCommand(program: Command): void {
         process.removeAllListeners('SIGHUP');
         process.kill(process.pid, 'SIGHUP');
       });
+      let firstStop: { signal: StopSignal; atMs: number } | null = null;
       const onSignal = (signal: StopSignal): void => {
+        // timeout(1) signals its child and then its own process group, so one stop arrives twice
+        // within microseconds: that echo is the same stop, not a second one cutting off the grace.
+        const atMs = realClock.now();
+        if (firstStop !== null && interrupts === 1 && signal === firstStop.signal && atMs - firstStop.atMs < SAME_STOP_WITHIN_MS) return;
+        firstStop ??= { signal, atMs };
         interrupts++;
-        // A Job or timeout(1) sends the same signal again, a terminal user presses Ctrl-C again.
+        // A Job or timeout(1) sends the same signal again later, a terminal user presses Ctrl-C again.
         const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
         if (interrupts === 1) {
           exitCode = 128 + STOP_SIGNALS[signal];

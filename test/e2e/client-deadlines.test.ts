@@ -84,6 +84,22 @@ describe('interrupts', () => {
     }
   });
 
+  it("the same signal twice at once (timeout(1) signals the child and then its group) is one stop: the grace still runs (audit 16-L finding 1)", async () => {
+    const server = await startServer({ seed: 10, ttftMs: 50, itlMs: 10 });
+    const out = tempDir();
+    try {
+      const { code } = await interruptedBench(server.url, out, '300ms', 0, () => server.server.context.truth.size);
+      expect(code).toBe(130);
+      const lines = linesOf(out);
+      expect(lines.length).toBe(server.server.context.truth.size);
+      const cut = lines.filter((l) => !l.ok);
+      expect(cut.length).toBeGreaterThan(0);
+      for (const l of cut) expect(l.error?.message).toMatch(/cut off at the end of the 300 ms grace period/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a second SIGINT ends the grace period at once: every request is still reported, exit 130', async () => {
     const server = await startServer({ seed: 9, ttftMs: 50, itlMs: 10 });
     const out = tempDir();
