@@ -197,6 +197,19 @@ const sweepSchema = z
 /** What a sweep load runs with when the file gives no `load.sweep`. */
 export const SWEEP_DEFAULTS = sweepSchema.parse({});
 
+/**
+ * `data.shared_prefix`: inference-perf's defaults (10 groups of 10 prompts, 100 + 50 tokens);
+ * its own key names are read as these (inference-perf-spellings.ts).
+ */
+export const SHARED_PREFIX = z.strictObject({
+  num_groups: whole(1).max(MAX_PLANNED_SENDS).default(10),
+  prompts_per_group: whole(1).max(MAX_PLANNED_SENDS).default(10),
+  system_prompt_len: tokens.default(100),
+  question_len: tokens.default(50),
+  /** inference-perf's prompt-generation seed: accepted, unused (prompts follow load.seed). */
+  seed: z.number().int().optional(),
+});
+
 export const configSchema = z.strictObject({
   api: z
     .strictObject({
@@ -275,18 +288,7 @@ export const configSchema = z.strictObject({
       min_tokens: tokens.optional(),
       max_prompt_tokens: tokens.optional(),
       max_total_tokens: whole(1).max(2 * MAX_LENGTH_TOKENS).optional(),
-      shared_prefix: z
-        // inference-perf's defaults (10 groups of 10 prompts, 100 + 50 tokens); its own key names
-        // are read as these (inference-perf-spellings.ts).
-        .strictObject({
-          num_groups: whole(1).max(MAX_PLANNED_SENDS).default(10),
-          prompts_per_group: whole(1).max(MAX_PLANNED_SENDS).default(10),
-          system_prompt_len: tokens.default(100),
-          question_len: tokens.default(50),
-          /** inference-perf's prompt-generation seed: accepted, unused (prompts follow load.seed). */
-          seed: z.number().int().optional(),
-        })
-        .optional(),
+      shared_prefix: SHARED_PREFIX.optional(),
     })
     .superRefine((data, ctx) => {
       if (data.type === 'sharegpt') return;

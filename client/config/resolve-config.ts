@@ -16,7 +16,7 @@ import { requestsIn } from '../load/arrivals.ts';
 import { parseTrace, type LoadSpec, type StageSpec } from '../load/load-plan.ts';
 import type { Slo } from '../report/goodput.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.ts';
-import { configSchema, DEFAULT_STAGES, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, SWEEP_DEFAULTS, type BenchConfig, type LengthConfig } from './config-schema.ts';
+import { configSchema, DEFAULT_STAGES, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, SHARED_PREFIX, SWEEP_DEFAULTS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -441,10 +441,10 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
       return { type: 'sharegpt', path: needPath(), output, limits };
     }
     case 'jsonl':
-      return { type: 'jsonl', path: needPath(), output: output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens } };
+      return { type: 'jsonl', path: needPath(), output: output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens }, lineLengthsWin: output === null };
     case 'shared_prefix': {
-      const sp = data.shared_prefix;
-      if (sp === undefined) throw new CliError('config data.shared_prefix: required for data.type shared_prefix (fix: add num_groups, prompts_per_group, system_prompt_len, question_len)');
+      // Every key has inference-perf's default: no section is all of them.
+      const sp = data.shared_prefix ?? SHARED_PREFIX.parse({});
       return {
         type: 'shared_prefix',
         sharedPrefix: { groups: sp.num_groups, promptsPerGroup: sp.prompts_per_group, systemPromptTokens: sp.system_prompt_len, questionTokens: sp.question_len },

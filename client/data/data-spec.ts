@@ -7,7 +7,8 @@ import { sharedPrefixDataset, syntheticDataset, type SharedPrefixSpec } from './
 export type DataSpec =
   | { type: 'synthetic'; input: LengthDistribution; output: LengthDistribution }
   | { type: 'sharegpt'; path: string; output: LengthDistribution | null; limits?: Partial<ShareGptLimits> }
-  | { type: 'jsonl'; path: string; output: LengthDistribution }
+  /** `lineLengthsWin` (default true): a line's own `output_tokens` beats `output` (no length was configured). */
+  | { type: 'jsonl'; path: string; output: LengthDistribution; lineLengthsWin?: boolean }
   | { type: 'shared_prefix'; sharedPrefix: SharedPrefixSpec; output: LengthDistribution };
 
 export function buildDataset(spec: DataSpec, seed: number): Dataset {
@@ -17,7 +18,7 @@ export function buildDataset(spec: DataSpec, seed: number): Dataset {
     case 'sharegpt':
       return shareGptDataset(spec.path, { output: spec.output, ...spec.limits }, seed);
     case 'jsonl':
-      return jsonlDataset(spec.path, spec.output, seed);
+      return jsonlDataset(spec.path, spec.output, seed, spec.lineLengthsWin ?? true);
     case 'shared_prefix':
       return sharedPrefixDataset(spec.sharedPrefix, spec.output, seed);
   }

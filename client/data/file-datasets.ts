@@ -150,7 +150,11 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
   return fromEntries('sharegpt', entries, options.output, seed, false);
 }
 
-export function jsonlDataset(path: string, output: LengthDistribution, seed: number): Dataset {
+/**
+ * `output`: the length a request asks for. A length the flags or `data.output` configured wins
+ * over the lines' own, as for ShareGPT; with none (`lineLengthsWin`) a line's `output_tokens` does.
+ */
+export function jsonlDataset(path: string, output: LengthDistribution, seed: number, lineLengthsWin = true): Dataset {
   const entries: Entry[] = [];
   const bytes = readBytes(path);
   lineRanges(bytes)
@@ -173,5 +177,5 @@ export function jsonlDataset(path: string, output: LengthDistribution, seed: num
       entries.push({ prompt: row.prompt, promptTokens: countTokens(row.prompt), outputTokens });
     });
   if (entries.length === 0) throw new DatasetError(`${path}: no prompts`);
-  return fromEntries('jsonl', entries, output, seed, true);
+  return fromEntries('jsonl', entries, output, seed, lineLengthsWin);
 }

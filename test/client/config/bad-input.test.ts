@@ -214,3 +214,15 @@ describe('numbers in flags are decimal, as durations are (audit 16-C finding 14)
     expect(benchOptionsFromFlags({ ...base, rate: '1e3' }).rate).toBe(1000);
   });
 });
+
+describe('datasets as flags set them (audit 16-L findings 4, 7)', () => {
+  it('--max-tokens wins over a JSONL line’s output_tokens, as over ShareGPT’s answers; without it the line’s length stands', () => {
+    const path = file('lines.jsonl', '{"prompt": "a b c", "output_tokens": 3}\n{"prompt": "d e"}\n');
+    expect(benchOptionsFromFlags({ ...base, dataset: 'jsonl', datasetPath: path, maxTokens: '2' }).data).toMatchObject({ type: 'jsonl', output: { kind: 'fixed', value: 2 }, lineLengthsWin: false });
+    expect(benchOptionsFromFlags({ ...base, dataset: 'jsonl', datasetPath: path }).data).toMatchObject({ type: 'jsonl', lineLengthsWin: true });
+  });
+
+  it('--dataset shared_prefix alone runs with inference-perf’s defaults', () => {
+    expect(benchOptionsFromFlags({ ...base, dataset: 'shared_prefix' }).data).toMatchObject({ type: 'shared_prefix', sharedPrefix: { groups: 10, promptsPerGroup: 10, systemPromptTokens: 100, questionTokens: 50 } });
+  });
+});

@@ -143,7 +143,14 @@ describe('file datasets', () => {
     expect(() => shareGptDataset(sharegpt, { output: null, maxTotalTokens: 5 }, 0)).toThrow(/data\.max_total_tokens/);
   });
 
-  it('JSONL: a line output length wins over the configured one', () => {
+  it('JSONL: a length the flags or data.output configured wins over the lines’ (audit 16-L finding 4)', () => {
+    const path = join(dir, 'prompts-flag.jsonl');
+    writeFileSync(path, '{"prompt": "one two three", "output_tokens": 7}\n{"prompt": "four five"}\n');
+    const data = jsonlDataset(path, { kind: 'fixed', value: 11 }, 0, false);
+    expect([data.item(0), data.item(1)].map((i) => i.maxTokens)).toEqual([11, 11]);
+  });
+
+  it('JSONL: with no length configured, a line output length wins over the default', () => {
     const path = join(dir, 'prompts.jsonl');
     writeFileSync(path, '{"prompt": "one two three", "output_tokens": 7}\n\n{"prompt": "four five"}\n');
     const data = jsonlDataset(path, { kind: 'fixed', value: 11 }, 0);
