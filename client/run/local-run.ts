@@ -63,11 +63,11 @@ export interface LocalRunInput {
    */
   onStage?: (stage: number, phase: 'start' | 'end') => Promise<void> | undefined;
   /**
-   * Where a stage's schedule starts (a clock reading; null: stop): its warm-up phase, when it
+   * Where a stage's schedule starts (a clock reading; null: stop; undefined: when it begins): its warm-up phase, when it
    * has one, then its measured part. Worker threads wait here for the shared start every
    * worker anchors on; default: each part starts when the one before it has drained.
    */
-  stageOrigin?: (stage: number, phase: StagePhase) => Promise<number | null>;
+  stageOrigin?: (stage: number, phase: StagePhase) => Promise<number | null | undefined>;
   /**
    * The budget plan `plans[position]`'s closed-loop lanes claim their measured sends from
    * (worker threads: the one every worker of the run shares); default this share's own count.

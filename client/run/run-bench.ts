@@ -149,12 +149,17 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     // with --workers each worker's own sender makes it (this process sends nothing measured).
     if (workers === 1) await sender.ready(controller.signal);
     // Worker threads anchor their first start on it themselves (worker-pool.ts).
+    let originMs = clock.now();
     if (startAt !== null && workers === 1) {
       await sleepUntilEpoch(clock, startAt, controller.signal);
-      const lateMs = clock.epochMs(clock.now()) - startAt;
+      const now = clock.now();
+      const lateMs = clock.epochMs(now) - startAt;
       if (lateMs > LATE_START_NOTE_MS && !passedAtLaunch && !controller.signal.aborted) lateStartNote(lateMs);
+      // The schedule is anchored on the start itself, as worker threads anchor theirs: the timer's
+      // wake-up a few ms after it is then the first sends' schedule_delay, not a shift of the
+      // whole schedule against the other shards'. A start already past at launch anchors on now.
+      originMs = passedAtLaunch ? now : now - Math.max(0, lateMs);
     }
-    const originMs = clock.now();
     const originEpochMs = clock.epochMs(originMs);
     const counters = new LiveCounters();
     const progress = startProgress(counters, load.type === 'sweep' ? null : plannedTotal(plans), options.progress ?? 'off');
@@ -193,7 +198,15 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
           const plan = stagePlans[position];
           return plan?.kind === 'closed' ? localBudget(closedCountOf(plan, [share]), closedFirstOf(plan, shard, 1)) : undefined;
         };
-        const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage };
+        // With --start-at the first stage's schedule starts at the start itself (the run's origin),
+        // as every shard's does; every later part, and every part of a run without one, when it begins.
+        let anchored = startAt === null || passedAtLaunch;
+        const stageOrigin = (): Promise<number | undefined> => {
+          const origin = anchored ? undefined : originMs;
+          anchored = true;
+          return Promise.resolve(origin);
+        };
+        const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage, stageOrigin };
         const firstPlans = plans;
         const first = await runLocal({ ...common, plans: firstPlans, measuredBudget: measuredBudget(firstPlans) });
         samples = first.samples;

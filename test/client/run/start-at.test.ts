@@ -67,6 +67,11 @@ describe('a run given a start', () => {
     expect(epochs).toHaveLength(4);
     // Timers never fire early; the clock's epoch anchor is exact to well under a millisecond.
     expect(epochs[0]).toBeGreaterThanOrEqual(startAt - 1);
+    // In one process the schedule is anchored on the start itself (audit 16-L finding 3): the
+    // timer's wake-up is the first send's schedule_delay, never a shift of the whole schedule.
+    // (Worker threads anchor on it too, each through its own clock's epoch anchor, which may be
+    // a millisecond off the main thread's: no bound that tight is asserted for them.)
+    if (workers === 1) expect(epochs[0]).toBeLessThanOrEqual(startAt + 1);
     // The constant schedule keeps its spacing from there (50 ms at 20/s).
     expect((epochs[3] as number) - (epochs[0] as number)).toBeCloseTo(150, 0);
   });
