@@ -29,7 +29,7 @@ export function engineConfigNotes(options: CheckedOptions & { loraModules: Reado
     if (!served.has(name)) notes.push(`benchtruth: note: --wire-model for ${JSON.stringify(name)} names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later`);
   }
   for (const name of new Set([options.model, ...Object.keys(options.modelTiming)])) {
-    const timing = { ...options, ...(options.modelTiming[name] ?? {}) };
+    const timing = { ...options, ...(Object.hasOwn(options.modelTiming, name) ? options.modelTiming[name] : {}) };
     if (timing.latencyDistribution !== 'fixed') continue;
     const spreads = ([['--time-to-first-token-std-dev', timing.ttftSpreadMs], ['--inter-token-latency-std-dev', timing.itlSpreadMs], ['--prefill-time-std-dev', timing.prefillSpreadMs]] as const).filter(([, ms]) => ms > 0);
     if (spreads.length === 0) continue;

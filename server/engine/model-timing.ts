@@ -6,7 +6,8 @@ import type { TimingModel } from './timing.ts';
 type TimingOptionSource = Pick<ServerOptions, keyof ModelTimingOptions | 'maxNumSeqs' | 'modelTiming'>;
 
 export function timingFor(options: TimingOptionSource, model: string): TimingModel {
-  const o: ModelTimingOptions = { ...options, ...(options.modelTiming[model] ?? {}) };
+  // Own keys only: a model named `constructor` must not pick up Object's.
+  const o: ModelTimingOptions = { ...options, ...(Object.hasOwn(options.modelTiming, model) ? options.modelTiming[model] : {}) };
   return {
     ttft: { kind: o.latencyDistribution, meanMs: o.ttftMs, spreadMs: o.ttftSpreadMs },
     itl: { kind: o.latencyDistribution, meanMs: o.itlMs, spreadMs: o.itlSpreadMs },

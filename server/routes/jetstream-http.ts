@@ -13,7 +13,7 @@ import { SURFACE_ENDPOINTS, type GeneratePlanInput, type JetstreamSurface } from
 import type { ServerContext } from '../server-context.ts';
 import { playResponse } from '../transport/response-executor.ts';
 import { sentRequestId } from '../transport/id-header.ts';
-import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
+import { requestWirePolicy, sentWireHeader } from '../wire/request-wire.ts';
 import { admitJetstream } from './jetstream-admission.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
 import { methodNotAllowed } from './vllm-method-not-allowed.ts';
@@ -108,7 +108,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     const play = (request: FastifyRequest, reply: FastifyReply, start: GenerationStart, plan: PlanRequest): FastifyReply | undefined => {
       const { identity, arrivalMono } = start;
       // Server-wide, per-model and per-request (header) wire policies, as for vLLM.
-      const wire = requestWirePolicy(ctx.options, ctx.options.model, request.headers[WIRE_HEADER]);
+      const wire = requestWirePolicy(ctx.options, ctx.options.model, sentWireHeader(request.raw));
       if (!wire.ok) return refuse(request, reply, start, plan.surface, plan.stream, new JetstreamError(400, wire.message));
       const admission = admitJetstream(
         ctx,

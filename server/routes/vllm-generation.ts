@@ -14,7 +14,7 @@ import type { ServerContext } from '../server-context.ts';
 import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 import { playResponse } from '../transport/response-executor.ts';
 import { sentRequestId } from '../transport/id-header.ts';
-import { requestWirePolicy, WIRE_HEADER } from '../wire/request-wire.ts';
+import { requestWirePolicy, sentWireHeader, WIRE_HEADER } from '../wire/request-wire.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
 import { sendVllmError } from './vllm-errors.ts';
 import { failPlanning } from './vllm-refusal-truth.ts';
@@ -61,7 +61,8 @@ export function resolveModel(state: VllmState, name: string): ResolvedModel | Vl
  */
 export function wirePolicyFor(ctx: ServerContext, model: ResolvedModel, request: FastifyRequest): Readonly<WirePolicy> | VllmError {
   const name = Object.hasOwn(ctx.options.wireModels, model.servedAs) ? model.servedAs : model.name;
-  const wire = requestWirePolicy(ctx.options, name, request.headers[WIRE_HEADER]);
+  // Sent twice, the header is two specs layered in order (node would join them with ", ").
+  const wire = requestWirePolicy(ctx.options, name, sentWireHeader(request.raw));
   return wire.ok ? wire.policy : badRequest(wire.message, WIRE_HEADER);
 }
 

@@ -29,10 +29,20 @@ function layered(specs: readonly string[]): Readonly<WirePolicy> {
   return policy;
 }
 
+/**
+ * The `x-benchtruth-wire` values a request sent, each as sent: node joins a repeated header with
+ * ", " in `headers`, which no spec reads; `headersDistinct` keeps them apart (absent on
+ * injected test requests, which then give `headers`).
+ */
+export function sentWireHeader(raw: { headersDistinct?: NodeJS.Dict<string[]>; headers: NodeJS.Dict<string | string[]> }): string | string[] | undefined {
+  return raw.headersDistinct?.[WIRE_HEADER] ?? raw.headers[WIRE_HEADER];
+}
+
 export function requestWirePolicy(settings: WireSettings, model: string, header: string | string[] | undefined): RequestWire {
   const specs: string[] = [];
   if (settings.wire !== null && settings.wire !== '') specs.push(settings.wire);
-  const forModel = settings.wireModels[model];
+  // Own keys only: a model or adapter named `constructor` or `toString` is a name, not Object's.
+  const forModel = Object.hasOwn(settings.wireModels, model) ? settings.wireModels[model] : undefined;
   if (forModel !== undefined) specs.push(forModel);
   const sent = Array.isArray(header) ? header.join(';') : header;
   if (sent !== undefined && sent.trim() !== '') specs.push(sent);

@@ -148,3 +148,32 @@ describe('the truth’s wire of an answer sent as one body (audit 15-S5)', () =>
     expect((await post('plain-body', 'eol=crlf;tokens=2', { stream: false })).truth?.wire).toBe('vllm');
   });
 });
+
+describe('names and headers the wire lookup must not misread (audit 16-W findings 1, 5)', () => {
+  it('a served or adapter name that is a property of every object (constructor, toString, __proto__) is served, never a 500', async () => {
+    const odd = buildServer({ seed: 3, ttftMs: 0, itlMs: 0, model: 'constructor', servedModelAliases: ['toString'], loraModules: [{ name: '__proto__', path: '/x', baseModelName: null }, { name: 'hasOwnProperty', path: '/y', baseModelName: null }] });
+    await odd.app.ready();
+    try {
+      for (const model of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+        const response = await odd.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ model, prompt: 'hi', max_tokens: 2, stream: true }) });
+        expect(response.statusCode, model).toBe(200);
+      }
+    } finally {
+      await odd.close();
+    }
+  });
+
+  it('the header sent twice is two specs, layered in order (node would join them with ", ")', async () => {
+    const port = await server.listen(0);
+    const { request } = await import('undici');
+    const response = await request(`http://127.0.0.1:${port}/v1/completions`, {
+      method: 'POST',
+      headers: ['content-type', 'application/json', 'x-request-id', 'twice', 'x-benchtruth-wire', 'cut=2', 'x-benchtruth-wire', 'eol=crlf'],
+      body: JSON.stringify({ prompt: 'hello there', max_tokens: 3, stream: true }),
+    });
+    await response.body.text();
+    expect(response.statusCode).toBe(200);
+    const truth = truthFromJson(JSON.parse((await server.app.inject({ method: 'GET', url: '/_truth/requests/twice' })).body) as TruthRecordJson);
+    expect(parseWireSpec(truth.wire ?? '')).toMatchObject(parseWireSpec('eol=crlf;keepalive=2;cut=2'));
+  });
+});
