@@ -62,8 +62,10 @@ function wholeBodyPolicy(policy: Readonly<WirePolicy>): WirePolicy {
 
 export function planWireResponse(input: WireResponseInput): WireResponse {
   const { policy, rng, stream, shapes } = input;
-  const wire = formatWireSpec(stream ? policy : wholeBodyPolicy(policy));
   const chosen = chooseFault(policy.faults, rng.derive('wire:fault'), stream);
+  // An HTTP-error answer is one body whether a stream was asked for or not: its truth's wire
+  // keeps only what a body can feel, as a non-streamed answer's does.
+  const wire = formatWireSpec(stream && chosen?.kind !== 'http' ? policy : wholeBodyPolicy(policy));
   const fault = chosen === null ? null : faultTruth(chosen);
 
   if (chosen?.kind === 'http') {

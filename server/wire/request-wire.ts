@@ -35,7 +35,23 @@ function layered(specs: readonly string[]): Readonly<WirePolicy> {
  * injected test requests, which then give `headers`).
  */
 export function sentWireHeader(raw: { headersDistinct?: NodeJS.Dict<string[]>; headers: NodeJS.Dict<string | string[]> }): string | string[] | undefined {
-  return raw.headersDistinct?.[WIRE_HEADER] ?? raw.headers[WIRE_HEADER];
+  const sent = raw.headersDistinct?.[WIRE_HEADER] ?? raw.headers[WIRE_HEADER];
+  return Array.isArray(sent) ? sent.map(utf8OfLatin1) : sent === undefined ? undefined : utf8OfLatin1(sent);
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * node reads header bytes as Latin-1; a client that sent UTF-8 (`gap=1µs`, `event=café`) meant
+ * those characters. Bytes that are no UTF-8 stay as read.
+ */
+function utf8OfLatin1(value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value)) return value;
+  try {
+    return STRICT_UTF8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
 }
 
 export function requestWirePolicy(settings: WireSettings, model: string, header: string | string[] | undefined): RequestWire {

@@ -6,7 +6,7 @@
 import type { Rng } from '../../contracts/rng.ts';
 import type { TruthFault } from '../../contracts/truth.ts';
 import type { PayloadEvent } from './payload-event.ts';
-import type { FaultKind, FaultSpec } from './wire-policy.ts';
+import { sendsRetryAfter, type FaultKind, type FaultSpec } from './wire-policy.ts';
 
 /** How a dialect spells its faults. */
 export interface FaultShapes {
@@ -46,6 +46,11 @@ export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: bool
 }
 
 export function faultTruth(fault: FaultSpec): TruthFault {
+  // An HTTP status that sends no Retry-After (anything but 429 and 503) has none in its truth either.
+  if (fault.kind === 'http' && !sendsRetryAfter(fault.status)) {
+    const { kind, p, retryAfterS: _unsent, ...params } = fault;
+    return { kind, params: { ...params, probability: p } };
+  }
   const { kind, p, ...params } = fault;
   return { kind, params: { ...params, probability: p } };
 }

@@ -26,12 +26,12 @@ function fail(item: string, why: string): never {
   throw new WireSpecError(`wire spec item ${JSON.stringify(item)}: ${why}`);
 }
 
-function flag(item: string, value: string | undefined): boolean {
+function flag(item: string, value: string | undefined, expected = 'expected yes or no'): boolean {
   if (value === undefined) return true;
   const v = value.toLowerCase();
   if (['yes', 'on', 'true', '1'].includes(v)) return true;
   if (['no', 'off', 'false', '0'].includes(v)) return false;
-  return fail(item, 'expected yes or no');
+  return fail(item, expected);
 }
 
 function count(item: string, raw: string | undefined, min: number, fallback?: number): number {
@@ -158,7 +158,7 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       break;
     case 'keepalive':
       // On/off words as every on/off item reads them (flag()); a number is "before every Nth event".
-      framing.keepAliveEvery = value !== undefined && /^[a-z]+$/i.test(value) ? Number(flag(item, value)) : count(item, value, 0, 1);
+      framing.keepAliveEvery = value !== undefined && /^[a-z]+$/i.test(value) ? Number(flag(item, value, 'expected a whole number (a comment before every Nth event) or on/off')) : count(item, value, 0, 1);
       break;
     case 'event':
       if (value !== undefined && /[\r\n]/.test(value)) fail(item, 'an event name cannot hold a line break');

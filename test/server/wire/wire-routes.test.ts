@@ -18,6 +18,10 @@ afterAll(async () => {
   await server.close();
 });
 
+let listening: Promise<number> | null = null;
+/** The shared server on a real socket, for what inject() cannot send (repeated or raw-byte headers). */
+const portOf = (): Promise<number> => (listening ??= server.listen(0));
+
 async function post(id: string, wire: string | undefined, body: Record<string, unknown> = {}) {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': id };
   if (wire !== undefined) headers['x-benchtruth-wire'] = wire;
@@ -164,7 +168,7 @@ describe('names and headers the wire lookup must not misread (audit 16-W finding
   });
 
   it('the header sent twice is two specs, layered in order (node would join them with ", ")', async () => {
-    const port = await server.listen(0);
+    const port = await portOf();
     const { request } = await import('undici');
     const response = await request(`http://127.0.0.1:${port}/v1/completions`, {
       method: 'POST',
@@ -175,5 +179,36 @@ describe('names and headers the wire lookup must not misread (audit 16-W finding
     expect(response.statusCode).toBe(200);
     const truth = truthFromJson(JSON.parse((await server.app.inject({ method: 'GET', url: '/_truth/requests/twice' })).body) as TruthRecordJson);
     expect(parseWireSpec(truth.wire ?? '')).toMatchObject(parseWireSpec('eol=crlf;keepalive=2;cut=2'));
+  });
+});
+
+describe('what the truth says of a wire spec (audit 16-W findings 6–9)', () => {
+  it('a header sent as UTF-8 is read as UTF-8: gap=1µs is a duration', async () => {
+    const port = await portOf();
+    const { request } = await import('undici');
+    // undici sends header bytes as given (Latin-1 per char): the UTF-8 bytes of "µ".
+    const response = await request(`http://127.0.0.1:${port}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'micro', 'x-benchtruth-wire': Buffer.from('cut=2;gap=1µs', 'utf8').toString('latin1') },
+      body: JSON.stringify({ prompt: 'hello there', max_tokens: 2, stream: true }),
+    });
+    await response.body.text();
+    expect(response.statusCode).toBe(200);
+  });
+
+  it('an HTTP-error answer keeps only what a body feels in its wire, streamed or not; no Retry-After in the truth of a 500', async () => {
+    const spec = 'fault=http:500;eol=crlf;tokens=3;multiline';
+    const streamed = await post('err-stream', spec, { stream: true });
+    const body = await post('err-body', spec, { stream: false });
+    expect(streamed.response.statusCode).toBe(500);
+    expect(streamed.truth?.wire).toBe(body.truth?.wire);
+    expect(streamed.truth?.fault?.params).not.toHaveProperty('retryAfterS');
+    expect((await post('err-429', 'fault=http:429:4')).truth?.fault?.params).toMatchObject({ retryAfterS: 4 });
+  });
+
+  it('keepalive=x names both of its forms', async () => {
+    const { response } = await post('ka-x', 'keepalive=x');
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body).error.message).toMatch(/expected a whole number \(a comment before every Nth event\) or on\/off/);
   });
 });
