@@ -135,6 +135,11 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const shard = options.shard ?? { index: 0, count: 1 };
     if (load.type === 'sweep' && (workers > 1 || shard.count > 1)) throw new BenchError('a sweep probes saturation in one process: use --workers 1 and no --shard');
     let plans = planLoad(load, options.seed);
+    // A warm-up asked for that plans no send (shorter than one gap at the first stage's rate) says so.
+    const firstPlan = plans[0];
+    if (load.warmupSec > 0 && firstPlan?.kind === 'open' && !firstPlan.sends.some((send) => send.warmup)) {
+      process.stderr.write(`benchtruth: note: the ${load.warmupSec} s warm-up is shorter than one gap between sends at the first stage's rate, so it sends no request\n`);
+    }
     const contexts = new Map<number, StageContext>();
     for (const plan of plans) contexts.set(plan.stage, stageContext(plan));
 

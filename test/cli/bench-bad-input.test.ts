@@ -60,6 +60,11 @@ describe('top level and demo', () => {
     expect(help.code).toBe(0);
   });
 
+  it('a warm-up that plans no send says so (audit 16-L finding 6)', async () => {
+    const result = await runCli(['bench', '--url', 'http://127.0.0.1:9', '--model', 'm', '--rate', '0.9', '--duration', '1s', '--warmup', '1s', '--progress', 'off'], 20_000);
+    expect(result.stderr).toMatch(/^benchtruth: note: the 1 s warm-up is shorter than one gap between sends at the first stage's rate, so it sends no request$/m);
+  });
+
   it('demo --duration 0 is refused like bench', async () => {
     oneLine(await runCli(['demo', '--duration', '0']), /^benchtruth: --duration: must be longer than 0/);
   });
