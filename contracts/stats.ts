@@ -128,7 +128,7 @@ export function withZeros(sorted: ArrayLike<number>, zeros: number): SortedSampl
 /** distribution() of a sorted sample: the same values, to the last bit, with nothing expanded. */
 export function distributionOfSorted(sample: SortedSample, extraPercentiles: readonly number[] = []): Distribution {
   const n = sample.length;
-  const at = (rank: number): number => sample.at(rank);
+  const at = sample.at;
   const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number | null] => [p, percentileAt(n, at, p)]) };
   if (n === 0) return { ...extra, mean: null, min: null, max: null, sd: null, p10: null, p50: null, p90: null, p99: null };
   let sum = 0;
@@ -152,19 +152,17 @@ export function distributionOfSorted(sample: SortedSample, extraPercentiles: rea
   };
 }
 
-export function distribution(values: ArrayLike<number>, extraPercentiles: readonly number[] = []): Distribution {
-  const sorted = sortedAscending(values);
-  const n = sorted.length;
-  const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number | null] => [p, percentileOfSorted(sorted, p)]) };
+/** An ascending array as a sorted sample. */
+function arraySample(sorted: ArrayLike<number>): SortedSample {
   return {
-    ...extra,
-    mean: mean(sorted),
-    min: n === 0 ? null : (sorted[0] as number),
-    max: n === 0 ? null : (sorted[n - 1] as number),
-    sd: populationSd(sorted),
-    p10: percentileOfSorted(sorted, 10),
-    p50: percentileOfSorted(sorted, 50),
-    p90: percentileOfSorted(sorted, 90),
-    p99: percentileOfSorted(sorted, 99),
+    length: sorted.length,
+    at: (rank) => sorted[rank] as number,
+    forEach(visit) {
+      for (let i = 0; i < sorted.length; i++) visit(sorted[i] as number);
+    },
   };
+}
+
+export function distribution(values: ArrayLike<number>, extraPercentiles: readonly number[] = []): Distribution {
+  return distributionOfSorted(arraySample(sortedAscending(values)), extraPercentiles);
 }

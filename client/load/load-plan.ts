@@ -3,6 +3,7 @@
  * next starts, as inference-perf does, so every stage's numbers are its own). Pure.
  */
 import { Rng } from '../../contracts/rng.ts';
+import { decimalNumber } from '../../contracts/cli-error.ts';
 import { arrivalOffsetsMs, requestsIn, type ArrivalProcess } from './arrivals.ts';
 
 export interface RateStageSpec {
@@ -107,9 +108,6 @@ export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
 /** The latest send offset a trace may hold: one day (the longest client duration; Node's timers end at 24.8 days). */
 export const MAX_TRACE_OFFSET_SEC = 86_400;
 
-/** A plain decimal number of seconds: `12`, `0.5`, `.5`, `1e3` (no sign, no hex, no Infinity). */
-const DECIMAL_SECONDS = /^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
-
 /** Parses a trace file: one send offset in seconds per line (first CSV/space column); `#` comments. */
 export function parseTrace(text: string, source: string): number[] {
   const offsets: number[] = [];
@@ -118,7 +116,8 @@ export function parseTrace(text: string, source: string): number[] {
     const line = raw.replace(/#.*/, '').trim();
     if (line === '') return;
     const first = line.split(/[,\s]+/)[0] ?? '';
-    const seconds = DECIMAL_SECONDS.test(first) ? Number(first) : Number.NaN;
+    // A plain decimal number of seconds: `12`, `0.5`, `.5`, `1e3` (no sign, no hex, no Infinity).
+    const seconds = /^[+-]/.test(first) ? Number.NaN : decimalNumber(first);
     if (Number.isNaN(seconds)) throw new RangeError(`${source}:${i + 1}: expected a send offset in seconds >= 0, got ${JSON.stringify(first)}`);
     if (!(seconds <= MAX_TRACE_OFFSET_SEC)) throw new RangeError(`${source}:${i + 1}: offset ${first} s is out of range (at most ${MAX_TRACE_OFFSET_SEC} s, one day)`);
     if (seconds < previous) throw new RangeError(`${source}:${i + 1}: offsets must not decrease (${seconds} after ${previous})`);

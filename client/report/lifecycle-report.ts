@@ -102,9 +102,8 @@ export function percentileKey(p: number): `p${string}` {
   return `p${pythonG(p)}`;
 }
 
-/** `values` (or a distribution computed with `percentiles` asked for) as the report writes it. */
-function summarize(values: ArrayLike<number> | Distribution, divisor = 1, percentiles: readonly number[] = []): ReportDistribution | null {
-  const d = 'p99' in values ? values : distribution(values, percentiles);
+/** A distribution (its extra percentiles included) as the report writes it, each value / `divisor`. */
+function summarize(d: Distribution, divisor = 1): ReportDistribution | null {
   // A distribution is all-null exactly when its sample is empty.
   if (d.mean === null || d.min === null || d.max === null || d.p10 === null || d.p50 === null || d.p90 === null || d.p99 === null) return null;
   const p50 = d.p50 / divisor;
@@ -166,7 +165,7 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
   const report: LifecycleReport = {
     load_summary: {
       count: measuredCount,
-      schedule_delay: summarize(samples.scheduleDelayMs.view(), MS_PER_SECOND, ps),
+      schedule_delay: summarize(distribution(samples.scheduleDelayMs.view(), ps), MS_PER_SECOND),
       send_duration: sendDuration,
       intended_rate: intendedRate,
       ...(intendedRate === null ? {} : { requested_rate: intendedRate }),
@@ -177,12 +176,12 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     successes: {
       count: samples.successCount,
       latency: {
-        request_latency: summarize(s.latencyMs.view(), MS_PER_SECOND, ps),
-        normalized_time_per_output_token: summarize(defined(s.ntpotMs.view()), MS_PER_SECOND, ps),
-        time_per_output_token: summarize(defined(s.tpotMs.view()), MS_PER_SECOND, ps),
-        time_to_first_token: summarize(defined(s.ttftMs.view()), MS_PER_SECOND, ps),
-        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros, ps), MS_PER_SECOND, ps),
-        inter_chunk_latency: summarize(samples.interChunkMs.distribution(0, ps), MS_PER_SECOND, ps),
+        request_latency: summarize(distribution(s.latencyMs.view(), ps), MS_PER_SECOND),
+        normalized_time_per_output_token: summarize(distribution(defined(s.ntpotMs.view()), ps), MS_PER_SECOND),
+        time_per_output_token: summarize(distribution(defined(s.tpotMs.view()), ps), MS_PER_SECOND),
+        time_to_first_token: summarize(distribution(defined(s.ttftMs.view()), ps), MS_PER_SECOND),
+        inter_token_latency: summarize(samples.interChunkMs.distribution(samples.intraEventZeros, ps), MS_PER_SECOND),
+        inter_chunk_latency: summarize(samples.interChunkMs.distribution(0, ps), MS_PER_SECOND),
       },
       throughput: {
         input_tokens_per_sec: rates.inputTokensPerSec,
@@ -190,10 +189,10 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
         total_tokens_per_sec: rates.totalTokensPerSec,
         requests_per_sec: rates.requestsPerSec,
       },
-      prompt_len: summarize(s.promptTokens.view(), 1, ps),
-      output_len: summarize(s.outputTokens.view(), 1, ps),
+      prompt_len: summarize(distribution(s.promptTokens.view(), ps)),
+      output_len: summarize(distribution(s.outputTokens.view(), ps)),
       // From the counts, never one value per event.
-      tokens_per_event: summarize(distributionOfSorted(countedSample(samples.tokensPerEvent), ps), 1, ps),
+      tokens_per_event: summarize(distributionOfSorted(countedSample(samples.tokensPerEvent), ps)),
       tokens_per_event_source: { ...samples.tokensPerEventSources },
       output_tokens_source: { ...samples.outputTokensSources },
       token_count_mismatches: samples.tokenCountMismatches,
@@ -202,8 +201,8 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     failures: {
       count: samples.failureCount,
       by_kind: structuredClone(samples.failuresByKind),
-      request_latency: summarize(samples.failure.latencyMs.view(), MS_PER_SECOND, ps),
-      prompt_len: summarize(samples.failure.promptTokens.view(), 1, ps),
+      request_latency: summarize(distribution(samples.failure.latencyMs.view(), ps), MS_PER_SECOND),
+      prompt_len: summarize(distribution(samples.failure.promptTokens.view(), ps)),
     },
   };
   if (context.slo) {

@@ -46,12 +46,9 @@ export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: bool
 }
 
 export function faultTruth(fault: FaultSpec): TruthFault {
-  // An HTTP status that sends no Retry-After (anything but 429 and 503) has none in its truth either.
-  if (fault.kind === 'http' && !sendsRetryAfter(fault.status)) {
-    const { kind, p, retryAfterS: _unsent, ...params } = fault;
-    return { kind, params: { ...params, probability: p } };
-  }
   const { kind, p, ...params } = fault;
+  // An HTTP status that sends no Retry-After (anything but 429 and 503) has none in its truth either.
+  if (fault.kind === 'http' && !sendsRetryAfter(fault.status)) delete (params as { retryAfterS?: number }).retryAfterS;
   return { kind, params: { ...params, probability: p } };
 }
 

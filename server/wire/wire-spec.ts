@@ -6,6 +6,7 @@
  * the grammar; `formatWireSpec` gives the canonical form, and parse(format(p)) = p.
  */
 import { boundDurationMs, parseDurationMs, UnitError } from '../../contracts/units.ts';
+import { decimalNumber } from '../../contracts/cli-error.ts';
 import { CUT_PLACES, clonePolicy, sendsRetryAfter, VLLM_WIRE_POLICY, type CutPlace, type FaultSpec, type LineEnding, type WirePolicy } from './wire-policy.ts';
 
 /** The one error type of the wire layer: a spec the caller got wrong, quoting what was received. */
@@ -76,17 +77,15 @@ function duration(item: string, raw: string | undefined, fallback: number): numb
   }
 }
 
-const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
-
 function parseFault(item: string, text: string): FaultSpec {
   const at = text.indexOf('@');
   const body = at < 0 ? text : text.slice(0, at);
   let p = 1;
   if (at >= 0) {
     const raw = text.slice(at + 1);
-    p = Number(raw);
     // A decimal (0.25, 1, 5e-2), not whatever Number() reads (0x1, an empty string).
-    if (!DECIMAL.test(raw) || p < 0 || p > 1) fail(item, `fault probability must be from 0 to 1, got ${JSON.stringify(raw)}`);
+    p = decimalNumber(raw);
+    if (!(p >= 0 && p <= 1)) fail(item, `fault probability must be from 0 to 1, got ${JSON.stringify(raw)}`);
   }
   const [rawKind = '', a, b, ...rest] = body.split(':');
   // Names in any case, as the spec's keys are (`fault=DISCONNECT:2`).

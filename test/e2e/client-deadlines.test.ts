@@ -25,7 +25,7 @@ const linesOf = (dir: string): Line[] =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Line);
 
-/** Spawns `bench`, sends SIGINT once requests are in flight (and again after `secondAfterMs`). */
+/** Spawns `bench`, sends SIGINT once requests are in flight (and again after `secondAfterMs`; 0: at once). */
 async function interruptedBench(url: string, out: string, grace: string, secondAfterMs: number | null, seen: () => number): Promise<{ code: number | null; ms: number }> {
   const child = spawn(process.execPath, [BIN, 'bench', '--url', url, '--stream', '--rate', '20', '--duration', '20s', '--max-tokens', '400', '--output', out, '--grace', grace, '--progress', 'off'], { stdio: ['ignore', 'ignore', 'ignore'] });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -35,7 +35,9 @@ async function interruptedBench(url: string, out: string, grace: string, secondA
     while (seen() < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGINT');
     const at = Date.now();
-    if (secondAfterMs !== null) {
+    // 0: the second follows at once, as timeout(1)'s echo does, with no timer between them.
+    if (secondAfterMs === 0) child.kill('SIGINT');
+    else if (secondAfterMs !== null) {
       await new Promise((r) => setTimeout(r, secondAfterMs));
       child.kill('SIGINT');
     }
