@@ -75,38 +75,19 @@ export function populationSd(values: ArrayLike<number>): number | null {
 }
 
 /**
- * A sorted sample that is never laid out value by value: a few sorted runs (k zeros in front of
- * sorted gaps, or (value, count) pairs). `at(rank)` reads one value; `forEach` visits every
- * value in ascending order, so sums take the same steps as over the expanded array.
+ * A sorted sample that is never laid out value by value: ascending segments, each a slice of a
+ * sorted array or a run of one value repeated (k zeros in front of sorted gaps; (value, count)
+ * pairs). Sums walk the segments in order, so they take the same steps as over the expanded
+ * array, in plain loops.
  */
-export interface SortedSample {
-  readonly length: number;
-  at(rank: number): number;
-  forEach(visit: (value: number) => void): void;
-}
+export type SortedSample = ReadonlyArray<{ readonly values: ArrayLike<number>; readonly from: number; readonly to: number } | { readonly value: number; readonly count: number }>;
 
 /** `counts` (value → how many times) as a sorted sample. */
 export function countedSample(counts: ReadonlyMap<number, number>): SortedSample {
-  const runs = [...counts].filter(([, count]) => count > 0).sort((a, b) => a[0] - b[0]);
-  const ends: number[] = [];
-  let length = 0;
-  for (const [, count] of runs) ends.push((length += count));
-  return {
-    length,
-    at(rank) {
-      let lo = 0;
-      let hi = ends.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if ((ends[mid] as number) > rank) hi = mid;
-        else lo = mid + 1;
-      }
-      return (runs[lo] as [number, number])[0];
-    },
-    forEach(visit) {
-      for (const [value, count] of runs) for (let i = 0; i < count; i++) visit(value);
-    },
-  };
+  return [...counts]
+    .filter(([, count]) => count > 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([value, count]) => ({ value, count }));
 }
 
 /** `zeros` zeros merged into `sorted` (ascending) as a sorted sample. */
@@ -114,31 +95,48 @@ export function withZeros(sorted: ArrayLike<number>, zeros: number): SortedSampl
   // The zeros go after every negative value, so the sample stays ascending.
   let negatives = 0;
   while (negatives < sorted.length && (sorted[negatives] as number) < 0) negatives++;
-  return {
-    length: sorted.length + zeros,
-    at: (rank) => (rank < negatives ? (sorted[rank] as number) : rank < negatives + zeros ? 0 : (sorted[rank - zeros] as number)),
-    forEach(visit) {
-      for (let i = 0; i < negatives; i++) visit(sorted[i] as number);
-      for (let i = 0; i < zeros; i++) visit(0);
-      for (let i = negatives; i < sorted.length; i++) visit(sorted[i] as number);
-    },
-  };
+  return [
+    { values: sorted, from: 0, to: negatives },
+    { value: 0, count: zeros },
+    { values: sorted, from: negatives, to: sorted.length },
+  ];
 }
+
+const segmentLength = (segment: SortedSample[number]): number => ('values' in segment ? segment.to - segment.from : segment.count);
 
 /** distribution() of a sorted sample: the same values, to the last bit, with nothing expanded. */
 export function distributionOfSorted(sample: SortedSample, extraPercentiles: readonly number[] = []): Distribution {
-  const n = sample.length;
-  const at = sample.at;
+  let n = 0;
+  for (const segment of sample) n += segmentLength(segment);
+  const at = (rank: number): number => {
+    let rest = rank;
+    for (const segment of sample) {
+      const length = segmentLength(segment);
+      if (rest < length) return 'values' in segment ? (segment.values[segment.from + rest] as number) : segment.value;
+      rest -= length;
+    }
+    throw new RangeError(`rank ${rank} is outside a sample of ${n}`);
+  };
   const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number | null] => [p, percentileAt(n, at, p)]) };
   if (n === 0) return { ...extra, mean: null, min: null, max: null, sd: null, p10: null, p50: null, p90: null, p99: null };
   let sum = 0;
-  sample.forEach((value) => (sum += value));
+  for (const segment of sample) {
+    if ('values' in segment) for (let i = segment.from; i < segment.to; i++) sum += segment.values[i] as number;
+    else for (let i = 0; i < segment.count; i++) sum += segment.value;
+  }
   const m = sum / n;
   let squares = 0;
-  sample.forEach((value) => {
-    const d = value - m;
-    squares += d * d;
-  });
+  for (const segment of sample) {
+    if ('values' in segment) {
+      for (let i = segment.from; i < segment.to; i++) {
+        const d = (segment.values[i] as number) - m;
+        squares += d * d;
+      }
+    } else {
+      const d = segment.value - m;
+      for (let i = 0; i < segment.count; i++) squares += d * d;
+    }
+  }
   return {
     ...extra,
     mean: m,
@@ -152,17 +150,7 @@ export function distributionOfSorted(sample: SortedSample, extraPercentiles: rea
   };
 }
 
-/** An ascending array as a sorted sample. */
-function arraySample(sorted: ArrayLike<number>): SortedSample {
-  return {
-    length: sorted.length,
-    at: (rank) => sorted[rank] as number,
-    forEach(visit) {
-      for (let i = 0; i < sorted.length; i++) visit(sorted[i] as number);
-    },
-  };
-}
-
 export function distribution(values: ArrayLike<number>, extraPercentiles: readonly number[] = []): Distribution {
-  return distributionOfSorted(arraySample(sortedAscending(values)), extraPercentiles);
+  const sorted = sortedAscending(values);
+  return distributionOfSorted([{ values: sorted, from: 0, to: sorted.length }], extraPercentiles);
 }
