@@ -8,6 +8,7 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import { LatenessTally } from '../server/metrics/lateness-tally.ts';
+import { reportRetainedOnSignal } from './retained-memory.ts';
 
 const { ttftMs = 20, itlMs = 20 } = JSON.parse(process.argv[2] ?? '{}') as { ttftMs?: number; itlMs?: number };
 const lateness = new LatenessTally();
@@ -67,7 +68,7 @@ server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`PORT ${typeof address === 'object' && address !== null ? address.port : 0}\n`);
 });
 // The benchmark collects garbage before it reads memory, so figures are retained bytes, not GC timing.
-process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
+reportRetainedOnSignal();
 process.once('SIGTERM', () => {
   server.closeAllConnections();
   server.close(() => process.exit(0));

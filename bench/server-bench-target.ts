@@ -6,6 +6,7 @@
  */
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { buildServer } from '../server/app.ts';
+import { reportRetainedOnSignal } from './retained-memory.ts';
 import type { ServerOptions } from '../server/options.ts';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as Partial<ServerOptions>;
@@ -13,7 +14,7 @@ const server = buildServer({ ...options, port: 0, host: '127.0.0.1' });
 const port = await server.listen(0);
 process.stdout.write(`PORT ${port}\n`);
 // The benchmark collects garbage before it reads memory, so figures are retained bytes, not GC timing.
-process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
+reportRetainedOnSignal();
 
 const diagnose = process.env.BENCH_SERVER_DIAG === '1';
 const gcPauses: Array<{ kind: number; ms: number; at: number }> = [];

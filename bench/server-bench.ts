@@ -22,6 +22,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CORES, pin, pinBenchmarkTree, PINNING, startSpinner } from './pin.ts';
+import { RETAINED_LINE } from './retained-memory.ts';
 
 interface Load {
   streams: number;
@@ -230,20 +231,28 @@ interface IdleFigures {
   kbPerStream: number;
   /** RSS growth of the second batch alone: what one more stream costs, without first-use steps. */
   marginalKbPerStream: number;
+  /** Growth of what the JS heap and its buffers retain after collection, per stream (null: not reported). */
+  retainedKbPerStream: number | null;
+  marginalRetainedKbPerStream: number | null;
 }
 
 async function idleMemory(kind: string): Promise<IdleFigures> {
   const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1, emissionSleep: true });
   const pid = server.pid as number;
+  let retained: number | null = null;
+  server.stdout?.on('data', (piece: Buffer) => {
+    for (const match of piece.toString().matchAll(RETAINED_LINE)) retained = Number(match[1]);
+  });
   // Warm the server's code paths first, so the figure is per stream, not JIT and first-use caches.
   const warm = startLoad({ url, streams: 20, maxTokens: 50, rampMs: 100, reopen: false });
   await sleep(1500);
   await stop(warm.child);
   await sleep(1000);
-  const settledRss = async (): Promise<number> => {
+  const settled = async (): Promise<{ rssKb: number; retainedKb: number | null }> => {
+    retained = null;
     process.kill(pid, 'SIGUSR2');
     await sleep(700);
-    return rssKb(pid);
+    return { rssKb: rssKb(pid), retainedKb: retained === null ? null : retained / 1024 };
   };
   const openBatch = async (): Promise<{ child: ChildProcess; open: number }> => {
     const generator = startLoad({ url, streams: IDLE_STREAMS, maxTokens: IDLE_MAX_TOKENS, rampMs: rampMs(IDLE_STREAMS), reopen: false });
@@ -253,16 +262,24 @@ async function idleMemory(kind: string): Promise<IdleFigures> {
     await sleep(1500);
     return { child: generator.child, open: (await generator.count()).withHeaders };
   };
-  const before = await settledRss();
+  const before = await settled();
   const first = await openBatch();
-  const middle = await settledRss();
+  const middle = await settled();
   const second = await openBatch();
-  const after = await settledRss();
+  const after = await settled();
   await stop(first.child);
   await stop(second.child);
   await stop(server);
   const open = first.open + second.open;
-  return { server: kind, streams: open, kbPerStream: (after - before) / open, marginalKbPerStream: (after - middle) / second.open };
+  const growth = (from: number | null, to: number | null, streams: number): number | null => (from === null || to === null ? null : (to - from) / streams);
+  return {
+    server: kind,
+    streams: open,
+    kbPerStream: (after.rssKb - before.rssKb) / open,
+    marginalKbPerStream: (after.rssKb - middle.rssKb) / second.open,
+    retainedKbPerStream: growth(before.retainedKb, after.retainedKb, open),
+    marginalRetainedKbPerStream: growth(middle.retainedKb, after.retainedKb, second.open),
+  };
 }
 
 const fmt = (x: number | null, digits = 2): string => (x === null ? '—' : x.toFixed(digits));
@@ -288,7 +305,8 @@ async function main(): Promise<void> {
   for (const kind of process.argv.includes('--no-idle') ? [] : kinds.filter((k) => k !== SINGLE_GC)) {
     const idle = await idleMemory(kind);
     process.stdout.write(
-      `${kind.padEnd(15)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each\n`,
+      `${kind.padEnd(15)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each; ` +
+        `retained by the JS heap and its buffers after collection: ${fmt(idle.retainedKbPerStream)} KB per stream, the second ${IDLE_STREAMS}: ${fmt(idle.marginalRetainedKbPerStream)} KB each\n`,
     );
   }
   process.stdout.write(`${JSON.stringify(rows)}\n`);

@@ -77,7 +77,10 @@ export interface CoreRequest {
    * Sequences whose KV the request holds (default 1): vLLM runs each of n choices of each
    * prompt as its own sequence, and with prefix caching off (as cache_config_info says) each
    * holds its own copy of its prompt plus its own output. They advance in lockstep, so they
-   * are one Sequence here for slots, budget and timing, but their KV blocks are all counted.
+   * are one Sequence here for the token budget and its steps, but each takes a running slot
+   * (--max-num-seqs), counts in the running and waiting gauges and the per-seq decode time, and
+   * holds its own KV blocks. They are admitted together: a request wider than every slot runs
+   * alone, where vLLM would run as many of its children as there are slots.
    */
   sequences?: number;
   /** The prompt one of those sequences holds (default promptTokens; the longest of a list). */
@@ -136,6 +139,11 @@ export class Sequence {
 
   get pending(): number {
     return this.tokens - this.computed;
+  }
+
+  /** Running slots it takes: one per sequence (vLLM schedules each child request on its own). */
+  get width(): number {
+    return this.request.sequences ?? 1;
   }
 
   get prefillPerTokenMs(): number {
@@ -244,7 +252,8 @@ export class BatchingCore {
     // many slots are free. The token budget is left out: one step's budget only delays an
     // admission to the next step, and mid-step it would charge the chunk being computed twice.
     // Mid-step, the sequences whose last token this step makes are gone by the next one.
-    const queued = this.#waiting.length + 1 - this.#plan([...this.#waiting, newcomer], Infinity, this.#finishingThisStep()).admitted.length;
+    const admitted = this.#plan([...this.#waiting, newcomer], Infinity, this.#finishingThisStep()).admitted.map((entry) => entry.seq);
+    const queued = widthOf(this.#waiting) + newcomer.width - widthOf(admitted);
     if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
   }
@@ -286,8 +295,11 @@ export class BatchingCore {
     if (plan.preempted.length > 0) return plan;
     const loras = new Set<string>();
     for (const s of running) if (s.request.lora !== null) loras.add(s.request.lora);
+    let slots = widthOf(running);
     for (const seq of waiting) {
-      if (budget <= 0 || running.length + plan.admitted.length >= maxNumSeqs) break;
+      if (budget <= 0 || slots >= maxNumSeqs) break;
+      // Admitted in arrival order: a wide request waits at the head for its slots.
+      if (slots > 0 && slots + seq.width > maxNumSeqs) break;
       const lora = seq.request.lora;
       if (lora !== null && !loras.has(lora) && loras.size >= maxLoras) continue;
       const tokens = Math.min(seq.pending, budget);
@@ -296,6 +308,7 @@ export class BatchingCore {
       free -= blocks;
       budget -= tokens;
       plan.admitted.push({ seq, tokens, blocks });
+      slots += seq.width;
       if (lora !== null) loras.add(lora);
     }
     return plan;
@@ -385,7 +398,7 @@ export class BatchingCore {
       this.#running.every((s) => s.chunk === 0 || (s.computed === 0 && s.generated === 0)) &&
       at - this.#stepStartedAt <= window &&
       at - this.#stepOpenedAt <= JOIN_WINDOWS_MAX * window &&
-      this.#running.length < this.#config.maxNumSeqs
+      widthOf(this.#running) < this.#config.maxNumSeqs
     );
   }
 
@@ -449,7 +462,7 @@ export class BatchingCore {
     const defaults = this.#config.timing;
     const factor = loadFactor(
       { timeFactorUnderLoad: Math.max(...seqs.map((s) => s.request.timeFactorUnderLoad ?? defaults.timeFactorUnderLoad)), maxNumSeqs: this.#config.maxNumSeqs },
-      this.#running.length,
+      widthOf(this.#running),
     );
     const decoders = seqs.filter((s) => s.decoding);
     this.#stepDecodes = decoders.length;
@@ -458,7 +471,7 @@ export class BatchingCore {
       // A batch decodes in lockstep: its step takes as long as its slowest model's.
       const itl = slowest(decoders.map((s) => s.request.itl ?? defaults.itl));
       const perSeq = Math.max(...decoders.map((s) => s.request.decodePerSeqMs ?? defaults.decodePerSeqMs));
-      decodeMs = sampleMs(this.#rng, { ...itl, meanMs: itl.meanMs * factor }) + factor * perSeq * decoders.length;
+      decodeMs = sampleMs(this.#rng, { ...itl, meanMs: itl.meanMs * factor }) + factor * perSeq * widthOf(decoders);
     }
     // A step batches its prefills into one forward pass: the fixed cost once (the largest
     // among prefills starting now, with its own sampled deviation), plus every chunk's tokens.
@@ -504,6 +517,13 @@ export class BatchingCore {
       this.#listener.finished(seq, at);
     }
   }
+}
+
+/** Running slots (sequences) these requests take. */
+export function widthOf(seqs: readonly Sequence[]): number {
+  let width = 0;
+  for (const seq of seqs) width += seq.width;
+  return width;
 }
 
 /** The distribution with the largest mean (ties: the first). */

@@ -10,7 +10,7 @@ import type { TruthRecord } from '../../contracts/truth.ts';
 import type { ServerOptions } from '../options.ts';
 import type { EmissionScheduler, ScheduledTask } from '../transport/emission-scheduler.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
-import { BatchingCore, type CoreListener, type CoreRequest, type Sequence } from './batching-core.ts';
+import { BatchingCore, widthOf, type CoreListener, type CoreRequest, type Sequence } from './batching-core.ts';
 import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
 import { answeredBeforeEngine, finishedReason } from './isolated-engine.ts';
@@ -220,8 +220,8 @@ export class BatchingEngine implements Engine {
   state(): EngineState {
     const loras = (seqs: readonly Sequence[]): string[] => [...new Set(seqs.flatMap((s) => (s.request.lora === null ? [] : [s.request.lora])))];
     return {
-      running: this.#core.running.length,
-      waiting: this.#core.waiting.length,
+      running: widthOf(this.#core.running),
+      waiting: widthOf(this.#core.waiting),
       kvUsage: this.#core.kvUsage,
       runningLoras: loras(this.#core.running),
       waitingLoras: loras(this.#core.waiting),

@@ -48,6 +48,8 @@ export class IsolatedEngine implements Engine {
   #admittedNotRun = 0;
   /** KV blocks the in-flight requests would hold (prompt + output), for the usage gauge. */
   #blocks = 0;
+  /** Sequences in flight (n choices of each prompt are each a request to vLLM's engine), for the running gauge. */
+  #sequences = 0;
   readonly #unsubscribe: () => void;
 
   constructor(options: ServerOptions, _clock: Clock, truth: TruthStore) {
@@ -81,6 +83,7 @@ export class IsolatedEngine implements Engine {
         // Counted before it plays: a response can end inside play() (its client already gone).
         this.#inFlight.set(record, request);
         this.#blocks += this.#blocksOf(record);
+        this.#sequences += request.sequences ?? 1;
         if (request.lora !== null) this.#loras.set(request.lora, (this.#loras.get(request.lora) ?? 0) + 1);
         this.#events.queued(request, request.arrivalMono);
         this.#events.scheduled(request, request.arrivalMono);
@@ -94,6 +97,7 @@ export class IsolatedEngine implements Engine {
     if (request === undefined) return;
     this.#inFlight.delete(record);
     this.#blocks -= this.#blocksOf(record);
+    this.#sequences -= request.sequences ?? 1;
     if (request.lora !== null) {
       const left = (this.#loras.get(request.lora) ?? 1) - 1;
       if (left > 0) this.#loras.set(request.lora, left);
@@ -131,7 +135,7 @@ export class IsolatedEngine implements Engine {
   }
 
   state(): EngineState {
-    return { running: this.#inFlight.size, waiting: 0, kvUsage: Math.min(1, this.#blocks / this.#options.kvCacheBlocks), runningLoras: [...this.#loras.keys()], waitingLoras: [], preemptions: 0 };
+    return { running: this.#sequences, waiting: 0, kvUsage: Math.min(1, this.#blocks / this.#options.kvCacheBlocks), runningLoras: [...this.#loras.keys()], waitingLoras: [], preemptions: 0 };
   }
 
   close(): void {

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../contracts/rng.ts';
-import { BatchingCore, type BatchingConfig, type CoreRequest, type Sequence } from '../../../server/engine/batching-core.ts';
+import { BatchingCore, widthOf, type BatchingConfig, type CoreRequest, type Sequence } from '../../../server/engine/batching-core.ts';
 import { simpleTiming } from '../../../server/engine/timing.ts';
 
 interface Step {
@@ -35,7 +35,8 @@ const JOINY: BatchingConfig = {
 
 /** Asserts the core's bookkeeping after every call: slots, blocks and states agree. */
 function checkInvariants(core: BatchingCore, config: BatchingConfig): void {
-  expect(core.running.length).toBeLessThanOrEqual(config.maxNumSeqs);
+  // Every sequence takes a slot; a request wider than every slot runs only alone.
+  if (core.running.length > 1) expect(widthOf(core.running)).toBeLessThanOrEqual(config.maxNumSeqs);
   const held = core.running.reduce((sum, s) => sum + s.blocks, 0);
   expect(held).toBeGreaterThanOrEqual(0);
   expect(held).toBeLessThanOrEqual(config.kvCacheBlocks);
@@ -294,5 +295,39 @@ describe('batching core: n > 1 holds n sequences of KV', () => {
     const outcome = play(config, [0, 1, 2].map((id): Step => ({ at: id, kind: 'arrive', id, request: nOf(3, 12) })));
     expect([...outcome.ended.values()]).toEqual(['finished', 'finished', 'finished']);
     for (const id of [0, 1, 2]) expect(outcome.tokens.get(id)).toHaveLength(12);
+  });
+
+  it('each sequence takes a running slot (vLLM runs every choice as its own request): n = 2 twice fills 4 slots, the next waits (audit 17-E1)', () => {
+    const narrow: BatchingConfig = { ...config, maxNumSeqs: 4, kvCacheBlocks: 1000 };
+    const core = new BatchingCore(narrow, new Rng(1), { scheduled: () => {}, token: () => {}, preempted: () => {}, finished: () => {} });
+    for (const at of [0, 1, 2]) expect(core.arrive(nOf(2, 50), at).ok).toBe(true);
+    core.advanceTo(100);
+    expect(widthOf(core.running)).toBe(4);
+    expect(core.running).toHaveLength(2);
+    expect(widthOf(core.waiting)).toBe(2);
+  });
+
+  it('a request wider than every slot runs alone, and nothing is left waiting for ever (audit 17-E1)', () => {
+    const narrow: BatchingConfig = { ...config, maxNumSeqs: 2, maxWaitingQueueLength: 8, kvCacheBlocks: 1000 };
+    const outcome = play(narrow, [
+      { at: 0, kind: 'arrive', id: 0, request: nOf(1, 6) },
+      { at: 1, kind: 'arrive', id: 1, request: nOf(3, 6) },
+      { at: 2, kind: 'arrive', id: 2, request: nOf(1, 6) },
+    ]);
+    expect([...outcome.ended.values()]).toEqual(['finished', 'finished', 'finished']);
+    // Arrival order holds: the wide one waits for the first to finish, and the third for it.
+    const first = (id: number): number => (outcome.tokens.get(id) as number[])[0] as number;
+    const last = (id: number): number => (outcome.tokens.get(id) as number[]).at(-1) as number;
+    expect(first(1)).toBeGreaterThan(last(0));
+    expect(first(2)).toBeGreaterThan(last(1));
+  });
+
+  it('the waiting-queue limit counts sequences, as llm-d-inference-sim queues each choice (audit 17-E1)', () => {
+    const narrow: BatchingConfig = { ...config, maxNumSeqs: 2, maxWaitingQueueLength: 3, kvCacheBlocks: 1000 };
+    const core = new BatchingCore(narrow, new Rng(1), { scheduled: () => {}, token: () => {}, preempted: () => {}, finished: () => {} });
+    expect(core.arrive(nOf(2, 50), 0).ok).toBe(true);
+    core.advanceTo(50);
+    expect(core.canAccept(nOf(3))).toBe('ok');
+    expect(core.canAccept(nOf(4))).toBe('queue_full');
   });
 });

@@ -61,6 +61,30 @@ function bucketEdges(families: Map<string, MetricFamily>, name: string): number[
 }
 
 describe.each(['isolated', 'batching'] as const)('vllm:* metrics with --scheduler %s', (scheduler) => {
+  it('the running and waiting gauges count every choice, as vLLM runs each as its own request (audit 17-E1)', async () => {
+    const server = buildServer({ scheduler, seed: 4, ttftMs: 5, itlMs: 20, maxNumSeqs: 3 });
+    servers.push(server);
+    const url = `http://127.0.0.1:${await server.listen(0)}`;
+    const controller = new AbortController();
+    const open = (id: string, body: Record<string, unknown>): Promise<Response> =>
+      fetch(`${url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': id },
+        body: JSON.stringify({ model: '', prompt: ['a b', 'c d'], max_tokens: 200, ignore_eos: true, stream: true, ...body }),
+        signal: controller.signal,
+      });
+    // Two prompts × n = 1, then two prompts × n = 2: 2 + 4 choices on 3 slots.
+    const responses = [await open(`${scheduler}-g0`, {}), await open(`${scheduler}-g1`, { n: 2 })];
+    const model = { model_name: 'benchtruth/fake-model', engine: '0' };
+    const families = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+    const running = value(families, 'vllm:num_requests_running', model);
+    const waiting = value(families, 'vllm:num_requests_waiting', model);
+    controller.abort();
+    for (const response of responses) await response.body?.cancel().catch(() => {});
+    if (scheduler === 'isolated') expect([running, waiting]).toEqual([6, 0]);
+    else expect([running, waiting]).toEqual([2, 4]);
+  });
+
   it('counters equal sums over the truth records; histogram counts equal request and gap counts', async () => {
     const server = buildServer({ scheduler, seed: 4, ttftMs: 5, itlMs: 3, maxNumSeqs: 3 });
     servers.push(server);
