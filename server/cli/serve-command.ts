@@ -52,7 +52,7 @@ export function serveOptionsFromFlags(flags: ServeFlags, env: Readonly<Record<st
     truthCapacity: flagValue('--truth-capacity', flags.truthCapacity, wholeNumber(1)),
     truthMaxBytes: flagValue('--truth-memory', flags.truthMemory, wholeNumber(1)) * 1024 * 1024,
     logger: flags.log === true,
-    ...vllmOptionsFromFlags(flags),
+    ...vllmOptionsFromFlags(flags, process.env),
     ...jetstreamOptionsFromFlags(flags),
     ...engineOptionsFromFlags(flags),
   };

@@ -44,12 +44,17 @@ function parseMode(raw: string): VllmOptions['mode'] {
   throw new Error(`expected random or echo, got ${JSON.stringify(raw)}`);
 }
 
-export function vllmOptionsFromFlags(flags: VllmServeFlags): Partial<VllmOptions> {
+/**
+ * `env`: the process environment, for what vLLM reads from it. `VLLM_API_KEY` is the key when
+ * --api-key is not given (vLLM's `args.api_key or envs.VLLM_API_KEY`: an empty one is none).
+ */
+export function vllmOptionsFromFlags(flags: VllmServeFlags, env: Readonly<Record<string, string | undefined>> = {}): Partial<VllmOptions> {
   const out: Partial<VllmOptions> = {};
   if (flags.vllmVersion !== undefined) out.vllmVersion = flagValue('--vllm-version', flags.vllmVersion, parseVllmVersion);
   if (flags.mode !== undefined) out.mode = flagValue('--mode', flags.mode, parseMode);
   if (flags.tokenizer !== undefined) out.tokenizer = flagValue('--tokenizer', flags.tokenizer, (raw) => resolveTokenizer(raw).name);
   if (flags.apiKey !== undefined) out.apiKey = flags.apiKey;
+  else if (env.VLLM_API_KEY !== undefined && env.VLLM_API_KEY !== '') out.apiKey = env.VLLM_API_KEY;
   if (flags.maxBodySize !== undefined) out.maxBodySizeBytes = flagValue('--max-body-size', flags.maxBodySize, parseByteSize);
   else if (flags.maxRequestBodySizeMb !== undefined) out.maxBodySizeBytes = flagValue('--max-request-body-size-mb', flags.maxRequestBodySizeMb, mebibytes);
   if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));

@@ -43,12 +43,22 @@ export function decodedPath(target: string): string {
 
 const UNAUTHORIZED = Buffer.from('{"error":"Unauthorized"}');
 
-/** `record` keeps the truth of a refused request that has one (a generation route's). */
-export function installVllmApiKey(app: FastifyInstance, apiKey: string | null, record?: (request: FastifyRequest, reply: FastifyReply, body: Buffer) => void): void {
+/**
+ * `record` keeps the truth of a refused request that has one (a generation route's).
+ * `exceptRoutes`: routes of another server's surface on the same app (JetStream's, which has
+ * no key check), left open as they are left out of vLLM's CORS.
+ */
+export function installVllmApiKey(
+  app: FastifyInstance,
+  apiKey: string | null,
+  exceptRoutes: ReadonlySet<string>,
+  record?: (request: FastifyRequest, reply: FastifyReply, body: Buffer) => void,
+): void {
   if (apiKey === null || apiKey === '') return;
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS') return;
     if (!decodedPath(request.url).startsWith('/v1')) return;
+    if (exceptRoutes.has(request.routeOptions.url ?? '')) return;
     if (bearerMatches(request.headers.authorization, apiKey)) return;
     record?.(request, reply, UNAUTHORIZED);
     return reply.code(401).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(UNAUTHORIZED);

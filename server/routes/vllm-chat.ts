@@ -39,7 +39,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // vLLM's limit when the request sets none: the room left in the context.
     const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
     if (sampling !== null) return refuse(sampling);
-    const logprobs = checkLogprobs(req.logprobs ?? null);
+    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null);
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks: a streamed request already has its 200 when they fail.
     const engineError = engineRefusal(req, tokenizer.maxTokenId);

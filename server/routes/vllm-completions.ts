@@ -56,7 +56,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling, useBeamSearch: req.useBeamSearch }, limited ? req.maxTokens : options.maxModelLen - count);
       if (sampling !== null) return refuse(sampling);
     }
-    const logprobs = checkLogprobs(req.logprobs ?? null);
+    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null);
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks (sampling params, then the prompt's ids): a streamed request already
     // has its 200 when they fail.

@@ -1,6 +1,7 @@
 /** Every vLLM route on one app: the API-key guard first, then the OpenAI-compatible surface. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServerContext } from '../server-context.ts';
+import { JETSTREAM_HTTP_PATHS } from './jetstream-http.ts';
 import { installVllmApiKey } from './vllm-auth.ts';
 import { recordUnauthorized } from './vllm-refusal-truth.ts';
 import { vllmChatRoutes } from './vllm-chat.ts';
@@ -15,7 +16,7 @@ export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState 
   const state = createVllmState(ctx.options);
   ctx.loraAdapters = () => state.models.loras().map(({ name, path }) => ({ name, path }));
   ctx.applyLoraChange = (change) => void (change.op === 'load' ? state.models.load(change.name, change.path) : state.models.unload(change.name));
-  installVllmApiKey(app, ctx.options.apiKey, (request, reply, body) => void recordUnauthorized(ctx, request, reply, body));
+  installVllmApiKey(app, ctx.options.apiKey, JETSTREAM_HTTP_PATHS, (request, reply, body) => void recordUnauthorized(ctx, request, reply, body));
   // Starlette's bare `Response(status_code=200)`: content-length 0 and no content-type.
   // `/health/ready` is llm-d-inference-sim's readiness route (its helm chart probes it); we are
   // ready once listening, so it answers as `/health` does.

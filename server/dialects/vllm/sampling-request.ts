@@ -8,6 +8,7 @@ import { pythonFloat } from './python-repr.ts';
 import type { WirePolicy } from '../../wire/wire-policy.ts';
 import { writesPerToken } from '../../wire/plan-cost.ts';
 import { beforeValidatorError, FieldReader, isPlainObject, laxBool, literalIssue, validationError, type Parsed } from './request-fields.ts';
+import { isPythonIntLiteral, pythonInt } from './python-int.ts';
 import { pythonRepr } from './python-repr.ts';
 
 export interface StreamOptions {
@@ -56,6 +57,10 @@ export interface SamplingKnobs {
   allowedTokenIds: readonly number[] | null;
   /** The first `logit_bias` key Python's `int()` refuses (SamplingParams converts every key), else null. */
   logitBiasBadKey: string | null;
+  /** The `logit_bias` keys as the integers SamplingParams makes of them, in order (the engine checks their range). */
+  logitBiasTokenIds: readonly bigint[];
+  /** `prompt_logprobs` (null when absent): the engine caps it as it caps `logprobs`. */
+  promptLogprobs: number | null;
 }
 
 export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
@@ -72,10 +77,11 @@ export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
   logitsProcessors: false,
   allowedTokenIds: null,
   logitBiasBadKey: null,
+  logitBiasTokenIds: [],
+  promptLogprobs: null,
 });
 
 /** What Python's `int(text)` parses: blanks around, a sign, digits (any script's) with single underscores between. */
-const PYTHON_INT_LITERAL = /^\s*[+-]?\p{Nd}+(?:_\p{Nd}+)*\s*$/u;
 
 /** Python truthiness of a JSON value, as vLLM's `data.get(...)` checks see it. */
 export function pyTruthy(value: unknown): boolean {
@@ -368,8 +374,15 @@ function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
     bestOf: reader.int('best_of', null),
     logitsProcessors: readLogitsProcessors(reader),
     allowedTokenIds: reader.intList('allowed_token_ids'),
-    logitBiasBadKey: reader.floatDict('logit_bias').find((key) => !PYTHON_INT_LITERAL.test(key)) ?? null,
+    ...readLogitBias(reader),
+    promptLogprobs: reader.int('prompt_logprobs', null),
   };
+}
+
+function readLogitBias(reader: FieldReader): Pick<SamplingKnobs, 'logitBiasBadKey' | 'logitBiasTokenIds'> {
+  const keys = reader.floatDict('logit_bias');
+  const bad = keys.find((key) => !isPythonIntLiteral(key));
+  return { logitBiasBadKey: bad ?? null, logitBiasTokenIds: bad === undefined ? keys.map((key) => pythonInt(key) as bigint) : [] };
 }
 
 /**
@@ -390,10 +403,14 @@ export function promptTokensKept(truncate: number | null | undefined, maxModelLe
   return truncate !== null && truncate !== undefined && truncate >= 1 ? truncate : null;
 }
 
-/** vLLM's engine check on the number of logprobs asked for (--max-logprobs, default 20). */
-export function checkLogprobs(count: number | null): VllmError | null {
-  if (count === null || count <= MAX_LOGPROBS) return null;
-  return badRequest(`Requested sample logprobs of ${count}, which is greater than max allowed: ${MAX_LOGPROBS}`);
+/**
+ * vLLM's engine check on the number of logprobs asked for (--max-logprobs, default 20): the
+ * sample logprobs, then the prompt logprobs (Processor._validate_logprobs).
+ */
+export function checkLogprobs(count: number | null, promptCount: number | null = null): VllmError | null {
+  if (count !== null && count > MAX_LOGPROBS) return badRequest(`Requested sample logprobs of ${count}, which is greater than max allowed: ${MAX_LOGPROBS}`);
+  if (promptCount !== null && promptCount > MAX_LOGPROBS) return badRequest(`Requested prompt logprobs of ${promptCount}, which is greater than max allowed: ${MAX_LOGPROBS}`);
+  return null;
 }
 
 /**
@@ -458,6 +475,10 @@ export function engineRefusal(fields: Pick<SamplingFields, 'sampling' | 'useBeam
   // SamplingParams(logprobs = 2 × beam width), whose logprobs it caps (--max-logprobs).
   if (fields.useBeamSearch === true) return checkLogprobs(2 * fields.n);
   const k = fields.sampling ?? DEFAULT_SAMPLING;
+  // Processor._validate_logit_bias, before the allowed ids: every key out of the vocabulary, in order.
+  const vocabulary = BigInt(maxTokenId) + 1n;
+  const outside = k.logitBiasTokenIds.filter((id) => id < 0n || id >= vocabulary);
+  if (outside.length > 0) return badRequest(`token_id(s) [${outside.join(', ')}] in logit_bias contain out-of-vocab token ids. Vocabulary size: ${vocabulary}`);
   const allowed = k.allowedTokenIds;
   if (allowed !== null) {
     if (allowed.length === 0) return badRequest('allowed_token_ids is not None and empty!');

@@ -148,3 +148,22 @@ describe('simple cross-origin requests (vLLM’s CORSMiddleware)', () => {
     expect(response.header('access-control-allow-origin')).toBeUndefined();
   });
 });
+
+describe('--api-key leaves JetStream’s own routes open (JetStream checks no key) (audit 17-J3)', () => {
+  let jetstream: RunningServer;
+  beforeAll(async () => {
+    jetstream = await startServer({ seed: 7, ttftMs: 0, itlMs: 0, dialect: 'jetstream', apiKey: 'sk-test' });
+  });
+  afterAll(async () => {
+    await jetstream.close();
+  });
+
+  it('/v1/generate and /v1/health answer without the key; the key still guards vLLM’s /v1 paths', async () => {
+    const health = await fetch(`${jetstream.url}/v1/health`);
+    expect(health.status).toBe(200);
+    const generate = await fetch(`${jetstream.url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"max_tokens":2,"text_content":{"text":"hi"}}' });
+    expect(generate.status).toBe(200);
+    await generate.text();
+    expect((await fetch(`${jetstream.url}/v1/models`)).status).toBe(401);
+  });
+});

@@ -143,6 +143,24 @@ describe('logits_processors and allowed_token_ids (vLLM’s own refusals)', () =
     expect(streamed.statusCode).toBe(200);
     expect(sseData(streamed.body)[0]).toContain('allowed_token_ids is not None and empty!');
   });
+
+  it('logit_bias keys outside the vocabulary → the engine’s 400 listing them in order, before allowed_token_ids (audit 17-V4)', async () => {
+    // The built-in tokenizer's vocabulary: ids 0 … 2^22 − 1.
+    const message = (await refused('/v1/completions', { ...COMPLETION, logit_bias: { '99999999': 1, '5': 0, ' -5 ': 2, '٤١٩٤٣٠٤': 1 }, allowed_token_ids: [] })).message;
+    expect(message).toBe('token_id(s) [99999999, -5, 4194304] in logit_bias contain out-of-vocab token ids. Vocabulary size: 4194304');
+    expect((await post('/v1/chat/completions', { ...CHAT, logit_bias: { '4194303': 1, '0': -1 } })).statusCode).toBe(200);
+    const streamed = await post('/v1/chat/completions', { ...CHAT, logit_bias: { '-1': 1 }, stream: true });
+    expect(streamed.statusCode).toBe(200);
+    expect(sseData(streamed.body)[0]).toContain('token_id(s) [-1] in logit_bias contain out-of-vocab token ids.');
+  });
+
+  it('prompt_logprobs above --max-logprobs (20) → 400, checked after the sample logprobs; a non-integer is a type error (audit 17-V3)', async () => {
+    expect((await refused('/v1/completions', { ...COMPLETION, prompt_logprobs: 21 })).message).toBe('Requested prompt logprobs of 21, which is greater than max allowed: 20');
+    expect((await refused('/v1/chat/completions', { ...CHAT, prompt_logprobs: 1000 })).message).toBe('Requested prompt logprobs of 1000, which is greater than max allowed: 20');
+    expect((await refused('/v1/completions', { ...COMPLETION, logprobs: 21, prompt_logprobs: 21 })).message).toBe('Requested sample logprobs of 21, which is greater than max allowed: 20');
+    expect((await post('/v1/completions', { ...COMPLETION, prompt_logprobs: 20 })).statusCode).toBe(200);
+    expect((await refused('/v1/completions', { ...COMPLETION, prompt_logprobs: 'x' })).message).toContain("'loc': ('body', 'prompt_logprobs')");
+  });
 });
 
 describe('a JSON null body is a missing body, as FastAPI answers it', () => {

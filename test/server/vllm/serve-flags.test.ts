@@ -27,6 +27,10 @@ describe('vLLM serve flags', () => {
       eosAfterTokens: 12,
     });
     expect(vllmOptionsFromFlags({})).toEqual({});
+    // vLLM's `args.api_key or envs.VLLM_API_KEY` (audit 17-V10).
+    expect(vllmOptionsFromFlags({}, { VLLM_API_KEY: 'sekret' })).toEqual({ apiKey: 'sekret' });
+    expect(vllmOptionsFromFlags({}, { VLLM_API_KEY: '' })).toEqual({});
+    expect(vllmOptionsFromFlags({ apiKey: 'flag' }, { VLLM_API_KEY: 'env' })).toEqual({ apiKey: 'flag' });
   });
 
   it.each([
