@@ -114,10 +114,12 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
   let firstStartSent = false;
   const starts = new StageBarrier<string>(input.shares.length, (key) => {
     const [stage, phase] = key.split('/') as [string, StagePhase];
-    // Never before the run's own start (--start-at), which shards on other machines share.
+    // Never before the run's own start (--start-at), which shards on other machines share; and
+    // the first part is anchored on it even when the set-up overran it, as one process anchors
+    // its schedule: the overrun is the first sends' schedule_delay, never a shift of the schedule.
     const soonest = realClock.epochMs(realClock.now()) + START_LEAD_MS;
     const startAt = input.options.startAtEpochMs ?? null;
-    const epochMs = Math.max(soonest, startAt ?? -Infinity);
+    const epochMs = startAt !== null && !firstStartSent ? startAt : Math.max(soonest, startAt ?? -Infinity);
     // The first start only: a later stage starts when the one before it has drained.
     if (startAt !== null && !firstStartSent && soonest - startAt > LATE_START_NOTE_MS) lateStartNote(soonest - startAt);
     firstStartSent = true;

@@ -86,12 +86,6 @@ class DecodePlayer implements ScheduledTask {
   run(now: number): number | null {
     if (this.#finished) return null;
     const { record, arrivalMono, sends } = this.#plan;
-    // An HTTP fault is a status with nothing before it (trailers-only): no response metadata.
-    if (record.headersMs === null && record.status === 200) {
-      const headersDue = arrivalMono + (record.headersDueMs ?? 0);
-      if (headersDue > now) return headersDue;
-      this.#sendMetadata();
-    }
     const writes = record.writes;
     while (this.#next < writes.length) {
       const write = writes[this.#next] as TruthWrite;
@@ -100,6 +94,10 @@ class DecodePlayer implements ScheduledTask {
       write.actualMs = this.#deps.clock.now() - arrivalMono;
       this.#next++;
       if (send.kind === 'status') return this.#sendStatus(send.httpStatus, send.details, write.actualMs);
+      // JetStream's Decode never sends its metadata on its own: grpcio sends it with the first
+      // message, so a client sees the response start at its first token (an HTTP fault, a
+      // status with nothing before it, is trailers-only and has none).
+      if (record.headersMs === null) this.#sendMetadata(write.actualMs);
       this.#written++;
       if (send.kind === 'message') {
         this.#call.write(send.message, this.#onFlushed);
@@ -131,12 +129,13 @@ class DecodePlayer implements ScheduledTask {
     resetStream(this.#call);
   }
 
-  #sendMetadata(): void {
-    const { record, arrivalMono } = this.#plan;
+  /** `atMs`: the first message's stamp, which the metadata leaves with. */
+  #sendMetadata(atMs: number): void {
+    const { record } = this.#plan;
     const metadata = new Metadata();
     metadata.set('x-request-id', record.id);
     this.#call.sendMetadata(metadata);
-    record.headersMs = this.#deps.clock.now() - arrivalMono;
+    record.headersMs = atMs;
   }
 
   #sendStatus(httpStatus: number, details: string, atMs: number): null {

@@ -1,7 +1,7 @@
 /** `POST /v1/chat/completions`: validate, resolve the model, count message tokens, plan, play. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
-import { contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
+import { alreadyRunning, contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat } from '../dialects/vllm/plan-chat.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
@@ -42,7 +42,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null);
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks: a streamed request already has its 200 when they fail.
-    const engineError = engineRefusal(req, tokenizer.maxTokenId);
+    const engineError = engineRefusal(req, tokenizer.maxTokenId) ?? (ctx.truth.isLive(identity.id) ? alreadyRunning(`chatcmpl-${identity.id}`, req.n) : null);
     if (engineError !== null) {
       if (!req.stream) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);

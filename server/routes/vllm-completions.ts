@@ -1,7 +1,7 @@
 /** `POST /v1/completions`: validate, resolve the model, count prompt tokens, plan, play. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
-import { badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
+import { alreadyRunning, badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
@@ -60,7 +60,10 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks (sampling params, then the prompt's ids): a streamed request already
     // has its 200 when they fail.
-    const engineError = engineRefusal({ ...req, n: req.n ?? 1 }, tokenizer.maxTokenId) ?? outOfVocabulary(tokenizer, prompts);
+    const engineError =
+      engineRefusal({ ...req, n: req.n ?? 1 }, tokenizer.maxTokenId) ??
+      outOfVocabulary(tokenizer, prompts) ??
+      (ctx.truth.isLive(identity.id) ? alreadyRunning(`cmpl-${identity.id}-0`, req.n ?? 1) : null);
     if (engineError !== null) {
       if (!req.stream) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);

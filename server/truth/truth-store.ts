@@ -97,6 +97,9 @@ export class TruthStore {
    * of a response in flight in an array of its own and copies them into the record there.
    */
   begin(record: TruthRecord, settle?: () => void): void {
+    // A request whose id is still in flight keeps no record of its own: the running one's is
+    // not lost (vLLM refuses such a request; a dialect that serves it has no truth for it).
+    if (this.isLive(record.id)) return;
     this.#remove(record.id);
     const bytes = liveBytes(record);
     this.#records.set(record.id, { entry: record, bytes, settle });
@@ -124,6 +127,12 @@ export class TruthStore {
     kept.bytes = bytes;
     kept.settle = undefined;
     this.#evict();
+  }
+
+  /** Whether a request of this id is in flight (begun, not yet finished). */
+  isLive(id: string): boolean {
+    const kept = this.#records.get(id);
+    return kept !== undefined && !('numbers' in kept.entry) && kept.entry.end === null;
   }
 
   get(id: string): TruthRecord | undefined {

@@ -41,6 +41,13 @@ export const badRequest = (message: string, param: string | null = null): VllmEr
 /** An error raised while vLLM 0.10/0.11 renders a chat's messages: answered as `f"{e} {e.__cause__}"`. */
 export const preprocessingError = (message: string): VllmError => badRequest(`${message} None`);
 
+/**
+ * The engine's refusal of a request whose id is already running (V1 OutputProcessor.add_request):
+ * `engineId` is the id vLLM gives it, `cmpl-<id>-<prompt>` or `chatcmpl-<id>`, and with n > 1
+ * the first choice's `0_<that>`.
+ */
+export const alreadyRunning = (engineId: string, n: number): VllmError => badRequest(`Request id ${n > 1 ? `0_${engineId}` : engineId} already running.`);
+
 /** vLLM 0.11's `_check_model` answer (param stays null in that release). */
 export const modelNotFound = (model: string): VllmError =>
   new VllmError(404, 'NotFoundError', `The model \`${model}\` does not exist.`);

@@ -224,6 +224,16 @@ describe('faults that only move time', () => {
     expect(truth?.writes.every((w) => w.dueMs >= 250)).toBe(true);
     expect(truth?.end?.how).toBe('completed');
   });
+
+  it('the response metadata goes with the first message, as grpcio sends it for JetStream’s Decode (audit 17-J1)', async () => {
+    const outcome = await decode('grpc-metadata', 'none');
+    expect(outcome.error).toBeNull();
+    // The client sees both in the same read at the earliest: never the metadata a TTFT before.
+    expect(outcome.metadataAt).not.toBeNull();
+    expect(outcome.metadataAt as number).toBeGreaterThanOrEqual((outcome.arrivals[0] as number) - 5);
+    const truth = server.context.truth.get('grpc-metadata');
+    expect(truth?.headersMs).toBe(truth?.writes[0]?.actualMs);
+  });
 });
 
 it('a fault drawn with a probability replays: the same id draws the same fault, and the draws differ over ids', async () => {

@@ -67,8 +67,10 @@ describe('a full prefill queue', () => {
       metadata.set('x-request-id', 'holder');
       const holder = client.Decode({ maxTokens: 2, textContent: { text: 'hi' } }, metadata) as ClientReadableStream<object>;
       holder.on('error', () => {});
-      // Its response metadata goes out once it is admitted: the queue is then full.
-      await new Promise<void>((resolve) => holder.once('metadata', () => resolve()));
+      // Admitted once its truth record exists: the queue is then full. (Its metadata would only
+      // come with its first message, a minute away, as grpcio sends it.)
+      for (let i = 0; i < 500 && small.context.truth.get('holder') === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(small.context.truth.get('holder')).toBeDefined();
       const error = await refusal(small, { maxTokens: 2, textContent: { text: 'hi' } }, 'over-the-limit');
       expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(error.details).toBe('The driver prefill queue is full and more requests cannot be handled. You may retry this request.');

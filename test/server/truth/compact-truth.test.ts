@@ -132,15 +132,25 @@ describe('the truth store’s bounds', () => {
     expect(store.get('huge')).toBe(huge);
   });
 
-  it('keeps a reused id’s newer record when the older one ends later', () => {
+  it('keeps the running record of an id a newer request reuses; the newer one keeps none (audit 17-V2)', () => {
     const store = new TruthStore({ capacity: 10 });
     const older = record('same', 10);
     const newer = record('same', 20);
     store.begin(older);
+    expect(store.isLive('same')).toBe(true);
     store.begin(newer);
-    older.end = { atMs: 1, how: 'client_aborted' };
+    expect(store.get('same')).toBe(older);
+    newer.end = { atMs: 1, how: 'completed' };
+    store.finish(newer);
+    expect(store.get('same')).toBe(older);
+    older.end = { atMs: 2, how: 'client_aborted' };
     store.finish(older);
-    expect(store.get('same')).toBe(newer);
+    expect(store.isLive('same')).toBe(false);
+    expect(store.get('same')?.body.byteLength).toBe(10);
     expect(store.size).toBe(1);
+    // Once ended, the id is free: a later request's record replaces it.
+    const later = record('same', 30);
+    store.begin(later);
+    expect(store.get('same')).toBe(later);
   });
 });
