@@ -121,6 +121,8 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
   if ('arrival' in sweep) oneSetting('load.type', 'load.sweep.arrival');
   sweep.arrival = load.type ?? 'constant';
   load.type = 'sweep';
+  // inference-perf's sweep replaces the stages it is given (load_generator.py): they are read, never run.
+  delete load.stages;
   // inference-perf's defaults for what its sweep leaves out, not ours.
   for (const [key, value] of INFERENCE_PERF_SWEEP_DEFAULTS) if (!(key in sweep)) sweep[key] = value;
   return written;

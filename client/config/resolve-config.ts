@@ -145,6 +145,11 @@ function branches(schema: unknown): unknown[] {
  */
 export type FlagOfPath = (path: string, only?: 'flag' | 'missing') => string | undefined;
 
+/** inference-perf keys for what benchtruth does not do: refused with why, not a spelling hint. */
+const UNSUPPORTED_KEYS: Readonly<Record<string, string>> = {
+  'load.trace': "inference-perf's trace replay (Azure-format traces with per-request lengths); for send times use load.type: trace with load.trace_file (one offset in seconds a line)",
+};
+
 /** `a mapping`, `a whole number`, `an integer`: what a config value should be, in YAML's words. */
 function expectedThing(expected: string): string {
   const words: Record<string, string> = { object: 'a mapping', array: 'a list', int: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false', record: 'a mapping' };
@@ -191,12 +196,18 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
   const dotted = issue.path.map(String).join('.') || '(top level)';
   const missing = isMissingKey(issue);
   const flag = flagOf?.(dotted, missing ? 'missing' : undefined);
-  const path = flag ?? dotted;
+  // The key as the user wrote it: a flag, or the file's own spelling after its `file: ` lead.
+  const path = flag === undefined ? dotted : flag.startsWith('--') ? flag : flag.slice(flag.lastIndexOf(': ') + 2);
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.path);
     const parts = issue.keys.map((key) => {
-      const best = known.map((k) => [k, editDistance(key, k)] as const).sort((a, b) => a[1] - b[1])[0];
       const at = issue.path.length > 0 ? `${dotted}.${key}` : key;
+      const unsupported = UNSUPPORTED_KEYS[at];
+      if (unsupported !== undefined) return `${at} is not supported: ${unsupported}`;
+      // A key of another branch of a union (a concurrency stage's `count` in a rate stage): the
+      // branch is the mistake, not the key's spelling.
+      if (known.includes(key)) return `unknown key ${at} (${key} belongs to another form of ${dotted}: ${dotted.startsWith('load') ? 'check load.type' : 'check the keys given with it'})`;
+      const best = known.map((k) => [k, editDistance(key, k)] as const).sort((a, b) => a[1] - b[1])[0];
       return best !== undefined && best[1] <= 3 ? `unknown key ${at} (did you mean ${best[0]}?)` : `unknown key ${at} (known keys: ${known.join(', ')})`;
     });
     // A key set by flag (`--set load.stagez=1`) is that flag's mistake, not the file's.

@@ -90,7 +90,9 @@ export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
   const n = sweep.numStages;
   if (sweep.rates === 'inference-perf') {
     const t = (i: number): number => (n === 1 ? 0 : i / (n - 1));
-    const round = (rate: number): number => Math.round(rate * 100) / 100;
+    // Its two decimals; a saturation under 0.005 requests/s would round a stage to 0, which
+    // sends nothing for ever: the least such a stage runs at is 0.01.
+    const round = (rate: number): number => Math.max(0.01, Math.round(rate * 100) / 100);
     return Array.from({ length: n }, (_, i) =>
       // geomspace(sat, 1, n)[i] = sat · (1/sat)^t; numpy's linspace(1, sat, 1) is [1].
       round(sweep.spacing === 'linear' ? 1 + (saturationRate - 1) * t(i) : 1 + saturationRate - saturationRate * Math.pow(1 / saturationRate, t(i))),

@@ -89,6 +89,11 @@ output: {dir: out}
     ['a typo in a concurrency stage', 'load:\n  type: concurrency\n  stages:\n    - concurrency: 2\n      cont: 3\n', /unknown key load\.stages\.0\.cont \(did you mean count\?\)/],
     // A misspelled required key is named as written, not reported as the key missing.
     ['a misspelled required key', 'load:\n  stages: [{rate: 5, duraton: 1s}]\n', /unknown key load\.stages\.0\.duraton \(did you mean duration\?\)/],
+    // A key of another kind of stage is no misspelling (audit 17-L8); inference-perf's trace replay is named as such (L9).
+    ['a concurrency stage key in a rate stage', 'load:\n  type: constant\n  stages: [{rate: 5, duration: 1s, concurrency: 3}]\n', /unknown key load\.stages\.0\.concurrency \(concurrency belongs to another form of load\.stages\.0: check load\.type\)$/],
+    ["inference-perf's trace replay", 'load:\n  type: trace\n  trace: {file: x, format: AzurePublicDataset}\n', /load\.trace is not supported: inference-perf's trace replay .*use load\.type: trace with load\.trace_file/],
+    // An inference-perf key's fix names it as written, once (audit 17-L10).
+    ["a wrong type under inference-perf's name", 'load: {num_workers: 1.5}\n', /: load\.num_workers: expected a whole number, got the number 1\.5 \(fix: make load\.num_workers a whole number\)$/],
     ['a wrong type, with the path', 'load:\n  stages: [{rate: fast, duration: 1s}]\n', /load\.stages\.0\.rate: expected a number, got the text "fast" \(fix: make load\.stages\.0\.rate a number\)/],
     ['a bad enum value', 'api: {type: embeddings}\n', /api\.type: .*\(fix: use one of "completions", "chat"/],
     ['a bad duration', 'load: {timeout: soon}\n', /load\.timeout: not a duration/],
@@ -212,6 +217,9 @@ server: {base_url: "http://127.0.0.1:1"}
     });
     const both = file('ip-sweep-both.yml', 'load: {sweep: {type: linear, spacing: linear}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/load\.sweep\.type and load\.sweep\.spacing are one setting/);
+    // Its sweep replaces the stages beside it (load_generator.py), as inference-perf runs them (audit 17-L3).
+    const staged = file('ip-sweep-stages.yml', 'load:\n  type: poisson\n  stages: [{rate: 5, duration: 1}]\n  sweep: {type: linear, num_requests: 20, num_stages: 2, stage_duration: 1}\nserver: {base_url: "http://127.0.0.1:1"}\n');
+    expect(benchOptionsFromFlags({ config: staged }).load).toMatchObject({ type: 'sweep', sweep: { probeRequests: 20, numStages: 2 } });
   });
 
   it('inference-perf spellings and flags (audit 8-P): a --set elsewhere keeps the file\'s distributions; --lora wins over the split; clashes are one line', () => {

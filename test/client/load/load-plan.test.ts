@@ -91,5 +91,8 @@ describe('stage plans', () => {
     expect(sweepRates(37.3, { ...spec, numStages: 7, spacing: 'geometric' })).toEqual([1, 17.89, 27.14, 32.19, 34.96, 36.47, 37.3]);
     expect(sweepRates(0.5, { ...spec, numStages: 3 })).toEqual([1, 0.75, 0.5]);
     expect(sweepRates(4.42, { ...spec, numStages: 1 })).toEqual([1]);
+    // A saturation under 0.005/s would round a stage to 0, which never sends (audit 17-L7).
+    expect(sweepRates(0.004, { ...spec, numStages: 3 })).toEqual([1, 0.5, 0.01]);
+    expect(sweepRates(0.004, { ...spec, numStages: 3, spacing: 'geometric' }).every((rate) => rate > 0)).toBe(true);
   });
 });
