@@ -13,6 +13,8 @@ export interface LogprobSpec {
   top: number;
   /** Per-request salt (a hash of the request key). */
   salt: number;
+  /** `return_tokens_as_token_ids`: every token, sampled or alternative, is `token_id:<id>`. */
+  asTokenIds?: boolean;
 }
 
 /** vLLM's default --max-logprobs. */
@@ -21,6 +23,7 @@ export const MAX_LOGPROBS = 20;
 const q = JSON.stringify;
 
 interface Ranked {
+  /** The token as logprobs name it: its text, or `token_id:<id>` (return_tokens_as_token_ids). */
   text: string;
   logprob: number;
 }
@@ -29,7 +32,8 @@ interface Ranked {
 function ranked(spec: LogprobSpec, choice: number, position: number, token: PlannedToken, count: number): Ranked[] {
   const h = hashString(`${choice}:${position}`, spec.salt);
   const first = -((h % 9000) + 0.5) / 1000;
-  const out: Ranked[] = [{ text: token.text, logprob: first }];
+  const asIds = spec.asTokenIds === true;
+  const out: Ranked[] = [{ text: asIds ? `token_id:${token.id}` : token.text, logprob: first }];
   const seen = new Set([token.text]);
   let candidate = (h >>> 8) % FIRST_MULTIBYTE_ID;
   while (out.length < count) {
@@ -37,7 +41,8 @@ function ranked(spec: LogprobSpec, choice: number, position: number, token: Plan
     const text = VOCABULARY[candidate] as string;
     if (seen.has(text)) continue;
     seen.add(text);
-    out.push({ text, logprob: first - 0.75 * out.length });
+    // The built-in tokenizer's id of a vocabulary entry is its place in the vocabulary.
+    out.push({ text: asIds ? `token_id:${candidate}` : text, logprob: first - 0.75 * out.length });
   }
   return out;
 }
@@ -62,10 +67,12 @@ export function completionLogprobsJson(spec: LogprobSpec, choice: number, tokens
   for (let i = from; i < to; i++) {
     const token = tokens[i] as PlannedToken;
     const entries = ranked(spec, choice, i, token, Math.max(spec.top, 1));
+    const named = (entries[0] as Ranked).text;
     offsets.push(offset);
-    offset += codePoints(token.text);
+    // vLLM advances the offset by len() of the token as it names it, `token_id:<id>` included.
+    offset += codePoints(named);
     values.push((entries[0] as Ranked).logprob);
-    texts.push(token.text);
+    texts.push(named);
     tops.push(`{${entries.map((e) => `${q(e.text)}:${e.logprob}`).join(',')}}`);
   }
   return `{"text_offset":${q(offsets)},"token_logprobs":${q(values)},"tokens":${q(texts)},"top_logprobs":[${tops.join(',')}]}`;

@@ -57,7 +57,7 @@ export function planChat(input: ChatPlanInput): PlannedCompletion {
     version: options.vllmVersion,
     ...(request.role === undefined ? {} : { role: request.role }),
     ...(input.promptTokenIds === undefined ? {} : { promptTokenIds: input.promptTokenIds }),
-    ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey) } }),
+    ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey), asTokenIds: request.sampling?.tokensAsIds === true } }),
   };
   return planVllmResponse({
     choices,

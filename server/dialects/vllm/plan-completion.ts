@@ -73,7 +73,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     streamOptions: request.streamOptions,
     version: options.vllmVersion,
     promptTokensOfChoice: choices.map((c) => promptCounts[Math.floor(c.index / n)] ?? input.promptTokens),
-    ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey) } }),
+    ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey), asTokenIds: request.sampling?.tokensAsIds === true } }),
     ...(input.promptTokenIdsOfPrompt === undefined ? {} : { promptTokenIdsOfChoice: choices.map((c) => input.promptTokenIdsOfPrompt?.[Math.floor(c.index / n)] ?? []) }),
   };
   return planVllmResponse({

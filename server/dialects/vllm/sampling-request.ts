@@ -61,6 +61,8 @@ export interface SamplingKnobs {
   logitBiasTokenIds: readonly bigint[];
   /** `prompt_logprobs` (null when absent): the engine caps it as it caps `logprobs`. */
   promptLogprobs: number | null;
+  /** `return_tokens_as_token_ids`: logprobs name each token `token_id:<id>`, not by its text. */
+  tokensAsIds: boolean;
 }
 
 export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
@@ -79,6 +81,7 @@ export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
   logitBiasBadKey: null,
   logitBiasTokenIds: [],
   promptLogprobs: null,
+  tokensAsIds: false,
 });
 
 /** What Python's `int(text)` parses: blanks around, a sign, digits (any script's) with single underscores between. */
@@ -302,7 +305,6 @@ function readTypedOnlyFields(reader: FieldReader): void {
   reader.boolNotNull('skip_special_tokens', true);
   reader.boolNotNull('spaces_between_special_tokens', true);
   reader.intNotNull('priority', 0);
-  reader.bool('return_tokens_as_token_ids', false);
   reader.floatNotNull('length_penalty', 1);
   // Structured output (the fake model follows none of it) and pass-through parameters.
   reader.strOrDict('guided_json');
@@ -376,6 +378,7 @@ function readSamplingKnobs(reader: FieldReader): SamplingKnobs {
     allowedTokenIds: reader.intList('allowed_token_ids'),
     ...readLogitBias(reader),
     promptLogprobs: reader.int('prompt_logprobs', null),
+    tokensAsIds: reader.bool('return_tokens_as_token_ids', false) === true,
   };
 }
 

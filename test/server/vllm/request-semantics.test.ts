@@ -219,6 +219,22 @@ describe('logprobs (deterministic stand-in values in vLLM’s shapes)', () => {
     expect(firstChoice(JSON.parse((await post('/v1/chat/completions', { ...body, logprobs: true })).body) as Json).logprobs).not.toBeNull();
   });
 
+  it('return_tokens_as_token_ids names every token token_id:<id>, sampled and alternatives; offsets advance by those names (audit 17-V5)', async () => {
+    const plain = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 3, logprobs: 2, return_token_ids: true })).body) as Json;
+    const named = JSON.parse((await post('/v1/completions', { prompt: 'x', max_tokens: 3, logprobs: 2, return_token_ids: true, return_tokens_as_token_ids: true })).body) as Json;
+    const ids = firstChoice(plain).token_ids as number[];
+    const logprobs = firstChoice(named).logprobs as { text_offset: number[]; tokens: string[]; token_logprobs: number[]; top_logprobs: Array<Record<string, number>> };
+    expect(logprobs.tokens).toEqual(ids.map((id) => `token_id:${id}`));
+    expect(logprobs.token_logprobs).toEqual((firstChoice(plain).logprobs as { token_logprobs: number[] }).token_logprobs);
+    for (const top of logprobs.top_logprobs) expect(Object.keys(top).every((key) => /^token_id:\d+$/.test(key))).toBe(true);
+    expect(logprobs.text_offset).toEqual([0, logprobs.tokens[0]?.length, (logprobs.tokens[0]?.length ?? 0) + (logprobs.tokens[1]?.length ?? 0)]);
+    const chat = JSON.parse((await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 1, logprobs: true, top_logprobs: 2, return_tokens_as_token_ids: true })).body) as Json;
+    const entry = ((firstChoice(chat).logprobs as { content: Json[] }).content[0]) as { token: string; bytes: number[]; top_logprobs: Array<{ token: string }> };
+    expect(entry.token).toMatch(/^token_id:\d+$/);
+    expect(Buffer.from(entry.bytes).toString()).toBe(entry.token);
+    expect(entry.top_logprobs.map((t) => t.token).every((t) => /^token_id:\d+$/.test(t))).toBe(true);
+  });
+
   it('refuses more than --max-logprobs (20), as vLLM’s engine does', async () => {
     const response = await post('/v1/completions', { prompt: 'x', logprobs: 21 });
     expect(JSON.parse(response.body)).toEqual({ error: { message: 'Requested sample logprobs of 21, which is greater than max allowed: 20', type: 'BadRequestError', param: null, code: 400 } });
