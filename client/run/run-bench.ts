@@ -169,7 +169,12 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     const counters = new LiveCounters();
     const progress = startProgress(counters, load.type === 'sweep' ? null : plannedTotal(plans), options.progress ?? 'off');
     // The generator's server_metrics come from scrapes during the run: lpg scrapes by default.
-    const scrape = (options.scrape ?? null) === null && options.reportFormat === 'lpg' ? { url: null, intervalMs: 1000 } : options.scrape;
+    let scrape = (options.scrape ?? null) === null && options.reportFormat === 'lpg' ? { url: null, intervalMs: 1000 } : options.scrape;
+    // A gRPC channel's port serves no HTTP: JetStream's Prometheus port is another one.
+    if (scrape && scrape.url === null && api.name === 'jetstream-grpc') {
+      process.stderr.write('benchtruth: note: no server metrics are scraped: --api jetstream-grpc talks to a gRPC port, which serves no /metrics; give JetStream\'s Prometheus port with --metrics-url\n');
+      scrape = null;
+    }
     if (scrape) scraper = startStageScraper(scrape.url ?? new URL('/metrics', base.origin).href, scrape.intervalMs);
     const onStage = (stage: number, phase: 'start' | 'end'): Promise<void> | undefined => (stage >= 0 ? scraper?.mark(stage, phase) : undefined);
     const probeRecords: RequestRecord[] = [];

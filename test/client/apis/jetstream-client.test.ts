@@ -4,8 +4,11 @@
  * `--lora`, and a step's tokens are its first sample's, as JetStream's own benchmark counts them.
  */
 import { Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ADAPTERS } from '../../../client/apis/index.ts';
 import { interpretDecodePayload } from '../../../client/apis/jetstream-payload.ts';
@@ -154,4 +157,28 @@ describe('a stream that ends on the stop-token step', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
+});
+
+describe('--api jetstream-grpc with the latency profile generator report (audit 17-J4)', () => {
+  it('scrapes no /metrics off the gRPC port, and says to give --metrics-url', async () => {
+    const server = new Server();
+    server.addService(jetstreamPackage().Orchestrator.service, {
+      Decode: (call: ServerWritableStream<object, object>) => {
+        call.write({ streamContent: { samples: [{ text: ' a', tokenIds: [7] }] } });
+        call.write({ streamContent: { samples: [{}] } });
+        call.end();
+      },
+      HealthCheck: (_call: unknown, callback: (error: null, response: object) => void) => callback(null, { isLive: true }),
+    });
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
+    const dir = mkdtempSync(join(tmpdir(), 'benchtruth-grpc-lpg-'));
+    try {
+      const result = await runCli(['bench', '--url', `http://127.0.0.1:${port}`, '--api', 'jetstream-grpc', '--report-format', 'lpg', '--rate', '10', '--duration', '0.3s', '--max-tokens', '1', '--output', dir, '--progress', 'off']);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toMatch(/note: no server metrics are scraped: --api jetstream-grpc talks to a gRPC port, which serves no \/metrics; give JetStream's Prometheus port with --metrics-url/);
+      expect(readdirSync(dir)).not.toContain('summary_server_metrics.json');
+    } finally {
+      server.forceShutdown();
+    }
+  }, 30_000);
 });
