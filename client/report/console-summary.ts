@@ -46,9 +46,18 @@ export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<numb
     lines.push(`goodput: ${g.good_requests}/${s.count} met every SLO (${num(g.good_fraction === null ? null : g.good_fraction * 100, 1)}%), ${num(g.requests_per_sec)} req/s, ${num(g.output_tokens_per_sec, 1)} output tok/s`);
   }
   for (const [kind, entry] of Object.entries(report.failures.by_kind)) {
-    lines.push(`failures ${kind}: ${entry.count} (e.g. ${entry.sample_messages[0] ?? ''})`);
+    lines.push(`failures ${kind}: ${entry.count} (e.g. ${printable(entry.sample_messages[0] ?? '')})`);
   }
   return lines.join('\n');
+}
+
+/**
+ * A server's words as one line a terminal shows as they are: control characters (escape
+ * sequences that could clear or repaint the screen, line breaks) written as JSON escapes.
+ */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => JSON.stringify(char).slice(1, -1));
 }
 
 /**

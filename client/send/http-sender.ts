@@ -59,10 +59,20 @@ function isConnectFailure(code: unknown): boolean {
   return typeof code === 'string' && (CONNECT_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_'));
 }
 
+/**
+ * Bytes that are no HTTP/1.1 response (llhttp's `HPE_*`: a bad chunk size, both content-length
+ * and chunked, a bad status line) or a body longer or shorter than its content-length said: the
+ * server sent them; nothing was reset.
+ */
+function isMalformedHttp(error: Error, code: unknown): boolean {
+  return error.name === 'HTTPParserError' || (typeof code === 'string' && (code.startsWith('HPE_') || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'));
+}
+
 function classifyTransportError(error: Error, sawResponse: boolean): FailureKind {
   if (error instanceof RequestTimeout) return 'timeout';
   const code = (error as { code?: unknown }).code;
   if (!sawResponse && isConnectFailure(code)) return 'connect_error';
+  if (isMalformedHttp(error, code)) return 'malformed';
   return 'disconnected';
 }
 

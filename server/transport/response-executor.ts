@@ -53,6 +53,8 @@ function ownsChunkedSocket(res: ServerResponse, socket: unknown): socket is Sock
   return res.headersSent && res.chunkedEncoding && isRealSocket(socket) && (socket as { _httpMessage?: unknown })._httpMessage === res;
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
 /** Sends one run() makes before yielding to the scheduler (a single-byte send costs ~5–20 µs). */
 const MAX_SENDS_PER_RUN = 64;
 const CR = 0x0d;
@@ -126,6 +128,12 @@ class ResponsePlayer implements ScheduledTask {
   #settled = 0;
   #next = 0;
   #finished = false;
+  /**
+   * Parked until its socket can take bytes: a reader that does not keep up filled the kernel's
+   * buffer (Node holds what was written, so it is not yet handed to the socket), or a pipelined
+   * response waits for the one ahead of it to end. The scheduler wakes it when that changes.
+   */
+  #blocked = false;
 
   constructor(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps) {
     this.#res = res;
@@ -171,6 +179,14 @@ class ResponsePlayer implements ScheduledTask {
       this.#end(this.#deps.clock.now(), 'client_aborted');
       return;
     }
+    // A pipelined request's response has no socket until the one ahead of it on the
+    // connection ends: whatever it wrote before would wait in Node, not reach the socket.
+    if (socket === null && isRealSocket((this.#res as { req?: { socket?: unknown } }).req?.socket)) {
+      this.#blocked = true;
+      this.#res.once('socket', () => this.#unblock());
+      this.#deps.scheduler.schedule(this, Infinity);
+      return;
+    }
     // Every write its own segment: a reader on 127.0.0.1 then sees the planned cuts.
     if (isRealSocket(socket)) socket.setNoDelay(true);
     if (this.#headersAtArrival && this.#headersDueMs <= 0) this.#sendHeaders();
@@ -184,6 +200,7 @@ class ResponsePlayer implements ScheduledTask {
 
   run(now: number): number | null {
     if (this.#finished) return null;
+    if (this.#blocked) return Infinity;
     const record = this.#record;
     const writes = this.#writes;
     const arrivalMono = this.#arrivalMono;
@@ -243,11 +260,22 @@ class ResponsePlayer implements ScheduledTask {
       if (ends) {
         const final = writes[last] as TruthWrite;
         res.end(this.#body.subarray(final.offset, final.offset + final.length));
-        this.#end(actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
       }
       // http corks the socket until the next tick; flush now so the write leaves when stamped.
-      if (isRealSocket(socket)) while (socket.writableCorked > 0) socket.uncork();
-      if (ends) return null;
+      if (isRealSocket(socket)) {
+        while (socket.writableCorked > 0) socket.uncork();
+        // The kernel's buffer is full: these bytes wait in Node's, not handed to the socket yet.
+        // They are stamped when they are ('drain'), and every write after them waits for it.
+        if (socket.writableLength > 0) {
+          this.#stamps.fill(NaN, from, last + 1);
+          this.#awaitDrain(socket, from, last, ends);
+          return ends ? null : Infinity;
+        }
+      }
+      if (ends) {
+        this.#end(actualMs + arrivalMono, endsAsFailure(record.fault) ? 'fault' : 'completed');
+        return null;
+      }
     }
     const next = this.#nextDueMs();
     if (next === null) {
@@ -260,6 +288,31 @@ class ResponsePlayer implements ScheduledTask {
       return null;
     }
     return arrivalMono + next;
+  }
+
+  /**
+   * Writes from..last wait in Node's buffer: stamped, and the stream goes on, once it is empty.
+   * An empty write's callback says when (a stream's callbacks run in order, each once its bytes
+   * are handed over); 'drain' would never come for less than the high-water mark.
+   */
+  #awaitDrain(socket: Socket, from: number, last: number, ends: boolean): void {
+    this.#blocked = true;
+    socket.write(NO_BYTES, () => {
+      if (this.#finished) return;
+      const at = this.#deps.clock.now();
+      this.#stamps.fill(at - this.#arrivalMono, from, last + 1);
+      this.#blocked = false;
+      if (ends) this.#end(at, endsAsFailure(this.#record.fault) ? 'fault' : 'completed');
+      else this.#deps.scheduler.wake(this, at);
+    });
+  }
+
+  #unblock(): void {
+    if (this.#finished) return;
+    this.#blocked = false;
+    const socket = this.#res.socket;
+    if (isRealSocket(socket)) socket.setNoDelay(true);
+    this.#deps.scheduler.wake(this, this.#deps.clock.now());
   }
 
   /** The next relative time something is due: headers, a write, or the disconnect; null = nothing left. */
@@ -315,8 +368,14 @@ class ResponsePlayer implements ScheduledTask {
   settle(): void {
     const writes = this.#writes;
     const stamps = this.#stamps;
-    for (let i = this.#settled; i < this.#next; i++) (writes[i] as TruthWrite).actualMs = stamps[i] as number;
-    this.#settled = this.#next;
+    // Up to the first write still waiting in Node's buffer: it has not been handed over yet.
+    let i = this.#settled;
+    for (; i < this.#next; i++) {
+      const stamp = stamps[i] as number;
+      if (Number.isNaN(stamp)) break;
+      (writes[i] as TruthWrite).actualMs = stamp;
+    }
+    this.#settled = i;
   }
 
   #end(atMono: number, how: EndReason): void {

@@ -85,6 +85,13 @@ describe('empty samples', () => {
     expect(consoleSummary(empty)).toMatch(/schedule delay p99 — ms/);
   });
 
+  it('a server\'s failure message is printed with its control characters escaped: no escape sequence or line break reaches the terminal (audit 17-H3)', () => {
+    const hostile = { kind: 'http_500' as const, message: '\u001b[2J\u001b[31mFAKE: all requests succeeded\r\n' };
+    const text = consoleSummary(lifecycleReport([record(0, 0, [], { failure: hostile, endMs: 40 })], { intendedRate: null, concurrency: 1, loadType: 'concurrency' }));
+    expect(text).toContain('failures http_500: 1 (e.g. \\u001b[2J\\u001b[31mFAKE: all requests succeeded\\r\\n)');
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+  });
+
   it('a stage line names its load once: "concurrency 2", "constant intended 5.00 req/s" (audit 9-X4 F4)', () => {
     const closed = lifecycleReport([record(0, 0, [5])], { intendedRate: null, concurrency: 2, loadType: 'concurrency' });
     const open = lifecycleReport([record(0, 0, [5])], { intendedRate: 5, loadType: 'constant' });

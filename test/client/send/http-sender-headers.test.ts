@@ -21,6 +21,8 @@ const ANSWERS: Record<string, string> = {
   '/redirect': 'HTTP/1.1 307 Temporary Redirect\r\nlocation: http://127.0.0.1:1/v1/completions\r\ncontent-length: 0\r\n\r\n',
   '/continue': `HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: ${Buffer.byteLength(SSE)}\r\n\r\n${SSE}`,
   '/gzip': 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip\r\ncontent-length: 4\r\n\r\n\x1f\x8b\x08\x00',
+  '/bad-chunk': 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\nzz\r\ndata: x\r\n',
+  '/both-lengths': `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n${Buffer.byteLength(SSE).toString(16)}\r\n${SSE}\r\n0\r\n\r\n`,
   '/json-error': (() => {
     const body = '{"error":{"message":"rate limit exceeded","type":"RateLimitError","param":null,"code":429}}';
     return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
@@ -78,6 +80,10 @@ describe('the sender passes the response head on', () => {
 
   it('a 200 application/json error body to a stream request is a stream_error', async () => {
     expect((await send('/json-error')).failure).toEqual({ kind: 'stream_error', message: 'rate limit exceeded' });
+  });
+
+  it.each(['/bad-chunk', '/both-lengths'])('%s: bytes that are no HTTP/1.1 response are malformed, not a reset (audit 17-H2)', async (path) => {
+    expect((await send(path)).failure?.kind).toBe('malformed');
   });
 
   it('an unsolicited 100 Continue (which undici cannot read) is said so', async () => {

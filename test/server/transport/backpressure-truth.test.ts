@@ -1,0 +1,109 @@
+/**
+ * A write is "handed to the socket" when the kernel takes it (DESIGN §3). A reader that does not
+ * keep up fills the kernel's buffer; Node then holds what is written, and the truth must not
+ * stamp those bytes as sent: they are stamped when they drain, or never, if the client leaves
+ * first. A pipelined request's response waits behind the one ahead of it on the connection, and
+ * is stamped when its bytes can leave (audit 17-W1, W2).
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realClock } from '../../../contracts/clock.ts';
+import type { TruthRecord } from '../../../contracts/truth.ts';
+import { startServer, type RunningServer } from '../../helpers/server.ts';
+
+let running: RunningServer;
+let port: number;
+
+beforeAll(async () => {
+  running = await startServer({ seed: 9, ttftMs: 5, itlMs: 0.05 });
+  port = Number(new URL(running.url).port);
+});
+
+afterAll(async () => {
+  running.server.app.server.closeAllConnections();
+  await running.close();
+});
+
+const request = (id: string, body: Record<string, unknown>): string => {
+  const json = JSON.stringify({ model: '', prompt: 'hi', ...body });
+  return `POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nx-request-id: ${id}\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
+};
+
+async function ended(id: string, withinMs = 15_000, server = running): Promise<TruthRecord> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const record = server.server.context.truth.get(id);
+    if (record?.end != null) return record;
+    if (Date.now() > deadline) throw new Error(`${id} did not end within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const open = (to = port): Promise<Socket> =>
+  new Promise((resolve, reject) => {
+    const socket = connect(to, '127.0.0.1', () => resolve(socket));
+    socket.on('error', reject);
+  });
+
+describe('a reader that does not keep up', () => {
+  it('leaves the bytes it never took unstamped, and the response ends client_aborted, not completed', async () => {
+    const socket = await open();
+    socket.pause();
+    // About 20 MB of stream: more than the kernel's buffers on both ends hold.
+    socket.write(request('bp-never', { max_tokens: 30_000, n: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } }));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const live = running.server.context.truth.get('bp-never') as TruthRecord;
+    expect(live.end).toBeNull();
+    socket.destroy();
+    const record = await ended('bp-never');
+    expect(record.end?.how).toBe('client_aborted');
+    const unsent = record.writes.filter((w) => w.actualMs === null).length;
+    expect(unsent).toBeGreaterThan(record.writes.length / 4);
+    // Stamped ones form a prefix: nothing after a write still waiting is stamped.
+    const firstUnsent = record.writes.findIndex((w) => w.actualMs === null);
+    expect(record.writes.slice(firstUnsent).every((w) => w.actualMs === null)).toBe(true);
+  }, 20_000);
+
+  it('stamps the held bytes when they drain: their lateness shows the pause', async () => {
+    const socket = await open();
+    socket.pause();
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.write(request('bp-slow', { max_tokens: 30_000, n: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } }));
+    // The whole stream is due within about 1.5 s (0.05 ms a token): paused twice as long.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const resumedAt = performance.now();
+    socket.resume();
+    const record = await ended('bp-slow');
+    expect(record.end?.how).toBe('completed');
+    // Handed to the kernel is not yet read: the last few MB may still be on their way.
+    for (let i = 0; i < 250 && received <= record.body.byteLength; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    socket.destroy();
+    expect(received).toBeGreaterThan(record.body.byteLength);
+    expect(record.writes.every((w) => w.actualMs !== null)).toBe(true);
+    // The last write left after the reader came back, not at its due time 1.5 s earlier.
+    const last = record.writes.at(-1);
+    expect(record.arrivalEpochMs + (last?.actualMs ?? 0)).toBeGreaterThanOrEqual(realClock.epochMs(resumedAt) - 5);
+    expect((last?.actualMs ?? 0) - (last?.dueMs ?? 0)).toBeGreaterThan(1_000);
+  }, 20_000);
+});
+
+describe('a pipelined request', () => {
+  it('is stamped when its bytes can leave, after the response ahead of it ends', async () => {
+    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
+    const socket = await open(Number(new URL(paced.url).port));
+    socket.resume();
+    // A lasts about 300 ms (60 tokens, 5 ms apart); B is due almost at once but must wait.
+    socket.write(request('pipe-a', { max_tokens: 60, ignore_eos: true, stream: true }) + request('pipe-b', { max_tokens: 2, stream: true }));
+    const a = await ended('pipe-a', 15_000, paced);
+    const b = await ended('pipe-b', 15_000, paced);
+    socket.destroy();
+    await paced.close();
+    expect(a.end?.how).toBe('completed');
+    expect(b.end?.how).toBe('completed');
+    const aEnd = a.arrivalEpochMs + (a.end?.atMs ?? 0);
+    const bFirst = b.arrivalEpochMs + (b.headersMs ?? 0);
+    expect(bFirst).toBeGreaterThanOrEqual(aEnd - 1);
+    expect(b.writes.every((w) => b.arrivalEpochMs + (w.actualMs ?? 0) >= aEnd - 1)).toBe(true);
+  }, 20_000);
+});
