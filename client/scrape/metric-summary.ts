@@ -67,14 +67,21 @@ export interface ServerMetricsSummary {
   histograms: Record<string, HistogramSummary>;
 }
 
-/** Cumulative buckets (upper bound ascending, the last +Inf) → the q-quantile, or null when empty. */
+/**
+ * Cumulative buckets (upper bound ascending, the last +Inf) → the q-quantile, or null when empty.
+ * Counts that go down from one bucket to the next (buckets scraped at slightly different
+ * moments, a layout that changed) are raised to the one before, as PromQL's ensureMonotonic does.
+ */
 export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; count: number }>): number | null {
-  const total = buckets[buckets.length - 1]?.count ?? 0;
+  let total = 0;
+  for (const { count } of buckets) if (count > total) total = count;
   if (total <= 0) return null;
   const rank = q * total;
   let previousLe = 0;
   let previousCount = 0;
-  for (const { le, count } of buckets) {
+  for (const bucket of buckets) {
+    const le = bucket.le;
+    const count = Math.max(bucket.count, previousCount);
     if (count >= rank && count > previousCount) {
       // The +Inf bucket has no upper bound: answer the highest finite bound, as Prometheus does.
       if (le === Infinity) return previousLe;
@@ -118,8 +125,10 @@ function counterValues(family: MetricFamily): Map<string, number> {
 
 /**
  * What accrued from `then` to `now`: the difference, or `now` itself after a reset (a value
- * that went down). A series the earlier scrape did not have counts from 0: it did not exist then
- * (a finish reason's first request).
+ * that went down). A series no earlier scrape of the segment had counts from 0: it did not exist
+ * then (a finish reason's first request). `then` is the series' last value in the segment, not
+ * the previous scrape's: a scrape that missed it (an exporter's hiccup) must not make its whole
+ * count accrue again when it is back.
  */
 const accrued = (now: number, then: number | undefined, reset: boolean): number => (then === undefined || reset ? now : now - then);
 
@@ -155,26 +164,34 @@ export function summarizeSegments(segments: ReadonlyArray<readonly Scrape[]>, fa
   const histograms = new Map<string, HistogramDelta>();
   for (const segment of spans) {
     seconds += ((segment[segment.length - 1] as Scrape).atEpochMs - (segment[0] as Scrape).atEpochMs) / 1000;
-    for (let i = 1; i < segment.length; i++) {
-      const before = (segment[i - 1] as Scrape).families;
-      for (const family of (segment[i] as Scrape).families.values()) {
-        const earlier = before.get(family.name);
+    // Each series' last value in this segment so far (the segment's first scrape is the baseline).
+    const lastCounter = new Map<string, number>();
+    const lastHistogram = new Map<string, HistogramParts>();
+    for (const [i, scrape] of segment.entries()) {
+      for (const family of scrape.families.values()) {
         if (family.type === 'counter') {
-          const then = earlier === undefined ? new Map<string, number>() : counterValues(earlier);
           for (const [key, value] of counterValues(family)) {
-            const previous = then.get(key);
-            increases.set(key, (increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
+            const previous = lastCounter.get(key);
+            lastCounter.set(key, value);
+            if (i > 0) increases.set(key, (increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
           }
         } else if (family.type === 'histogram') {
-          const then = earlier === undefined ? new Map<string, HistogramParts>() : histogramParts(earlier);
           for (const [key, h] of histogramParts(family)) {
-            const old = then.get(key);
+            const old = lastHistogram.get(key);
+            lastHistogram.set(key, h);
+            if (i === 0) continue;
             const reset = old !== undefined && h.count < old.count;
             let delta = histograms.get(key);
             if (delta === undefined) histograms.set(key, (delta = { count: 0, sum: 0, buckets: new Map() }));
             delta.count += accrued(h.count, old?.count, reset);
             delta.sum += accrued(h.sum, old?.sum, reset);
-            for (const [le, count] of h.buckets) delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accrued(count, old?.buckets.get(le), reset));
+            for (const [le, count] of h.buckets) {
+              const before = old?.buckets.get(le);
+              // A bucket a known series gains without a reset (its layout changed) starts from
+              // where it is, as PromQL's rate starts a new series; a new series counts from 0.
+              const accruedHere = old !== undefined && !reset && before === undefined ? 0 : accrued(count, before, reset);
+              delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accruedHere);
+            }
           }
         }
       }

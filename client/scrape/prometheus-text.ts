@@ -19,7 +19,8 @@ export interface MetricFamily {
 }
 
 // An OpenMetrics exemplar (` # {trace_id="…"} 0.67`) may follow the value and timestamp.
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*?)\})?\s+(\S+)(?:\s+[^\s#]\S*)?(?:\s+#\s.*)?$/;
+// The label block ends at the first `}` outside a quoted value (a value may hold `}` itself).
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{((?:[^"}]|"(?:[^"\\]|\\.)*")*)\})?\s+(\S+)(?:\s+[^\s#]\S*)?(?:\s+#\s.*)?$/;
 const LABEL = /\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?/gy;
 
 function parseValue(text: string): number {
@@ -83,6 +84,7 @@ export function seriesKey(name: string, labels: Record<string, string>, without:
   const parts = Object.keys(labels)
     .filter((k) => !without.includes(k))
     .sort()
-    .map((k) => `${k}="${labels[k] as string}"`);
+    // Escaped as the exposition escapes them, so two different label sets never share a key.
+    .map((k) => `${k}="${(labels[k] as string).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
   return parts.length === 0 ? name : `${name}{${parts.join(',')}}`;
 }

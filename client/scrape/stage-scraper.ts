@@ -69,6 +69,8 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
   let stopped: Promise<ServerMetricsReport> | null = null;
   /** The interval scrape in flight, which a stage mark supersedes. */
   let interval: { controller: AbortController; job: Promise<void> } | null = null;
+  /** The last stage mark's scrape: a mark waits for the one before it (a stage's end for its start). */
+  let markInFlight: Promise<void> | null = null;
 
   /**
    * `stage`: the mark's stage; null: an interval scrape, which belongs to the stage it was sent
@@ -76,7 +78,9 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
    * target's: two overlapping ones can be answered from counts read in either order (a busy
    * server reads them late), and a lower count after a higher would read as a reset. So an
    * interval scrape due while another scrape is in flight is skipped, and a stage mark, which the
-   * run waits for, goes out at once and abandons the interval scrape in flight.
+   * run waits for, abandons the interval scrape in flight and goes out once the mark before it
+   * has been answered (a run waits at most a second for a start mark, which may still be out
+   * when its stage ends).
    */
   const scrape = (stage: number | null): Promise<void> => {
     if (stage === null && inFlight.size > 0) return Promise.resolve();
@@ -87,12 +91,14 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
     }
     const during = current;
     const controller = new AbortController();
-    const sentAtEpochMs = clock.epochMs(clock.now());
     const failedIn = (at: number | null): void => {
       failed++;
       if (at !== null) failedByStage.set(at, (failedByStage.get(at) ?? 0) + 1);
     };
+    const before = stage === null ? null : markInFlight;
     const job = (async () => {
+      if (before !== null) await before;
+      const sentAtEpochMs = clock.epochMs(clock.now());
       try {
         const text = await fetchMetrics(url, controller.signal);
         if (controller.signal.aborted) return;
@@ -110,10 +116,12 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
       }
     })();
     if (stage === null) interval = { controller, job };
+    else markInFlight = job;
     inFlight.add(job);
     void job.finally(() => {
       inFlight.delete(job);
       if (interval?.job === job) interval = null;
+      if (markInFlight === job) markInFlight = null;
     });
     return job;
   };

@@ -88,6 +88,38 @@ describe('Prometheus text', () => {
     expect(summary.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}']).toMatchObject({ count: 32 });
   });
 
+  it('a series a scrape missed counts from its last value when it is back, not from 0 (audit 17-S1)', () => {
+    const at = (ms: number, generated: number | null): Scrape => ({
+      atEpochMs: ms,
+      families: parsePrometheusText(generated === null ? '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n' : exposition(1, { buckets: [0, generated, generated, generated], sum: generated / 10, count: generated }, generated)),
+    });
+    const summary = summarizeSegments([[at(0, 1000), at(1000, 1010), at(2000, null), at(3000, 1022)]]);
+    expect(summary.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(22);
+    expect(summary.histograms['vllm:time_to_first_token_seconds{engine="0",model_name="m"}']).toMatchObject({ count: 22 });
+  });
+
+  it('a bucket a histogram gains mid-stage starts from where it is; quantiles stay in the buckets that filled (audit 17-S2)', () => {
+    const text = (les: string[], counts: number[], count: number): string =>
+      ['# TYPE h histogram', ...les.map((le, i) => `h_bucket{le="${le}"} ${counts[i]}`), `h_sum ${count * 3}`, `h_count ${count}`, ''].join('\n');
+    const scrapes: Scrape[] = [
+      { atEpochMs: 0, families: parsePrometheusText(text(['1', '10', '+Inf'], [100, 100, 100], 100)) },
+      { atEpochMs: 1000, families: parsePrometheusText(text(['0.1', '1', '10', '+Inf'], [100, 100, 120, 120], 120)) },
+    ];
+    const h = summarizeSegments([scrapes]).histograms.h;
+    expect(h?.count).toBe(20);
+    expect(h?.median).toBeCloseTo(5.5, 9);
+    // Counts that go down from one bucket to the next are raised, as PromQL's ensureMonotonic does.
+    expect(bucketQuantile(0.5, [{ le: 1, count: 10 }, { le: 2, count: 4 }, { le: Infinity, count: 10 }])).toBeCloseTo(0.5, 9);
+  });
+
+  it('a label value holding a brace, a quote or a line break is one label, and keys keep label sets apart (audit 17-S7, S8)', () => {
+    const families = parsePrometheusText('# TYPE g gauge\ng{path="a} b",x="y"} 5\ng{a="1\\",b=\\"2"} 6\ng{a="1",b="2"} 7\n');
+    const samples = families.get('g')?.samples ?? [];
+    expect(samples[0]).toEqual({ name: 'g', labels: { path: 'a} b', x: 'y' }, value: 5 });
+    expect(samples[1]?.labels).toEqual({ a: '1",b="2' });
+    expect(new Set(samples.map((sample) => seriesKey(sample.name, sample.labels))).size).toBe(3);
+  });
+
   it('several stages are segments: changes add up, none is taken across the stages between them', () => {
     const at = (ms: number, generated: number): Scrape => ({ atEpochMs: ms, families: parsePrometheusText(exposition(1, { buckets: [0, 0, 0, generated], sum: generated, count: generated }, generated)) });
     // Stage 0: 100 → 110; stage 1 (not chosen) 110 → 500; stage 2: 500 → 530.
@@ -241,5 +273,27 @@ describe('stage scraper ordering (audit 11-R13, R15, R16)', () => {
     expect(report.failed_scrapes).toBe(0);
     expect(report.stages.get(0)?.scrapes).toBe(2);
     expect(report.stages.get(0)?.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(30);
+  });
+
+  it("a stage's end mark waits for its start mark still out: their answers can never come in the wrong order (audit 17-S5)", async () => {
+    const answers: Array<(text: string) => void> = [];
+    const scraper = startStageScraper('fake://metrics', 60_000, {
+      clock: new VirtualClock(),
+      fetchMetrics: () => new Promise<string>((resolve) => answers.push(resolve)),
+      every: () => () => {},
+    });
+    const at = (generated: number): string => exposition(1, { buckets: [0, 0, 0, generated], sum: generated, count: generated }, generated);
+    const start = scraper.mark(0, 'start');
+    const end = scraper.mark(0, 'end');
+    // Only the start's scrape is out; the end's goes once it is answered.
+    expect(answers).toHaveLength(1);
+    (answers.shift() as (text: string) => void)(at(100));
+    await start;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answers).toHaveLength(1);
+    (answers.shift() as (text: string) => void)(at(101));
+    await end;
+    const report = await scraper.stop();
+    expect(report.stages.get(0)?.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(1);
   });
 });
