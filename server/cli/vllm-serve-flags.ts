@@ -39,6 +39,12 @@ function mebibytes(raw: string): number {
   return value * 1024 * 1024;
 }
 
+/** A value an HTTP header can carry as it is (visible ASCII and spaces). */
+function headerValue(raw: string): string {
+  if (!/^[\x20-\x7e]+$/.test(raw)) throw new Error(`expected a name an HTTP header can carry (visible ASCII), got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
 function parseMode(raw: string): VllmOptions['mode'] {
   if (raw === 'random' || raw === 'echo') return raw;
   throw new Error(`expected random or echo, got ${JSON.stringify(raw)}`);
@@ -46,7 +52,8 @@ function parseMode(raw: string): VllmOptions['mode'] {
 
 /**
  * `env`: the process environment, for what vLLM reads from it. `VLLM_API_KEY` is the key when
- * --api-key is not given (vLLM's `args.api_key or envs.VLLM_API_KEY`: an empty one is none).
+ * --api-key is not given (vLLM's `args.api_key or envs.VLLM_API_KEY`: an empty one is none);
+ * POD_NAME and POD_NAMESPACE name the replica, as llm-d-inference-sim reads them.
  */
 export function vllmOptionsFromFlags(flags: VllmServeFlags, env: Readonly<Record<string, string | undefined>> = {}): Partial<VllmOptions> {
   const out: Partial<VllmOptions> = {};
@@ -55,6 +62,8 @@ export function vllmOptionsFromFlags(flags: VllmServeFlags, env: Readonly<Record
   if (flags.tokenizer !== undefined) out.tokenizer = flagValue('--tokenizer', flags.tokenizer, (raw) => resolveTokenizer(raw).name);
   if (flags.apiKey !== undefined) out.apiKey = flags.apiKey;
   else if (env.VLLM_API_KEY !== undefined && env.VLLM_API_KEY !== '') out.apiKey = env.VLLM_API_KEY;
+  if (env.POD_NAME !== undefined && env.POD_NAME !== '') out.podName = flagValue('POD_NAME', env.POD_NAME, headerValue);
+  if (env.POD_NAMESPACE !== undefined && env.POD_NAMESPACE !== '') out.podNamespace = flagValue('POD_NAMESPACE', env.POD_NAMESPACE, headerValue);
   if (flags.maxBodySize !== undefined) out.maxBodySizeBytes = flagValue('--max-body-size', flags.maxBodySize, parseByteSize);
   else if (flags.maxRequestBodySizeMb !== undefined) out.maxBodySizeBytes = flagValue('--max-request-body-size-mb', flags.maxRequestBodySizeMb, mebibytes);
   if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));

@@ -147,11 +147,21 @@ export function play(
       failPlanning(ctx, request, reply, start, new VllmError(500, 'InternalServerError', message));
       return;
     }
+    if (planned.record.status === 200) addReplicaHeaders(ctx.options, planned.headers, reply.raw.socket?.localPort ?? ctx.options.port);
     if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
     else playResponse(reply.raw, { record: planned.record, arrivalMono, headers: planned.headers, headersAtArrival: stream }, ctx);
   };
   if (admission?.admitted.plansLater === true) ctx.scheduler.defer(planAndPlay);
   else planAndPlay();
+}
+
+/** llm-d-inference-sim's replica headers on an answer it serves (not on its errors); `port` the one it came in on. */
+function addReplicaHeaders(options: ServerContext['options'], headers: Record<string, string | number>, port: number): void {
+  if (options.podName !== null) {
+    headers['x-inference-pod'] = options.podName;
+    headers['x-inference-port'] = String(port);
+  }
+  if (options.podNamespace !== null) headers['x-inference-namespace'] = options.podNamespace;
 }
 
 export function fail(reply: FastifyReply, error: VllmError): FastifyReply {

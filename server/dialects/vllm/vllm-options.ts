@@ -30,6 +30,13 @@ export interface VllmOptions {
   eosAfterTokens: number;
   /** vLLM's --enable-server-load-tracking: `GET /load` reports the requests in flight (else 0). */
   serverLoadTracking: boolean;
+  /**
+   * llm-d-inference-sim's POD_NAME and POD_NAMESPACE (set by its manifests from the downward
+   * API): a generation answer then carries `x-inference-pod` and `x-inference-port`, and
+   * `x-inference-namespace`, so a gateway test can tell which replica served it.
+   */
+  podName: string | null;
+  podNamespace: string | null;
 }
 
 export const DEFAULT_VLLM_OPTIONS: Readonly<VllmOptions> = Object.freeze({
@@ -41,4 +48,6 @@ export const DEFAULT_VLLM_OPTIONS: Readonly<VllmOptions> = Object.freeze({
   loraModules: [],
   eosAfterTokens: 256,
   serverLoadTracking: false,
+  podName: null,
+  podNamespace: null,
 });

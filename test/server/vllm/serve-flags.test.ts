@@ -31,6 +31,9 @@ describe('vLLM serve flags', () => {
     expect(vllmOptionsFromFlags({}, { VLLM_API_KEY: 'sekret' })).toEqual({ apiKey: 'sekret' });
     expect(vllmOptionsFromFlags({}, { VLLM_API_KEY: '' })).toEqual({});
     expect(vllmOptionsFromFlags({ apiKey: 'flag' }, { VLLM_API_KEY: 'env' })).toEqual({ apiKey: 'flag' });
+    // llm-d-inference-sim's replica names (audit 17-D1).
+    expect(vllmOptionsFromFlags({}, { POD_NAME: 'sim-0', POD_NAMESPACE: 'llm-d' })).toEqual({ podName: 'sim-0', podNamespace: 'llm-d' });
+    expect(() => vllmOptionsFromFlags({}, { POD_NAME: 'a\nb' })).toThrow(/^POD_NAME: expected a name an HTTP header can carry/);
   });
 
   it.each([

@@ -1,7 +1,8 @@
 /**
- * A request whose id is already running: vLLM V1's OutputProcessor refuses it ("Request id …
- * already running.", a 400, or an error event after the 200 for a stream), and the running
- * request keeps its truth record whole.
+ * Who answered what: a request whose id is already running is refused as vLLM V1's
+ * OutputProcessor refuses it ("Request id … already running.", a 400, or an error event after
+ * the 200 for a stream), and the running request keeps its truth record whole; with POD_NAME and
+ * POD_NAMESPACE an answer names its replica, as llm-d-inference-sim's do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
@@ -34,5 +35,25 @@ describe('a request id already running (audit 17-V2)', () => {
     // Once it has ended the id is free again.
     const again = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }, 'dup-1');
     expect(again.status).toBe(200);
+  });
+});
+
+describe('POD_NAME and POD_NAMESPACE (llm-d-inference-sim’s replica headers, audit 17-D1)', () => {
+  it('an answer carries x-inference-pod, x-inference-port and x-inference-namespace; a refusal carries none', async () => {
+    const named = await startServer({ seed: 5, ttftMs: 0, itlMs: 0, podName: 'sim-0', podNamespace: 'llm-d' });
+    try {
+      const port = new URL(named.url).port;
+      for (const stream of [false, true]) {
+        const response = await fetch(`${named.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', prompt: 'hi', max_tokens: 2, stream }) });
+        await response.text();
+        expect([response.headers.get('x-inference-pod'), response.headers.get('x-inference-port'), response.headers.get('x-inference-namespace')]).toEqual(['sim-0', port, 'llm-d']);
+      }
+      const refused = await fetch(`${named.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'nope', prompt: 'hi' }) });
+      await refused.text();
+      expect(refused.status).toBe(404);
+      expect(refused.headers.get('x-inference-pod')).toBeNull();
+    } finally {
+      await named.close();
+    }
   });
 });
