@@ -143,6 +143,22 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'time-to-generate-image-std-dev', arg: '<duration>', help: 'llm-d-inference-sim image chunks (accepted, ignored)', off: durationIsZero, check: parseDurationMs },
   { name: 'global-cache-hit-threshold', arg: '<x>', help: 'llm-d-inference-sim cache-hit threshold (accepted, ignored)', off: numberIs(0), check: fraction },
   ...TOOL_CALL_FLAGS.map(([name, parse, byDefault]): CompatFlag => ({ name, arg: '<n>', help: `llm-d-inference-sim tool-call generation (accepted, ignored; default ${byDefault})`, off: numberIs(byDefault), check: parse })),
+  // llm-d's newer flags (2026): its fake-metrics clock, multi-modal and KV-event options.
+  { name: 'fake-metrics-refresh-interval', arg: '<duration>', help: 'llm-d-inference-sim fake-metrics refresh (accepted, no effect)', silent: true, check: parseDurationMs },
+  { name: 'mm-encoder-only', arg: '[bool]', help: 'llm-d-inference-sim encoder-only mode (accepted, ignored)', negatable: true, off: isFalse, check: goBool },
+  { name: 'mm-processor-kwargs', arg: '<json>', help: 'vLLM multi-modal processor arguments (accepted, no effect, as in llm-d-inference-sim)', silent: true },
+  { name: 'ec-transfer-config', arg: '<json>', help: 'vLLM encoder-cache transfer (accepted, no effect, as in llm-d-inference-sim)', silent: true },
+  { name: 'use-vllm-map-event-format', arg: '[bool]', help: 'llm-d-inference-sim KV-event format (accepted, ignored)', silent: true, check: goBool },
+  { name: 'kv-events-replay-endpoint', arg: '<address>', help: 'llm-d-inference-sim KV-event replay (accepted, ignored)', silent: true },
+  { name: 'kv-events-replay-queue-size', arg: '<n>', help: 'llm-d-inference-sim KV-event replay (accepted, ignored)', silent: true, check: wholeNumber(0) },
+  { name: 'uds-socket-path', arg: '<path>', help: 'llm-d-inference-sim tokenizer socket (accepted, no effect: benchtruth tokenizes itself)', silent: true },
+  // klog's own flags, which llm-d adds to its command line (klog.InitFlags).
+  ...(['logtostderr', 'alsologtostderr', 'skip_headers', 'skip_log_headers', 'one_output', 'add_dir_header'] as const).map(
+    (name): CompatFlag => ({ name, arg: '[bool]', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true, check: goBool }),
+  ),
+  ...(['vmodule', 'log_dir', 'log_file', 'log_backtrace_at'] as const).map((name): CompatFlag => ({ name, arg: '<value>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true })),
+  { name: 'log_file_max_size', arg: '<mb>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true, check: wholeNumber(0) },
+  { name: 'stderrthreshold', arg: '<severity>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true },
 ];
 
 export function registerLlmdCompatFlags<C extends { option(flags: string, description: string): C }>(command: C): C {

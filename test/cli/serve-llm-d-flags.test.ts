@@ -81,6 +81,21 @@ describe('serve: llm-d-inference-sim manifests start', () => {
     }
   }, 30_000);
 
+  it("llm-d's newer flags and klog's start it too, on the command line and in --config (audit 17-D2)", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'bt-')), 'llm-d-new.yaml');
+    writeFileSync(file, 'mm-encoder-only: false\nfake-metrics-refresh-interval: 100ms\nkv-events-replay-queue-size: 10\n');
+    const server = await startServe([
+      '--config', file, '--no-mm-encoder-only', '--mm-processor-kwargs', '{}', '--ec-transfer-config', '{}', '--use-vllm-map-event-format', 'true',
+      '--kv-events-replay-endpoint', 'tcp://*:5558', '--uds-socket-path', '/tmp/tok.sock', '--logtostderr', '--alsologtostderr=false', '--vmodule', 'x=2', '--log_dir', '/tmp', '--stderrthreshold', '2',
+    ]);
+    try {
+      expect((await complete(server.url, '')).status).toBe(200);
+      expect(server.stderr()).toBe('');
+    } finally {
+      server.stop();
+    }
+  }, 30_000);
+
   it.each([
     [['serve', '--max-loras', '3', '--max-cpu-loras', '2'], /^benchtruth: --max-cpu-loras: 2 is less than --max-loras 3/],
     [['serve', '--not-an-llm-d-flag', '1'], /^benchtruth: .*not-an-llm-d-flag/],
