@@ -20,15 +20,26 @@ export function withDefaultHeaders(user: Readonly<Record<string, string>>): Reco
   return { ...Object.fromEntries(defaults), ...user };
 }
 
+/**
+ * The base URL's path before the API's (a gateway's prefix is kept), without a trailing slash;
+ * an OpenAI-style base that ends in `/v1` (the SDKs' `base_url`) is read without it when the
+ * API's path starts with `/v1/`, rather than asking for `/v1/v1/completions`.
+ */
+export function basePath(base: URL, apiPath: string): string {
+  const prefix = base.pathname.replace(/\/$/, '');
+  return prefix.endsWith('/v1') && apiPath.startsWith('/v1/') ? prefix.slice(0, -3) : prefix;
+}
+
 export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
   // No undici header/body timers: the run's one timeout sweep (local-run.ts) covers every
   // request, and a timer refreshed on each read is work on the read path.
   // An idle connection is dropped before uvicorn's 5 s keep-alive closes it (vLLM sends no
   // Keep-Alive hint): reusing one the server is closing fails a POST that undici cannot retry.
   const dispatcher = new Agent({ keepAliveTimeout: IDLE_CONNECTION_MS, connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
-  const path = `${base.pathname.replace(/\/$/, '')}${api.path}`;
+  const prefix = basePath(base, api.path);
+  const path = `${prefix}${api.path}`;
   const headers = withDefaultHeaders(options.headers ?? {});
-  const urlOf = (apiPath: string): URL => new URL(`${base.pathname.replace(/\/$/, '')}${apiPath}`, base.origin);
+  const urlOf = (apiPath: string): URL => new URL(`${prefix}${apiPath}`, base.origin);
   let readiness: Promise<void> | null = null;
   return {
     send(job, onInFlight) {

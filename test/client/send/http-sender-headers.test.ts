@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../contracts/clock.ts';
 import { completionsApi } from '../../../client/apis/completions.ts';
 import { sendAndMeasure } from '../../../client/send/http-sender.ts';
-import { withDefaultHeaders } from '../../../client/run/http-request-sender.ts';
+import { basePath, withDefaultHeaders } from '../../../client/run/http-request-sender.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 
 const SSE = 'data: {"id":"c","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","stop_reason":null}]}\n\ndata: [DONE]\n\n';
@@ -118,5 +118,17 @@ describe('withDefaultHeaders', () => {
   it("keeps the user's headers, in any letter case, instead of the defaults", () => {
     expect(withDefaultHeaders({ 'Accept-Encoding': 'gzip', Authorization: 'Bearer k' })).toEqual({ 'content-type': 'application/json', 'Accept-Encoding': 'gzip', Authorization: 'Bearer k' });
     expect(withDefaultHeaders({ 'Content-Type': 'application/json; charset=utf-8' })).toEqual({ 'accept-encoding': 'identity', 'Content-Type': 'application/json; charset=utf-8' });
+  });
+});
+
+describe('basePath (audit 17-D6)', () => {
+  it('keeps a gateway prefix, and reads an OpenAI-style base ending in /v1 without it', () => {
+    expect(basePath(new URL('http://h:8000'), '/v1/completions')).toBe('');
+    expect(basePath(new URL('http://h:8000/'), '/v1/completions')).toBe('');
+    expect(basePath(new URL('http://h/gateway/llama/'), '/v1/chat/completions')).toBe('/gateway/llama');
+    expect(basePath(new URL('http://h:8000/v1'), '/v1/completions')).toBe('');
+    expect(basePath(new URL('http://h/gw/v1/'), '/v1/completions')).toBe('/gw');
+    // JetStream's proxy path is /generate: a /v1 there is a prefix like any other.
+    expect(basePath(new URL('http://h/v1'), '/generate')).toBe('/v1');
   });
 });
