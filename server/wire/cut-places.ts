@@ -33,7 +33,9 @@ export function cutPositions(body: Buffer, event: TruthEvent, places: readonly C
   for (const place of places) {
     switch (place) {
       case 'data': {
-        const at = find(body, 'data:', start, end);
+        // The field's own prefix, at a line's start: not `data:` inside an `event:` line's name.
+        let at = find(body, 'data:', start, end);
+        while (at > start && body[at - 1] !== LF && body[at - 1] !== CR) at = find(body, 'data:', at + 1, end);
         if (at >= 0) cuts.push(body[at + 5] === 0x20 ? at + 5 : at + 3);
         break;
       }
@@ -65,9 +67,13 @@ export function cutPositions(body: Buffer, event: TruthEvent, places: readonly C
         if (close > open + 1) cuts.push(open + Math.floor((close - open + 1) / 2));
         break;
       }
-      case 'blank':
-        cuts.push(blankLineStart(body, event));
+      case 'blank': {
+        // Only an event that ends in a blank line has one (a JSON object or body does not).
+        const at = blankLineStart(body, event);
+        const before = body[at - 1];
+        if ((body[at] === LF || body[at] === CR) && at > start && (before === LF || before === CR)) cuts.push(at);
         break;
+      }
       case 'text': {
         for (const key of ['"text":"', '"content":"', '"text": "', '"content": "']) {
           const at = find(body, key, start, end);
