@@ -138,63 +138,115 @@ interface HistogramDelta {
   buckets: Map<number, number>;
 }
 
-/** The segments' scrapes in order, and each segment's changes added up (see the note above). */
-export function summarizeSegments(segments: ReadonlyArray<readonly Scrape[]>, failedScrapes?: number): ServerMetricsSummary {
-  const all = segments.flat();
-  const result: ServerMetricsSummary = { scrapes: all.length, ...(failedScrapes === undefined ? {} : { failed_scrapes: failedScrapes }), window_sec: null, gauges: {}, counters: {}, histograms: {} };
-  const gaugeValues = new Map<string, number[]>();
-  for (const scrape of all) {
+/**
+ * One segment's scrapes folded in as they come (in time order), so a run keeps per series only
+ * its last values and what accrued — not every parsed scrape: a page of 35 KB parses to about
+ * 70 KB, which at one scrape a second over a long soak would hold gigabytes.
+ */
+export class SegmentAccumulator {
+  scrapes = 0;
+  #firstAtEpochMs = NaN;
+  #lastAtEpochMs = NaN;
+  readonly #gauges = new Map<string, number[]>();
+  /** Each series' last value in this segment so far (the segment's first scrape is the baseline). */
+  readonly #lastCounter = new Map<string, number>();
+  readonly #lastHistogram = new Map<string, HistogramParts>();
+  readonly #increases = new Map<string, number>();
+  readonly #histograms = new Map<string, HistogramDelta>();
+
+  add(scrape: Scrape): void {
+    const first = this.scrapes === 0;
+    this.scrapes++;
+    if (first) this.#firstAtEpochMs = scrape.atEpochMs;
+    this.#lastAtEpochMs = scrape.atEpochMs;
     for (const family of scrape.families.values()) {
-      if (family.type !== 'gauge') continue;
-      for (const s of family.samples) {
-        const key = seriesKey(s.name, s.labels);
-        let values = gaugeValues.get(key);
-        if (values === undefined) gaugeValues.set(key, (values = []));
-        if (!Number.isNaN(s.value)) values.push(s.value);
+      if (family.type === 'gauge') {
+        for (const sample of family.samples) {
+          const key = seriesKey(sample.name, sample.labels);
+          let values = this.#gauges.get(key);
+          if (values === undefined) this.#gauges.set(key, (values = []));
+          if (!Number.isNaN(sample.value)) values.push(sample.value);
+        }
+      } else if (family.type === 'counter') {
+        for (const [key, value] of counterValues(family)) {
+          const previous = this.#lastCounter.get(key);
+          this.#lastCounter.set(key, value);
+          if (!first) this.#increases.set(key, (this.#increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
+        }
+      } else if (family.type === 'histogram') {
+        for (const [key, h] of histogramParts(family)) {
+          const old = this.#lastHistogram.get(key);
+          this.#lastHistogram.set(key, h);
+          if (first) continue;
+          const reset = old !== undefined && h.count < old.count;
+          let delta = this.#histograms.get(key);
+          if (delta === undefined) this.#histograms.set(key, (delta = { count: 0, sum: 0, buckets: new Map() }));
+          delta.count += accrued(h.count, old?.count, reset);
+          delta.sum += accrued(h.sum, old?.sum, reset);
+          for (const [le, count] of h.buckets) {
+            const before = old?.buckets.get(le);
+            // A bucket a known series gains without a reset (its layout changed) starts from
+            // where it is, as PromQL's rate starts a new series; a new series counts from 0.
+            const accruedHere = old !== undefined && !reset && before === undefined ? 0 : accrued(count, before, reset);
+            delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accruedHere);
+          }
+        }
       }
+    }
+  }
+
+  /** Seconds between its first and last scrape (0 for one scrape). */
+  get windowSec(): number {
+    return this.scrapes === 0 ? 0 : (this.#lastAtEpochMs - this.#firstAtEpochMs) / 1000;
+  }
+
+  get gauges(): ReadonlyMap<string, readonly number[]> {
+    return this.#gauges;
+  }
+
+  get increases(): ReadonlyMap<string, number> {
+    return this.#increases;
+  }
+
+  get histograms(): ReadonlyMap<string, Readonly<HistogramDelta>> {
+    return this.#histograms;
+  }
+}
+
+/** Several segments' accumulations as one summary: their changes added up (see the note above). */
+export function summarizeAccumulated(segments: readonly SegmentAccumulator[], failedScrapes?: number): ServerMetricsSummary {
+  const result: ServerMetricsSummary = {
+    scrapes: segments.reduce((n, segment) => n + segment.scrapes, 0),
+    ...(failedScrapes === undefined ? {} : { failed_scrapes: failedScrapes }),
+    window_sec: null,
+    gauges: {},
+    counters: {},
+    histograms: {},
+  };
+  const gaugeValues = new Map<string, number[]>();
+  for (const segment of segments) {
+    for (const [key, values] of segment.gauges) {
+      const all = gaugeValues.get(key);
+      if (all === undefined) gaugeValues.set(key, [...values]);
+      else all.push(...values);
     }
   }
   for (const [key, values] of gaugeValues) result.gauges[key] = { samples: values.length, ...statsBlock(values) };
 
   // Changes need two scrapes of one segment: a lone scrape says nothing of what happened.
-  const spans = segments.filter((segment) => segment.length >= 2);
+  const spans = segments.filter((segment) => segment.scrapes >= 2);
   if (spans.length === 0) return result;
-  let seconds = 0;
+  const seconds = spans.reduce((total, segment) => total + segment.windowSec, 0);
   const increases = new Map<string, number>();
   const histograms = new Map<string, HistogramDelta>();
   for (const segment of spans) {
-    seconds += ((segment[segment.length - 1] as Scrape).atEpochMs - (segment[0] as Scrape).atEpochMs) / 1000;
-    // Each series' last value in this segment so far (the segment's first scrape is the baseline).
-    const lastCounter = new Map<string, number>();
-    const lastHistogram = new Map<string, HistogramParts>();
-    for (const [i, scrape] of segment.entries()) {
-      for (const family of scrape.families.values()) {
-        if (family.type === 'counter') {
-          for (const [key, value] of counterValues(family)) {
-            const previous = lastCounter.get(key);
-            lastCounter.set(key, value);
-            if (i > 0) increases.set(key, (increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
-          }
-        } else if (family.type === 'histogram') {
-          for (const [key, h] of histogramParts(family)) {
-            const old = lastHistogram.get(key);
-            lastHistogram.set(key, h);
-            if (i === 0) continue;
-            const reset = old !== undefined && h.count < old.count;
-            let delta = histograms.get(key);
-            if (delta === undefined) histograms.set(key, (delta = { count: 0, sum: 0, buckets: new Map() }));
-            delta.count += accrued(h.count, old?.count, reset);
-            delta.sum += accrued(h.sum, old?.sum, reset);
-            for (const [le, count] of h.buckets) {
-              const before = old?.buckets.get(le);
-              // A bucket a known series gains without a reset (its layout changed) starts from
-              // where it is, as PromQL's rate starts a new series; a new series counts from 0.
-              const accruedHere = old !== undefined && !reset && before === undefined ? 0 : accrued(count, before, reset);
-              delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accruedHere);
-            }
-          }
-        }
-      }
+    for (const [key, increase] of segment.increases) increases.set(key, (increases.get(key) ?? 0) + increase);
+    for (const [key, h] of segment.histograms) {
+      let total = histograms.get(key);
+      if (total === undefined) histograms.set(key, (total = { count: 0, sum: 0, buckets: new Map() }));
+      total.count += h.count;
+      total.sum += h.sum;
+      for (const [le, count] of h.buckets) total.buckets.set(le, (total.buckets.get(le) ?? 0) + count);
     }
   }
   result.window_sec = seconds;
@@ -213,4 +265,16 @@ export function summarizeSegments(segments: ReadonlyArray<readonly Scrape[]>, fa
     };
   }
   return result;
+}
+
+/** The segments' scrapes (each in time order) as one summary. */
+export function summarizeSegments(segments: ReadonlyArray<readonly Scrape[]>, failedScrapes?: number): ServerMetricsSummary {
+  return summarizeAccumulated(
+    segments.map((scrapes) => {
+      const segment = new SegmentAccumulator();
+      for (const scrape of scrapes) segment.add(scrape);
+      return segment;
+    }),
+    failedScrapes,
+  );
 }

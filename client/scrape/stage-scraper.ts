@@ -7,7 +7,7 @@
  */
 import { request } from 'undici';
 import { realClock, type Clock } from '../../contracts/clock.ts';
-import { summarizeSegments, type Scrape, type ServerMetricsSummary } from './metric-summary.ts';
+import { SegmentAccumulator, summarizeAccumulated, type ServerMetricsSummary } from './metric-summary.ts';
 import { parsePrometheusText } from './prometheus-text.ts';
 
 export interface ServerMetricsReport {
@@ -60,7 +60,8 @@ function everyWithTimer(ms: number, tick: () => void): () => void {
 export function startStageScraper(url: string, intervalMs: number, deps: ScraperDeps = {}): StageScraper {
   const clock = deps.clock ?? realClock;
   const fetchMetrics = deps.fetchMetrics ?? fetchOverHttp;
-  const byStage = new Map<number, Scrape[]>();
+  /** Each stage's scrapes, folded in as they are answered (one at a time: see `scrape`, so in order). */
+  const byStage = new Map<number, SegmentAccumulator>();
   const inFlight = new Set<Promise<void>>();
   /** The stage whose measured part is running (between its start and end marks). */
   let current: number | null = null;
@@ -107,9 +108,9 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
         if (families.size === 0) throw new Error('no Prometheus samples');
         const at = stage ?? during;
         if (at === null) return;
-        let list = byStage.get(at);
-        if (list === undefined) byStage.set(at, (list = []));
-        list.push({ atEpochMs: sentAtEpochMs, families });
+        let segment = byStage.get(at);
+        if (segment === undefined) byStage.set(at, (segment = new SegmentAccumulator()));
+        segment.add({ atEpochMs: sentAtEpochMs, families });
       } catch {
         // An abandoned scrape is no failure: a mark took its place.
         if (!controller.signal.aborted) failedIn(stage ?? during);
@@ -138,12 +139,11 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
       stopped ??= (async () => {
         stopTimer();
         await Promise.all([...inFlight]);
-        const order = (list: readonly Scrape[]): Scrape[] => [...list].sort((a, b) => a.atEpochMs - b.atEpochMs);
         // Each stage is a segment of its own: no change is taken across what ran between stages.
         const over = (wanted: readonly number[]): ServerMetricsSummary => {
           const chosen = [...new Set(wanted)].sort((a, b) => a - b);
           const failures = chosen.reduce((n, stage) => n + (failedByStage.get(stage) ?? 0), 0);
-          return summarizeSegments(chosen.map((stage) => order(byStage.get(stage) ?? [])), failures);
+          return summarizeAccumulated(chosen.map((stage) => byStage.get(stage) ?? new SegmentAccumulator()), failures);
         };
         const stages = new Map<number, ServerMetricsSummary>();
         const seen = [...new Set([...byStage.keys(), ...failedByStage.keys()])].sort((a, b) => a - b);
