@@ -57,26 +57,75 @@ function familyOf(name: string, types: ReadonlyMap<string, MetricType>): string 
   return name;
 }
 
-export function parsePrometheusText(text: string): Map<string, MetricFamily> {
+const TYPE_LINE = /^#\s*TYPE\s+(\S+)\s+(\S+)/;
+const KNOWN_TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram', 'summary']);
+
+/** The TYPE lines' types; only the lines that start with `#` are looked at. */
+function typesOf(text: string): Map<string, MetricType> {
   const types = new Map<string, MetricType>();
-  const lines = text.split('\n');
-  for (const line of lines) {
-    const match = /^#\s*TYPE\s+(\S+)\s+(\S+)/.exec(line);
-    if (match !== null) types.set(match[1] as string, (['counter', 'gauge', 'histogram', 'summary'].includes(match[2] as string) ? match[2] : 'untyped') as MetricType);
+  for (let at = text.startsWith('#') ? 0 : text.indexOf('\n#'); at >= 0; at = text.indexOf('\n#', at + 1)) {
+    const start = text.charCodeAt(at) === 0x0a ? at + 1 : at;
+    const end = text.indexOf('\n', start);
+    const match = TYPE_LINE.exec(text.slice(start, end < 0 ? text.length : end));
+    if (match !== null) types.set(match[1] as string, (KNOWN_TYPES.has(match[2] as string) ? match[2] : 'untyped') as MetricType);
   }
-  const families = new Map<string, MetricFamily>();
-  for (const raw of lines) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
+  return types;
+}
+
+/**
+ * Reads an exposition's samples a slice of lines at a time: `readLines(n)` takes up to n more
+ * lines and says whether any are left, so a caller on a busy thread can read a large page
+ * between other work.
+ */
+export class ExpositionReader {
+  readonly families = new Map<string, MetricFamily>();
+  readonly #text: string;
+  readonly #types: Map<string, MetricType>;
+  #at = 0;
+
+  constructor(text: string) {
+    this.#text = text;
+    this.#types = typesOf(text);
+  }
+
+  readLines(count: number): boolean {
+    const text = this.#text;
+    for (let n = 0; n < count; n++) {
+      if (this.#at >= text.length) return false;
+      const end = text.indexOf('\n', this.#at);
+      const stop = end < 0 ? text.length : end;
+      this.#readLine(text.slice(this.#at, stop).trim());
+      this.#at = stop + 1;
+    }
+    return this.#at < text.length;
+  }
+
+  #readLine(line: string): void {
+    if (line === '' || line.startsWith('#')) return;
     const match = SAMPLE.exec(line);
-    if (match === null) continue;
+    if (match === null) return;
     const name = match[1] as string;
-    const family = familyOf(name, types);
-    let entry = families.get(family);
-    if (entry === undefined) families.set(family, (entry = { name: family, type: types.get(family) ?? 'untyped', samples: [] }));
+    const family = familyOf(name, this.#types);
+    let entry = this.families.get(family);
+    if (entry === undefined) this.families.set(family, (entry = { name: family, type: this.#types.get(family) ?? 'untyped', samples: [] }));
     entry.samples.push({ name, labels: match[3] !== undefined ? parseLabels(match[3]) : {}, value: parseValue(match[4] as string) });
   }
-  return families;
+}
+
+export function parsePrometheusText(text: string): Map<string, MetricFamily> {
+  const reader = new ExpositionReader(text);
+  reader.readLines(Infinity);
+  return reader.families;
+}
+
+/**
+ * The same, a slice of lines per turn of the event loop, so reads that arrive meanwhile are
+ * stamped in between (a 10 MB page read at once held the measuring thread for most of a second).
+ */
+export async function parsePrometheusTextInSlices(text: string, linesPerSlice = 256, pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve))): Promise<Map<string, MetricFamily>> {
+  const reader = new ExpositionReader(text);
+  while (reader.readLines(linesPerSlice)) await pause();
+  return reader.families;
 }
 
 /** A stable key for a series: name plus sorted labels (minus the ones given). */

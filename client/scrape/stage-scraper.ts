@@ -8,7 +8,7 @@
 import { request } from 'undici';
 import { realClock, type Clock } from '../../contracts/clock.ts';
 import { SegmentAccumulator, summarizeAccumulated, type ServerMetricsSummary } from './metric-summary.ts';
-import { parsePrometheusText } from './prometheus-text.ts';
+import { parsePrometheusTextInSlices } from './prometheus-text.ts';
 
 export interface ServerMetricsReport {
   url: string;
@@ -103,7 +103,9 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
       try {
         const text = await fetchMetrics(url, controller.signal);
         if (controller.signal.aborted) return;
-        const families = parsePrometheusText(text);
+        // Read between other work: in one process this thread also stamps the run's reads.
+        const families = await parsePrometheusTextInSlices(text);
+        if (controller.signal.aborted) return;
         // Text without one sample (an empty body, a page of something else) is no scrape.
         if (families.size === 0) throw new Error('no Prometheus samples');
         const at = stage ?? during;

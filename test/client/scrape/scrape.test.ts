@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { bucketQuantile, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
-import { parsePrometheusText, seriesKey } from '../../../client/scrape/prometheus-text.ts';
+import { parsePrometheusText, parsePrometheusTextInSlices, seriesKey } from '../../../client/scrape/prometheus-text.ts';
 import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
 import { VirtualClock } from '../../../contracts/clock.ts';
 
@@ -118,6 +118,14 @@ describe('Prometheus text', () => {
     expect(samples[0]).toEqual({ name: 'g', labels: { path: 'a} b', x: 'y' }, value: 5 });
     expect(samples[1]?.labels).toEqual({ a: '1",b="2' });
     expect(new Set(samples.map((sample) => seriesKey(sample.name, sample.labels))).size).toBe(3);
+  });
+
+  it('a page read a slice of lines at a time gives the same families, pausing between slices (audit 17-S3)', async () => {
+    const text = exposition(3, { buckets: [1, 2, 3, 4], sum: 1.5, count: 4 }, 42);
+    let pauses = 0;
+    const sliced = await parsePrometheusTextInSlices(text, 3, async () => void pauses++);
+    expect([...sliced]).toEqual([...parsePrometheusText(text)]);
+    expect(pauses).toBe(Math.ceil(text.trimEnd().split('\n').length / 3) - 1);
   });
 
   it('several stages are segments: changes add up, none is taken across the stages between them', () => {
