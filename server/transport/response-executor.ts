@@ -134,6 +134,8 @@ class ResponsePlayer implements ScheduledTask {
    * response waits for the one ahead of it to end. The scheduler wakes it when that changes.
    */
   #blocked = false;
+  /** The writes waiting in Node's buffer (see #awaitDrain), and whether the response ended with them. */
+  #held: { from: number; last: number; ends: boolean } | null = null;
 
   constructor(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps) {
     this.#res = res;
@@ -150,7 +152,11 @@ class ResponsePlayer implements ScheduledTask {
     this.#disconnects = plannedDisconnectMs(plan.record) !== null;
     this.#stamps = new Float64Array(plan.record.writes.length).fill(NaN);
     res.once('close', () => {
-      if (!this.#finished) this.#end(this.#deps.clock.now(), 'client_aborted');
+      if (this.#finished) return;
+      // A response that ended while its last bytes waited in Node's buffer closes once they
+      // are flushed, which may come before the empty write's callback: it completed.
+      if (this.#held !== null && this.#held.ends && res.writableFinished) this.#handedOver(this.#held.from, this.#held.last, true);
+      else this.#end(this.#deps.clock.now(), 'client_aborted');
     });
   }
 
@@ -297,14 +303,22 @@ class ResponsePlayer implements ScheduledTask {
    */
   #awaitDrain(socket: Socket, from: number, last: number, ends: boolean): void {
     this.#blocked = true;
-    socket.write(NO_BYTES, () => {
-      if (this.#finished) return;
-      const at = this.#deps.clock.now();
-      this.#stamps.fill(at - this.#arrivalMono, from, last + 1);
-      this.#blocked = false;
-      if (ends) this.#end(at, endsAsFailure(this.#record.fault) ? 'fault' : 'completed');
-      else this.#deps.scheduler.wake(this, at);
+    this.#held = { from, last, ends };
+    socket.write(NO_BYTES, (error?: Error | null) => {
+      // A socket that failed took nothing more: its 'close' ends the response as aborted.
+      if (this.#finished || (error !== undefined && error !== null)) return;
+      this.#handedOver(from, last, ends);
     });
+  }
+
+  /** Writes from..last have left Node's buffer: stamped now, and the stream goes on (or ends). */
+  #handedOver(from: number, last: number, ends: boolean): void {
+    const at = this.#deps.clock.now();
+    this.#stamps.fill(at - this.#arrivalMono, from, last + 1);
+    this.#blocked = false;
+    this.#held = null;
+    if (ends) this.#end(at, endsAsFailure(this.#record.fault) ? 'fault' : 'completed');
+    else this.#deps.scheduler.wake(this, at);
   }
 
   #unblock(): void {
