@@ -271,7 +271,7 @@ class ResponsePlayer implements ScheduledTask {
       if (isRealSocket(socket)) {
         while (socket.writableCorked > 0) socket.uncork();
         // The kernel's buffer is full: these bytes wait in Node's, not handed to the socket yet.
-        // They are stamped when they are ('drain'), and every write after them waits for it.
+        // They are stamped when they are (#awaitDrain), and every write after them waits.
         if (socket.writableLength > 0) {
           this.#stamps.fill(NaN, from, last + 1);
           this.#awaitDrain(socket, from, last, ends);
