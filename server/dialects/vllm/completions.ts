@@ -29,6 +29,8 @@ export interface CompletionContext {
   promptTokenIdsOfChoice?: ReadonlyArray<readonly number[]>;
   /** `logprobs` asked for: deterministic stand-in values (logprobs.ts). */
   logprobs?: LogprobSpec;
+  /** `echo`: code points of the prompt each choice's first chunk puts before its text (no offset counts them). */
+  echoedCharsOfChoice?: readonly number[];
 }
 
 const q = JSON.stringify;
@@ -75,8 +77,11 @@ export function completionChunkEvents(ctx: CompletionContext, steps: readonly St
   for (const step of steps) {
     let textOffset = 0;
     if (streamed !== null) {
-      textOffset = streamed.get(step.choice.index) ?? 0;
-      streamed.set(step.choice.index, textOffset + [...step.text].length);
+      const seen = streamed.get(step.choice.index);
+      textOffset = seen ?? 0;
+      // vLLM advances it by the generated text only: an echoed prompt is not counted.
+      const echoed = seen === undefined ? (ctx.echoedCharsOfChoice?.[step.choice.index] ?? 0) : 0;
+      streamed.set(step.choice.index, textOffset + [...step.text].length - echoed);
     }
     if (sharedHead !== null && !step.finish) {
       events.push(new SplitPayload('content', step.eventTokenStart, step.eventTokenCount, sharedHead, step.choice.index, TEXT_KEY, step.text, sharedTail, step.dueMs));

@@ -75,6 +75,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     promptTokensOfChoice: choices.map((c) => promptCounts[Math.floor(c.index / n)] ?? input.promptTokens),
     ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey), asTokenIds: request.sampling?.tokensAsIds === true } }),
     ...(input.promptTokenIdsOfPrompt === undefined ? {} : { promptTokenIdsOfChoice: choices.map((c) => input.promptTokenIdsOfPrompt?.[Math.floor(c.index / n)] ?? []) }),
+    ...(input.echoPrompts === undefined ? {} : { echoedCharsOfChoice: choices.map((c) => [...(input.echoPrompts?.[Math.floor(c.index / n)] ?? '')].length) }),
   };
   return planVllmResponse({
     choices,

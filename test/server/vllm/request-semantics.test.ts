@@ -252,4 +252,12 @@ describe('completions echo', () => {
     expect(firstChoice(streamed[0] as Json).text as string).toMatch(/^Tell me/);
     expect(streamed.map((c) => firstChoice(c).text).join('')).toBe(`Tell me${plain}`);
   });
+
+  it('with logprobs, streamed text offsets count the generated text only, as the whole body does (audit 17-X1)', async () => {
+    const post = (body: unknown) => postTo(servers['0.11'] as BenchtruthServer, '/v1/completions', body, { 'x-request-id': 'echo-logprobs' });
+    const whole = firstChoice(JSON.parse((await post({ prompt: 'hello there', max_tokens: 3, echo: true, logprobs: 0 })).body) as Json).logprobs as { text_offset: number[] };
+    const streamed = chunks((await post({ prompt: 'hello there', max_tokens: 3, echo: true, logprobs: 0, stream: true })).body);
+    const offsets = streamed.flatMap((c) => ((firstChoice(c).logprobs as { text_offset: number[] } | null)?.text_offset ?? []));
+    expect(offsets).toEqual(whole.text_offset);
+  });
 });
