@@ -50,7 +50,11 @@ export interface TruthWrite {
   afterMs?: number;
 }
 
-export type EndReason = 'completed' | 'client_aborted' | 'fault';
+/**
+ * How a response ended: all of it sent, the client gone first, a planned fault, or the server
+ * stopping (a shutdown whose grace for open streams ran out) before it was all sent.
+ */
+export type EndReason = 'completed' | 'client_aborted' | 'fault' | 'server_shutdown';
 
 export interface TruthFault {
   kind: string;

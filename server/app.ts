@@ -66,6 +66,11 @@ export interface BenchtruthServer {
   jetstream: JetstreamSurfaces;
   /** Starts listening; resolves to the bound port. */
   listen(port?: number): Promise<number>;
+  /**
+   * Ends every response still open now, each recorded as `server_shutdown` (a `close()` whose
+   * grace ran out): their connections are dropped, and `close()` then resolves.
+   */
+  cutOff(): void;
   close(): Promise<void>;
 }
 
@@ -159,9 +164,14 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
       const address = app.server.address();
       return typeof address === 'object' && address !== null ? address.port : port;
     },
+    cutOff(): void {
+      context.cuttingOff = true;
+      app.server.closeAllConnections();
+      jetstream.cutOff();
+    },
     async close(): Promise<void> {
-      await jetstream.close();
-      await app.close();
+      // Both stop taking requests at once; each resolves when its open streams have ended.
+      await Promise.all([jetstream.close(), app.close()]);
       context.scheduler.clear();
       metrics.close();
       engine.close();

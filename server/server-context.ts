@@ -26,4 +26,9 @@ export interface ServerContext {
   loraAdapters?: () => Array<{ name: string; path: string }>;
   /** Set by a `--workers` worker: passes a change made here on to every other worker before the answer. */
   relayLoraChange?: (change: LoraChange) => Promise<void>;
+  /**
+   * The server is cutting off the responses still open at the end of its shutdown grace: a
+   * response that ends now ends `server_shutdown`, not `client_aborted`.
+   */
+  cuttingOff?: boolean;
 }

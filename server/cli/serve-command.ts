@@ -14,6 +14,7 @@ import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-fl
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
 import { announceListening, inheritedPorts, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
 import type { ListeningPorts } from '../cluster/cluster-messages.ts';
+import { SHUTDOWN_GRACE_MS, SHUTDOWN_WRAP_UP_MS } from '../cluster/shutdown-grace.ts';
 import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
 
 interface ServeFlags extends WireFlags, VllmServeFlags, JetstreamServeFlags, EngineServeFlags {
@@ -125,8 +126,13 @@ export function registerServeCommand(program: Command): void {
         if (closing) return;
         closing = true;
         if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
-        // In-flight streams finish on their own schedule; a stuck one must not hold the process.
-        setTimeout(() => process.exit(0), 10_000).unref();
+        // In-flight streams finish on their own schedule, for up to SHUTDOWN_GRACE_MS: then the
+        // ones still open are cut off, each with a truth record that says so (server_shutdown),
+        // and close() resolves once they are logged. The last timer is only a backstop.
+        setTimeout(() => {
+          server.cutOff();
+          setTimeout(() => process.exit(0), SHUTDOWN_WRAP_UP_MS).unref();
+        }, SHUTDOWN_GRACE_MS).unref();
         void server.close().then(() => process.exit(0));
       };
       // A second Ctrl-C ends a lone server at once (the default action). A worker gets every signal

@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import type { ServerOptions } from '../options.ts';
 import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
 import { HandoffRescue } from './handoff-rescue.ts';
+import { SHUTDOWN_GRACE_MS, SHUTDOWN_WRAP_UP_MS } from './shutdown-grace.ts';
 
 export const WORKER_INDEX_ENV = 'BENCHTRUTH_WORKER_INDEX';
 /** How many workers held this index before (0 for the first): a replacement's request ids are its own. */
@@ -146,7 +147,8 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     for (const w of workers) w.process.kill(signal);
     let alive = workers.length;
     for (const w of workers) w.once('exit', () => --alive === 0 && process.exit(0));
-    setTimeout(() => process.exit(0), 12_000).unref();
+    // The workers cut off what is still open after the grace, log it and exit: a backstop only.
+    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS + SHUTDOWN_WRAP_UP_MS + 1_000).unref();
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

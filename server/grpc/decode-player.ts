@@ -8,10 +8,10 @@
  */
 import { constants as http2 } from 'node:http2';
 import { Metadata, status, type ServerWritableStream } from '@grpc/grpc-js';
-import type { TruthRecord, TruthWrite } from '../../contracts/truth.ts';
+import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { DecodeSend } from '../dialects/jetstream/decode-sends.ts';
 import type { DecodeResponseMessage } from '../dialects/jetstream/render.ts';
-import type { ExecutorDeps } from '../transport/response-executor.ts';
+import { closedUnder, type ExecutorDeps } from '../transport/response-executor.ts';
 import type { ScheduledTask } from '../transport/emission-scheduler.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import { grpcCodeOfHttp } from './grpc-http-status.ts';
@@ -74,7 +74,7 @@ class DecodePlayer implements ScheduledTask {
     this.#call = call;
     this.#plan = plan;
     this.#deps = deps;
-    call.once('cancelled', () => this.#end(this.#deps.clock.now(), 'client_aborted'));
+    call.once('cancelled', () => this.#end(this.#deps.clock.now(), closedUnder(this.#deps)));
   }
 
   start(): void {
@@ -155,7 +155,7 @@ class DecodePlayer implements ScheduledTask {
     resetStream(this.#call);
   }
 
-  #end(atMono: number, how: 'completed' | 'client_aborted' | 'fault'): void {
+  #end(atMono: number, how: EndReason): void {
     if (this.#finished) return;
     this.#finished = true;
     const record = this.#plan.record;

@@ -35,7 +35,10 @@ export interface DecodeRequestMessage {
 
 export interface GrpcHandle {
   port: number;
+  /** Stops taking calls; resolves once the calls in flight have ended. */
   close(): Promise<void>;
+  /** Ends every call still in flight now (the shutdown grace ran out). */
+  cutOff(): void;
 }
 
 /**
@@ -146,11 +149,9 @@ export async function startJetstreamGrpc(ctx: ServerContext, runtime: JetstreamR
   });
   return {
     port: bound,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
-        // Streams still playing would hold tryShutdown open; the server is going away anyway.
-        setTimeout(() => server.forceShutdown(), 2000).unref();
-      }),
+    // Streams still playing hold tryShutdown open until they end, or until cutOff: the same
+    // grace as the HTTP surfaces' streams get.
+    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+    cutOff: () => server.forceShutdown(),
   };
 }

@@ -23,6 +23,8 @@ export interface JetstreamSurfaces {
   metricsText: MetricsText;
   listen(): Promise<void>;
   close(): Promise<void>;
+  /** Ends the gRPC calls still in flight (the shutdown grace ran out). */
+  cutOff(): void;
 }
 
 export function attachJetstream(app: FastifyInstance, ctx: ServerContext): JetstreamSurfaces {
@@ -44,6 +46,9 @@ export function attachJetstream(app: FastifyInstance, ctx: ServerContext): Jetst
         metricsPort = await startMetricsPort(host, wantedMetricsPort, surfaces.metricsText);
         surfaces.metricsPort = metricsPort.port;
       }
+    },
+    cutOff() {
+      grpc?.cutOff();
     },
     async close() {
       runtime.detach();

@@ -7,11 +7,11 @@
  * out-of-vocabulary prompt) and a planner failure's 500.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { TruthRecord, TruthWrite } from '../../contracts/truth.ts';
+import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { VllmError } from '../dialects/vllm/errors.ts';
 import { isPlainObject } from '../dialects/vllm/request-fields.ts';
 import type { ServerContext } from '../server-context.ts';
-import { playResponse } from '../transport/response-executor.ts';
+import { closedUnder, playResponse } from '../transport/response-executor.ts';
 import { frame } from '../wire/framing.ts';
 import { vllmStreamErrorData } from '../wire/vllm-fault-shapes.ts';
 import { oneWritePerEvent } from '../wire/writes.ts';
@@ -87,7 +87,7 @@ function followRefusal(ctx: ServerContext, request: FastifyRequest, reply: Fasti
    * is stamped when Node hands it over.
    */
   let sendingMs: number | null = null;
-  const end = (how: 'completed' | 'client_aborted'): void => {
+  const end = (how: EndReason): void => {
     if (ended) return;
     ended = true;
     socket?.removeListener('close', aborted);
@@ -105,7 +105,7 @@ function followRefusal(ctx: ServerContext, request: FastifyRequest, reply: Fasti
     const owner = (socket as { _httpMessage?: unknown } | null)?._httpMessage;
     if (owner === undefined || owner === null || owner === res) sendingMs = ctx.clock.now() - start.arrivalMono;
   };
-  const aborted = (): void => end('client_aborted');
+  const aborted = (): void => end(closedUnder(ctx));
   if (request.raw.destroyed && !request.raw.complete) {
     // The body never arrived whole (the client aborted mid-body): nothing can be delivered.
     end('client_aborted');

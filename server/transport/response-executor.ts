@@ -28,6 +28,13 @@ export interface ExecutorDeps {
   clock: Clock;
   scheduler: EmissionScheduler;
   truth: TruthStore;
+  /** Read when a connection closes under a response: the server cut it (ServerContext.cuttingOff). */
+  readonly cuttingOff?: boolean;
+}
+
+/** Why a response whose connection closed under it ended. */
+export function closedUnder(deps: Pick<ExecutorDeps, 'cuttingOff'>): EndReason {
+  return deps.cuttingOff === true ? 'server_shutdown' : 'client_aborted';
 }
 
 /**
@@ -156,7 +163,7 @@ class ResponsePlayer implements ScheduledTask {
       // A response that ended while its last bytes waited in Node's buffer closes once they
       // are flushed, which may come before the empty write's callback: it completed.
       if (this.#held !== null && this.#held.ends && res.writableFinished) this.#handedOver(this.#held.from, this.#held.last, true);
-      else this.#end(this.#deps.clock.now(), 'client_aborted');
+      else this.#end(this.#deps.clock.now(), closedUnder(this.#deps));
     });
   }
 
