@@ -28,6 +28,9 @@ import { EmissionScheduler } from './transport/emission-scheduler.ts';
 import { sentRequestId } from './transport/id-header.ts';
 import { TruthStore } from './truth/truth-store.ts';
 
+/** How long close() waits for the records of responses it cut off to be finished and logged. */
+const CLOSE_SETTLE_MS = 1000;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Clock reading when the request's headers arrived; truth times are relative to it. */
@@ -172,6 +175,8 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     async close(): Promise<void> {
       // Both stop taking requests at once; each resolves when its open streams have ended.
       await Promise.all([jetstream.close(), app.close()]);
+      // Connections dropped by cutOff() end their responses a turn later: their records first.
+      await truth.whenIdle(CLOSE_SETTLE_MS);
       context.scheduler.clear();
       metrics.close();
       engine.close();

@@ -66,6 +66,9 @@ export class TruthStore {
   #logDropped = 0;
   #logPath = '';
   readonly #listeners = new Set<TruthListener>();
+  /** Records begun and not yet finished (a shutdown waits for them to be logged). */
+  readonly #inFlight = new Set<TruthRecord>();
+  #idleWaiters: Array<() => void> = [];
 
   constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
     this.#capacity = options.capacity;
@@ -100,6 +103,7 @@ export class TruthStore {
     // A request whose id is still in flight keeps no record of its own: the running one's is
     // not lost (vLLM refuses such a request; a dialect that serves it has no truth for it).
     if (this.isLive(record.id)) return;
+    this.#inFlight.add(record);
     this.#remove(record.id);
     const bytes = liveBytes(record);
     this.#records.set(record.id, { entry: record, bytes, settle });
@@ -109,6 +113,12 @@ export class TruthStore {
 
   /** Called once when the request's response has ended, however it ended. */
   finish(record: TruthRecord): void {
+    if (this.#inFlight.delete(record) && this.#inFlight.size === 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      // After this record is logged below, not before.
+      queueMicrotask(() => waiters.forEach((resolve) => resolve()));
+    }
     // Listeners first: the batching engine settles the steps that ended by the response's end
     // (their tokens' engine times) before the record is logged, so the log and GET agree.
     for (const listener of this.#listeners) listener(record);
@@ -127,6 +137,22 @@ export class TruthStore {
     kept.bytes = bytes;
     kept.settle = undefined;
     this.#evict();
+  }
+
+  /**
+   * Resolves once no record is in flight (every response begun has ended and been logged), or
+   * after `withinMs`: a shutdown that cut its connections waits here for their records.
+   */
+  whenIdle(withinMs: number): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, withinMs);
+      timer.unref();
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Whether a request of this id is in flight (begun, not yet finished). */
