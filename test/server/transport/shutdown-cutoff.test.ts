@@ -33,7 +33,9 @@ describe('cutting off at the end of a shutdown', () => {
     });
     // Both are streaming: give them a few tokens' time.
     await new Promise((resolve) => setTimeout(resolve, 150));
+    // As `serve` stops: close() at the signal, cutOff() when the grace has run out.
     const closing = server.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
     server.cutOff();
     await closing;
     client.close();
