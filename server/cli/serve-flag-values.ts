@@ -14,8 +14,11 @@ import { parseBoundedDurationMs } from '../../contracts/units.ts';
  */
 export const MAX_SERVE_WORKERS = 64;
 
-/** Largest `--time-factor-under-load`: latencies × 100 at full load is already a stalled server. */
-export const MAX_LOAD_FACTOR = 100;
+/**
+ * Largest `--time-factor-under-load` (llm-d-inference-sim takes any value from 1): far past a
+ * stalled server, a bound only so that a typo cannot plan latencies beyond any timer.
+ */
+export const MAX_LOAD_FACTOR = 10_000;
 
 /** A latency flag (bare number = ms), at most MAX_DURATION_MS (1 h), as wire-spec durations. */
 export function latencyMs(raw: string): number {

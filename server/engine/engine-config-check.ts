@@ -51,9 +51,11 @@ export function engineConfigProblem(options: CheckedOptions): string | null {
       return `per-model timing for ${JSON.stringify(alias)}: it is another --served-model-name of ${JSON.stringify(options.model)}, whose timing it uses; set it for ${JSON.stringify(options.model)}`;
     }
   }
-  for (const name of [options.model, ...Object.keys(options.modelTiming)]) {
-    const where = name === options.model && options.modelTiming[name] === undefined ? '' : `per-model timing for ${JSON.stringify(name)}: `;
-    const timing = timingFor(options, name);
+  // The server-wide timing first: a model or adapter without an entry of its own (one loaded
+  // later included) runs with it, even when the base model has an entry.
+  const timings: Array<[where: string, timing: ReturnType<typeof timingFor>]> = [['', timingFor({ ...options, modelTiming: {} }, options.model)]];
+  for (const name of Object.keys(options.modelTiming)) timings.push([`per-model timing for ${JSON.stringify(name)}: `, timingFor(options, name)]);
+  for (const [where, timing] of timings) {
     const checks: Array<[string, Distribution]> = [['inter-token-latency', timing.itl]];
     if (!usesPrefillCost(timing)) checks.push(['time-to-first-token', timing.ttft]);
     for (const [flag, d] of checks) {

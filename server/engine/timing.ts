@@ -14,7 +14,8 @@ export type DistributionKind = (typeof DISTRIBUTION_KINDS)[number];
 
 /**
  * A duration in milliseconds. `spreadMs` is the standard deviation (normal, lognormal,
- * exponential) or the half-width (uniform); a spread of 0 is the fixed value.
+ * exponential) or the half-width (uniform); a spread of 0 is the fixed value, except under
+ * exponential, where it is a plain exponential of that mean.
  */
 export interface Distribution {
   kind: DistributionKind;

@@ -29,6 +29,9 @@ describe('engine settings that cannot work together', () => {
     expect(problem({ latencyDistribution: 'exponential', itlMs: 10, itlSpreadMs: 10 })).toBeNull();
     expect(problem({ latencyDistribution: 'normal', itlMs: 10, itlSpreadMs: 20 })).toBeNull();
     expect(problem({ model: 'm', latencyDistribution: 'exponential', itlMs: 10, modelTiming: { la: { itlSpreadMs: 30 } } })).toMatch(/^per-model timing for "la": --inter-token-latency-std-dev \(30ms\)/);
+    // The server-wide timing is checked even when the base model has an entry: adapters without one use it (audit 17-T1).
+    expect(problem({ model: 'm', latencyDistribution: 'exponential', ttftMs: 5, ttftSpreadMs: 8, modelTiming: { m: { ttftSpreadMs: 1 } } })).toMatch(/^--time-to-first-token-std-dev \(8ms\) is larger than --time-to-first-token \(5ms\)/);
+    expect(problem({ model: 'm', latencyDistribution: 'exponential', ttftMs: 5, ttftSpreadMs: 2, modelTiming: { m: { ttftSpreadMs: 8 } } })).toMatch(/^per-model timing for "m": --time-to-first-token-std-dev \(8ms\)/);
     // TTFT's spread does not count when prefill-* set the prefill time.
     expect(problem({ latencyDistribution: 'exponential', ttftMs: 0, ttftSpreadMs: 5, prefillOverheadMs: 10 })).toBeNull();
   });
