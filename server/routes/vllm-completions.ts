@@ -6,7 +6,7 @@ import { planCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, runningOn, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -58,12 +58,13 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     }
     const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null);
     if (logprobs !== null) return refuse(logprobs);
-    // The engine's checks (sampling params, then the prompt's ids): a streamed request already
-    // has its 200 when they fail.
+    // The engine's checks (sampling params, then the prompt's ids, then its id): a streamed
+    // request already has its 200 when they fail.
+    const running = (): VllmError => alreadyRunning(`cmpl-${identity.id}-0`, req.n ?? 1);
     const engineError =
       engineRefusal({ ...req, n: req.n ?? 1 }, tokenizer.maxTokenId) ??
       outOfVocabulary(tokenizer, prompts) ??
-      (ctx.truth.isLive(identity.id) ? alreadyRunning(`cmpl-${identity.id}-0`, req.n ?? 1) : null);
+      (runningOn(ctx, identity.id, COMPLETIONS_PATH) ? running() : null);
     if (engineError !== null) {
       if (!req.stream) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);
@@ -113,6 +114,6 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       created,
       arrivalEpochMs,
     });
-    play(ctx, request, reply, plan, start, req.stream, admission);
+    play(ctx, request, reply, plan, start, req.stream, admission, running);
   });
 }

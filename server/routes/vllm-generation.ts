@@ -17,7 +17,7 @@ import { sentRequestId } from '../transport/id-header.ts';
 import { requestWirePolicy, sentWireHeader, WIRE_HEADER } from '../wire/request-wire.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
 import { sendVllmError } from './vllm-errors.ts';
-import { failPlanning } from './vllm-refusal-truth.ts';
+import { failInStream, failPlanning } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 
 export interface GenerationStart {
@@ -131,11 +131,20 @@ export function play(
   start: GenerationStart,
   stream: boolean,
   admission?: Extract<EngineAdmission, { ok: true }>,
+  whenRunning?: () => VllmError,
 ): void {
   const { arrivalMono } = start;
   claimTruth(request);
   reply.hijack();
   const planAndPlay = (): void => {
+    // A request of this id that began while this one waited to be planned (two sent at once):
+    // the engine refuses the second one, as it would have at arrival.
+    if (whenRunning !== undefined && runningOn(ctx, start.identity.id, request.routeOptions.url ?? request.url)) {
+      admission?.admitted.abandon();
+      if (stream) failInStream(ctx, request, reply, start, whenRunning());
+      else failPlanning(ctx, request, reply, start, whenRunning());
+      return;
+    }
     let planned: PlannedCompletion;
     try {
       planned = plan();
@@ -153,6 +162,15 @@ export function play(
   };
   if (admission?.admitted.plansLater === true) ctx.scheduler.defer(planAndPlay);
   else planAndPlay();
+}
+
+/**
+ * Whether a request of this id is running on this endpoint: the engine's ids (`cmpl-<id>-<i>`,
+ * `chatcmpl-<id>`) collide only on the same endpoint, so a chat request may share a running
+ * completion's id (its truth record is then the running one's, in the store; the log has both).
+ */
+export function runningOn(ctx: ServerContext, id: string, endpoint: string): boolean {
+  return ctx.truth.liveEndpoint(id) === endpoint;
 }
 
 /** llm-d-inference-sim's replica headers on an answer it serves (not on its errors); `port` the one it came in on. */

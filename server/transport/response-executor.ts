@@ -194,9 +194,20 @@ class ResponsePlayer implements ScheduledTask {
     }
     // A pipelined request's response has no socket until the one ahead of it on the
     // connection ends: whatever it wrote before would wait in Node, not reach the socket.
-    if (socket === null && isRealSocket((this.#res as { req?: { socket?: unknown } }).req?.socket)) {
+    const connection = (this.#res as { req?: { socket?: unknown } }).req?.socket;
+    if (socket === null && isRealSocket(connection)) {
       this.#blocked = true;
-      this.#res.once('socket', () => this.#unblock());
+      // Node tells a queued response nothing of its connection until it is handed it: a
+      // connection that closes first (the client gone, a response ahead of it that dropped it)
+      // must end this one too.
+      const closed = (): void => {
+        if (this.#blocked && !this.#finished) this.#end(this.#deps.clock.now(), closedUnder(this.#deps));
+      };
+      connection.once('close', closed);
+      this.#res.once('socket', () => {
+        connection.removeListener('close', closed);
+        this.#unblock();
+      });
       this.#deps.scheduler.schedule(this, Infinity);
       return;
     }

@@ -66,8 +66,11 @@ export class TruthStore {
   #logDropped = 0;
   #logPath = '';
   readonly #listeners = new Set<TruthListener>();
-  /** Records begun and not yet finished (a shutdown waits for them to be logged). */
-  readonly #inFlight = new Set<TruthRecord>();
+  /**
+   * Records begun and not yet finished, by id (a shutdown waits for them to be logged; a request
+   * reusing one of these ids is refused). Kept apart from the bounded map, which may evict them.
+   */
+  readonly #inFlight = new Map<string, TruthRecord>();
   #idleWaiters: Array<() => void> = [];
 
   constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
@@ -103,7 +106,7 @@ export class TruthStore {
     // A request whose id is still in flight keeps no record of its own: the running one's is
     // not lost (vLLM refuses such a request; a dialect that serves it has no truth for it).
     if (this.isLive(record.id)) return;
-    this.#inFlight.add(record);
+    this.#inFlight.set(record.id, record);
     this.#remove(record.id);
     const bytes = liveBytes(record);
     this.#records.set(record.id, { entry: record, bytes, settle });
@@ -113,7 +116,7 @@ export class TruthStore {
 
   /** Called once when the request's response has ended, however it ended. */
   finish(record: TruthRecord): void {
-    if (this.#inFlight.delete(record) && this.#inFlight.size === 0) {
+    if (this.#inFlight.get(record.id) === record && this.#inFlight.delete(record.id) && this.#inFlight.size === 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
       // After this record is logged below, not before.
@@ -157,8 +160,12 @@ export class TruthStore {
 
   /** Whether a request of this id is in flight (begun, not yet finished). */
   isLive(id: string): boolean {
-    const kept = this.#records.get(id);
-    return kept !== undefined && !('numbers' in kept.entry) && kept.entry.end === null;
+    return this.#inFlight.has(id);
+  }
+
+  /** The endpoint of the request of this id in flight, or null when none is. */
+  liveEndpoint(id: string): string | null {
+    return this.#inFlight.get(id)?.endpoint ?? null;
   }
 
   get(id: string): TruthRecord | undefined {

@@ -33,9 +33,11 @@ export function cutPositions(body: Buffer, event: TruthEvent, places: readonly C
   for (const place of places) {
     switch (place) {
       case 'data': {
-        // The field's own prefix, at a line's start: not `data:` inside an `event:` line's name.
+        // The field's own prefix, at a line's start (after the stream's BOM, for the first event):
+        // not `data:` inside an `event:` line's name.
+        const lineStart = (p: number): boolean => p === start || body[p - 1] === LF || body[p - 1] === CR || (p === start + 3 && body[start] === 0xef && body[start + 1] === 0xbb && body[start + 2] === 0xbf);
         let at = find(body, 'data:', start, end);
-        while (at > start && body[at - 1] !== LF && body[at - 1] !== CR) at = find(body, 'data:', at + 1, end);
+        while (at > start && !lineStart(at)) at = find(body, 'data:', at + 1, end);
         if (at >= 0) cuts.push(body[at + 5] === 0x20 ? at + 5 : at + 3);
         break;
       }

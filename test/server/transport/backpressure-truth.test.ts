@@ -89,6 +89,25 @@ describe('a reader that does not keep up', () => {
 });
 
 describe('a pipelined request', () => {
+  it('whose connection is dropped before its turn ends, client_aborted, and frees its id and the running gauge (audit 17-R1)', async () => {
+    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 1 });
+    const socket = await open(Number(new URL(paced.url).port));
+    socket.resume();
+    const ahead = request('drop-a', { max_tokens: 200, ignore_eos: true, stream: true });
+    const dropper = request('drop-b', { max_tokens: 20, stream: true }).replace('x-request-id: drop-b', 'x-request-id: drop-b\r\nx-benchtruth-wire: fault=disconnect:3');
+    socket.write(ahead + dropper + request('drop-c', { max_tokens: 5, stream: true }));
+    try {
+      const c = await ended('drop-c', 15_000, paced);
+      expect(c.end?.how).toBe('client_aborted');
+      expect((await ended('drop-b', 15_000, paced)).end?.how).toBe('fault');
+      expect(paced.server.context.truth.isLive('drop-c')).toBe(false);
+      expect(paced.server.context.engine.state().running).toBe(0);
+    } finally {
+      socket.destroy();
+      await paced.close();
+    }
+  }, 20_000);
+
   it('is stamped when its bytes can leave, after the response ahead of it ends', async () => {
     const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
     const socket = await open(Number(new URL(paced.url).port));

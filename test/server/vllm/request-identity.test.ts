@@ -26,15 +26,31 @@ describe('a request id already running (audit 17-V2)', () => {
     const whole = await post('/v1/completions', { prompt: 'hi', max_tokens: 3 }, 'dup-1');
     expect(whole.status).toBe(400);
     expect(await whole.json()).toEqual({ error: { message: 'Request id cmpl-dup-1-0 already running.', type: 'BadRequestError', param: null, code: 400 } });
-    const streamed = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 3, stream: true, n: 2 }, 'dup-1');
+    const streamed = await post('/v1/completions', { prompt: 'hi', max_tokens: 3, stream: true, n: 2 }, 'dup-1');
     expect(streamed.status).toBe(200);
-    expect(await streamed.text()).toBe('data: {"error": {"message": "Request id 0_chatcmpl-dup-1 already running.", "type": "BadRequestError", "param": null, "code": 400}}\n\ndata: [DONE]\n\n');
+    expect(await streamed.text()).toBe('data: {"error": {"message": "Request id 0_cmpl-dup-1-0 already running.", "type": "BadRequestError", "param": null, "code": 400}}\n\ndata: [DONE]\n\n');
+    // The engine's ids of another endpoint (chatcmpl-<id>) never collide with a completion's: served.
+    const chat = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }, 'dup-1');
+    expect(chat.status).toBe(200);
+    await chat.text();
     await first.text();
     const truth = (await (await fetch(`${running.url}/_truth/requests/dup-1`)).json()) as { endpoint: string; tokens: unknown[]; end: { how: string } };
     expect([truth.endpoint, truth.tokens.length, truth.end.how]).toEqual(['/v1/completions', 20, 'completed']);
     // Once it has ended the id is free again.
     const again = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }, 'dup-1');
     expect(again.status).toBe(200);
+  });
+});
+
+describe('two requests of one id sent at once (audit 17-R2)', () => {
+  it('one is served and the other refused, however the isolated engine defers their planning', async () => {
+    for (let pair = 0; pair < 10; pair++) {
+      const id = `race-${pair}`;
+      const answers = await Promise.all([0, 1].map(() => post('/v1/completions', { prompt: 'hi', max_tokens: 20, stream: pair % 2 === 0 }, id)));
+      const bodies = await Promise.all(answers.map((answer) => answer.text()));
+      const refused = bodies.filter((body) => body.includes(`Request id cmpl-${id}-0 already running.`));
+      expect(refused, id).toHaveLength(1);
+    }
   });
 });
 

@@ -31,5 +31,8 @@ describe('named cut places', () => {
     expect(cutPositions(body, event, ['data'])).toEqual([18]);
     const plain = eventOf('data: {"a":1}\n\n');
     expect(cutPositions(plain.body, plain.event, ['data'])).toEqual([5]);
+    // The first event of a stream that starts with a BOM (audit 17-R5).
+    const bom = eventOf('\u00ef\u00bb\u00bfdata: {"a":1}\n\n');
+    expect(cutPositions(bom.body, bom.event, ['data'])).toEqual([8]);
   });
 });
