@@ -57,7 +57,7 @@ export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<numb
  */
 function printable(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => JSON.stringify(char).slice(1, -1));
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${(char.codePointAt(0) as number).toString(16).padStart(4, '0')}`);
 }
 
 /**

@@ -9,7 +9,7 @@
  * across the stages between them. Pure.
  */
 import { distribution } from '../../contracts/stats.ts';
-import { seriesKey, type MetricFamily } from './prometheus-text.ts';
+import { seriesKey, type MetricFamily, type PromSample } from './prometheus-text.ts';
 
 export interface Scrape {
   atEpochMs: number;
@@ -113,15 +113,8 @@ function histogramParts(family: MetricFamily): Map<string, HistogramParts> {
   return out;
 }
 
-/** A counter's samples by series key (`x_total`, or a bare name when the family has no suffix). */
-function counterValues(family: MetricFamily): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const s of family.samples) {
-    if (!s.name.endsWith('_total') && s.name !== family.name) continue;
-    out.set(seriesKey(s.name, s.labels), s.value);
-  }
-  return out;
-}
+/** Whether a counter family's sample is its value (`x_total`, or the bare name), not `_created`. */
+const isCounterValue = (family: MetricFamily, sample: PromSample): boolean => sample.name.endsWith('_total') || sample.name === family.name;
 
 /**
  * What accrued from `then` to `now`: the difference, or `now` itself after a reset (a value
@@ -155,41 +148,80 @@ export class SegmentAccumulator {
   readonly #histograms = new Map<string, HistogramDelta>();
 
   add(scrape: Scrape): void {
+    const first = this.#begin(scrape);
+    for (const family of scrape.families.values()) this.#addSamples(family, first, 0, family.samples.length);
+  }
+
+  /**
+   * The same, a few hundred samples per turn of the event loop (about a millisecond): folding a
+   * page of tens of thousands of series in one go held the thread that stamps the run's reads
+   * for 0.1 s.
+   */
+  async addInSlices(scrape: Scrape, samplesPerSlice = 256, pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve))): Promise<void> {
+    const first = this.#begin(scrape);
+    let since = 0;
+    for (const family of scrape.families.values()) {
+      // A histogram's series are grouped from all its samples; gauges and counters go a slice at a time.
+      const count = family.samples.length;
+      const step = family.type === 'histogram' ? count : samplesPerSlice;
+      for (let from = 0; from < count; from += step) {
+        this.#addSamples(family, first, from, Math.min(count, from + step));
+        since += Math.min(step, count - from);
+        if (since >= samplesPerSlice) {
+          since = 0;
+          await pause();
+        }
+      }
+    }
+  }
+
+  /** Counts the scrape in; whether it is the segment's first (its baseline). */
+  #begin(scrape: Scrape): boolean {
     const first = this.scrapes === 0;
     this.scrapes++;
     if (first) this.#firstAtEpochMs = scrape.atEpochMs;
     this.#lastAtEpochMs = scrape.atEpochMs;
-    for (const family of scrape.families.values()) {
-      if (family.type === 'gauge') {
-        for (const sample of family.samples) {
-          const key = seriesKey(sample.name, sample.labels);
-          let values = this.#gauges.get(key);
-          if (values === undefined) this.#gauges.set(key, (values = []));
-          if (!Number.isNaN(sample.value)) values.push(sample.value);
-        }
-      } else if (family.type === 'counter') {
-        for (const [key, value] of counterValues(family)) {
-          const previous = this.#lastCounter.get(key);
-          this.#lastCounter.set(key, value);
-          if (!first) this.#increases.set(key, (this.#increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
-        }
-      } else if (family.type === 'histogram') {
-        for (const [key, h] of histogramParts(family)) {
-          const old = this.#lastHistogram.get(key);
-          this.#lastHistogram.set(key, h);
-          if (first) continue;
-          const reset = old !== undefined && h.count < old.count;
-          let delta = this.#histograms.get(key);
-          if (delta === undefined) this.#histograms.set(key, (delta = { count: 0, sum: 0, buckets: new Map() }));
-          delta.count += accrued(h.count, old?.count, reset);
-          delta.sum += accrued(h.sum, old?.sum, reset);
-          for (const [le, count] of h.buckets) {
-            const before = old?.buckets.get(le);
-            // A bucket a known series gains without a reset (its layout changed) starts from
-            // where it is, as PromQL's rate starts a new series; a new series counts from 0.
-            const accruedHere = old !== undefined && !reset && before === undefined ? 0 : accrued(count, before, reset);
-            delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accruedHere);
-          }
+    return first;
+  }
+
+  /** Samples from..to of a gauge or counter family; a histogram family whole (from 0 to its end). */
+  #addSamples(family: MetricFamily, first: boolean, from: number, to: number): void {
+    if (family.type === 'gauge') {
+      for (let i = from; i < to; i++) {
+        const sample = family.samples[i] as PromSample;
+        const key = seriesKey(sample.name, sample.labels);
+        let values = this.#gauges.get(key);
+        if (values === undefined) this.#gauges.set(key, (values = []));
+        if (!Number.isNaN(sample.value)) values.push(sample.value);
+      }
+    } else if (family.type === 'counter') {
+      for (let i = from; i < to; i++) {
+        const sample = family.samples[i] as PromSample;
+        if (!isCounterValue(family, sample)) continue;
+        const key = seriesKey(sample.name, sample.labels);
+        const value = sample.value;
+        const previous = this.#lastCounter.get(key);
+        this.#lastCounter.set(key, value);
+        if (!first) this.#increases.set(key, (this.#increases.get(key) ?? 0) + accrued(value, previous, previous !== undefined && value < previous));
+      }
+    } else if (family.type === 'histogram') {
+      for (const [key, h] of histogramParts(family)) {
+        const old = this.#lastHistogram.get(key);
+        const reset = old !== undefined && h.count < old.count;
+        // Each bucket's last value: one a scrape missed counts from it when it is back (after a
+        // reset, only what this scrape has is a baseline).
+        this.#lastHistogram.set(key, old === undefined || reset ? h : { ...h, buckets: new Map([...old.buckets, ...h.buckets]) });
+        if (first) continue;
+        let delta = this.#histograms.get(key);
+        if (delta === undefined) this.#histograms.set(key, (delta = { count: 0, sum: 0, buckets: new Map() }));
+        delta.count += accrued(h.count, old?.count, reset);
+        delta.sum += accrued(h.sum, old?.sum, reset);
+        for (const [le, count] of h.buckets) {
+          const before = old?.buckets.get(le);
+          // A bucket a known series gains without a reset (its layout changed) starts from
+          // where it is, as PromQL's rate starts a new series; a new series counts from 0.
+          const accruedHere = old !== undefined && !reset && before === undefined ? 0 : accrued(count, before, reset);
+          delta.buckets.set(le, (delta.buckets.get(le) ?? 0) + accruedHere);
         }
       }
     }

@@ -72,6 +72,8 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
   let interval: { controller: AbortController; job: Promise<void> } | null = null;
   /** The last stage mark's scrape: a mark waits for the one before it (a stage's end for its start). */
   let markInFlight: Promise<void> | null = null;
+  /** The scrape being folded into its stage's accumulator: the next one waits for it. */
+  let folding: Promise<void> = Promise.resolve();
 
   /**
    * `stage`: the mark's stage; null: an interval scrape, which belongs to the stage it was sent
@@ -112,7 +114,11 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
         if (at === null) return;
         let segment = byStage.get(at);
         if (segment === undefined) byStage.set(at, (segment = new SegmentAccumulator()));
-        segment.add({ atEpochMs: sentAtEpochMs, families });
+        // Folded in slices too, one scrape after another (in the order they were answered).
+        const scraped = segment;
+        const fold = folding.then(() => scraped.addInSlices({ atEpochMs: sentAtEpochMs, families }));
+        folding = fold.catch(() => {});
+        await fold;
       } catch {
         // An abandoned scrape is no failure: a mark took its place.
         if (!controller.signal.aborted) failedIn(stage ?? during);

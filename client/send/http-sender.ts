@@ -61,8 +61,9 @@ function isConnectFailure(code: unknown): boolean {
 
 /**
  * Bytes that are no HTTP/1.1 response (llhttp's `HPE_*`: a bad chunk size, both content-length
- * and chunked, a bad status line) or a body longer or shorter than its content-length said: the
- * server sent them; nothing was reset.
+ * and chunked, a bad status line) or a body that does not match its content-length while the
+ * connection stays up: the server sent them; nothing was reset. (A close that cuts a body short
+ * is undici's "other side closed": disconnected.)
  */
 function isMalformedHttp(error: Error, code: unknown): boolean {
   return error.name === 'HTTPParserError' || (typeof code === 'string' && (code.startsWith('HPE_') || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'));

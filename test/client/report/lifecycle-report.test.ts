@@ -86,10 +86,10 @@ describe('empty samples', () => {
   });
 
   it('a server\'s failure message is printed with its control characters escaped: no escape sequence or line break reaches the terminal (audit 17-H3)', () => {
-    const hostile = { kind: 'http_500' as const, message: '\u001b[2J\u001b[31mFAKE: all requests succeeded\r\n' };
+    const hostile = { kind: 'http_500' as const, message: '\u001b[2J\u001b[31mFAKE: all requests succeeded\r\n\u009b\u007f' };
     const text = consoleSummary(lifecycleReport([record(0, 0, [], { failure: hostile, endMs: 40 })], { intendedRate: null, concurrency: 1, loadType: 'concurrency' }));
-    expect(text).toContain('failures http_500: 1 (e.g. \\u001b[2J\\u001b[31mFAKE: all requests succeeded\\r\\n)');
-    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(text).toContain('failures http_500: 1 (e.g. \\u001b[2J\\u001b[31mFAKE: all requests succeeded\\u000d\\u000a\\u009b\\u007f)');
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   });
 
   it('a stage line names its load once: "concurrency 2", "constant intended 5.00 req/s" (audit 9-X4 F4)', () => {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { bucketQuantile, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
+import { bucketQuantile, SegmentAccumulator, summarizeAccumulated, summarizeSegments, type Scrape } from '../../../client/scrape/metric-summary.ts';
 import { parsePrometheusText, parsePrometheusTextInSlices, seriesKey } from '../../../client/scrape/prometheus-text.ts';
 import { startStageScraper } from '../../../client/scrape/stage-scraper.ts';
 import { VirtualClock } from '../../../contracts/clock.ts';
@@ -118,6 +118,23 @@ describe('Prometheus text', () => {
     expect(samples[0]).toEqual({ name: 'g', labels: { path: 'a} b', x: 'y' }, value: 5 });
     expect(samples[1]?.labels).toEqual({ a: '1",b="2' });
     expect(new Set(samples.map((sample) => seriesKey(sample.name, sample.labels))).size).toBe(3);
+  });
+
+  it('a bucket a scrape missed counts from its last value when it is back (audit 17-C4)', () => {
+    const text = (bucket: number | null, count: number): string =>
+      ['# TYPE h histogram', ...(bucket === null ? [] : [`h_bucket{le="1"} ${bucket}`]), `h_bucket{le="+Inf"} ${count}`, `h_sum ${count / 2}`, `h_count ${count}`, ''].join('\n');
+    const at = (ms: number, bucket: number | null, count: number): Scrape => ({ atEpochMs: ms, families: parsePrometheusText(text(bucket, count)) });
+    const h = summarizeSegments([[at(0, 10, 10), at(1000, null, 20), at(2000, 30, 30)]]).histograms.h;
+    expect(h).toMatchObject({ count: 20, median: 0.5, p90: 0.9 });
+  });
+
+  it('a scrape folded a few samples per turn gives the same summary as one folded at once', async () => {
+    const scrapes = [0, 1, 2].map((i): Scrape => ({ atEpochMs: i * 1000, families: parsePrometheusText(exposition(i, { buckets: [i, 2 * i, 3 * i, 4 * i], sum: i, count: 4 * i }, 10 * i)) }));
+    const sliced = new SegmentAccumulator();
+    let pauses = 0;
+    for (const scrape of scrapes) await sliced.addInSlices(scrape, 2, async () => void pauses++);
+    expect(pauses).toBeGreaterThan(0);
+    expect(summarizeAccumulated([sliced])).toEqual(summarizeSegments([scrapes]));
   });
 
   it('a page read a slice of lines at a time gives the same families, pausing between slices (audit 17-S3)', async () => {
