@@ -105,7 +105,9 @@ export function planGenerate(input: GeneratePlanInput): PlannedGenerate {
     arrivalEpochMs: input.arrivalEpochMs,
     status: response.status,
     headersMs: null,
-    headersDueMs: response.headersDueMs,
+    // gRPC's metadata leaves with the first message (grpcio): planned then, once that is known
+    // (a deferred plan learns its due times from the engine and keeps the base it started from).
+    headersDueMs: grpc && options.planTiming?.deferred !== true && response.status === 200 ? Math.max(response.headersDueMs, response.writes[0]?.dueMs ?? 0) : response.headersDueMs,
     wire: response.wire,
     promptTokens: input.promptTokens,
     finishReason: plan.finishReason,

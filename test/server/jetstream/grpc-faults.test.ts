@@ -233,6 +233,8 @@ describe('faults that only move time', () => {
     expect(outcome.metadataAt as number).toBeGreaterThanOrEqual((outcome.arrivals[0] as number) - 5);
     const truth = server.context.truth.get('grpc-metadata');
     expect(truth?.headersMs).toBe(truth?.writes[0]?.actualMs);
+    // Planned so too: the metadata is due with the first message.
+    expect(truth?.headersDueMs).toBe(truth?.writes[0]?.dueMs);
   });
 });
 
