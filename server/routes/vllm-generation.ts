@@ -170,7 +170,7 @@ export function play(
  * completion's id (its truth record is then the running one's, in the store; the log has both).
  */
 export function runningOn(ctx: ServerContext, id: string, endpoint: string): boolean {
-  return ctx.truth.liveEndpoint(id) === endpoint;
+  return ctx.truth.isLiveOn(id, endpoint);
 }
 
 /** llm-d-inference-sim's replica headers on an answer it serves (not on its errors); `port` the one it came in on. */

@@ -44,6 +44,8 @@ const MAX_LOG_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 export type TruthListener = (record: TruthRecord) => void;
 
+const inFlightKey = (endpoint: string, id: string): string => `${endpoint} ${id}`;
+
 interface Kept {
   entry: TruthRecord | CompactTruth;
   bytes: number;
@@ -67,10 +69,12 @@ export class TruthStore {
   #logPath = '';
   readonly #listeners = new Set<TruthListener>();
   /**
-   * Records begun and not yet finished, by id (a shutdown waits for them to be logged; a request
-   * reusing one of these ids is refused). Kept apart from the bounded map, which may evict them.
+   * Records begun and not yet finished, by endpoint and id (a shutdown waits for them to be
+   * logged; a request reusing one on its endpoint is refused), and how many run under each id.
+   * Kept apart from the bounded map, which may evict them.
    */
   readonly #inFlight = new Map<string, TruthRecord>();
+  readonly #liveIds = new Map<string, number>();
   #idleWaiters: Array<() => void> = [];
 
   constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
@@ -103,10 +107,16 @@ export class TruthStore {
    * of a response in flight in an array of its own and copies them into the record there.
    */
   begin(record: TruthRecord, settle?: () => void): void {
-    // A request whose id is still in flight keeps no record of its own: the running one's is
-    // not lost (vLLM refuses such a request; a dialect that serves it has no truth for it).
-    if (this.isLive(record.id)) return;
-    this.#inFlight.set(record.id, record);
+    // A request whose id is in flight on its endpoint keeps no record of its own (vLLM refuses
+    // it; the running one's is not lost). One on another endpoint (a chat request reusing a
+    // running completion's id, which vLLM serves) is in flight too, but the store keeps the
+    // running one's record under that id: the truth log has both.
+    const key = inFlightKey(record.endpoint, record.id);
+    if (this.#inFlight.has(key)) return;
+    this.#inFlight.set(key, record);
+    const running = this.#liveIds.get(record.id) ?? 0;
+    this.#liveIds.set(record.id, running + 1);
+    if (running > 0) return;
     this.#remove(record.id);
     const bytes = liveBytes(record);
     this.#records.set(record.id, { entry: record, bytes, settle });
@@ -116,7 +126,14 @@ export class TruthStore {
 
   /** Called once when the request's response has ended, however it ended. */
   finish(record: TruthRecord): void {
-    if (this.#inFlight.get(record.id) === record && this.#inFlight.delete(record.id) && this.#inFlight.size === 0) {
+    const key = inFlightKey(record.endpoint, record.id);
+    if (this.#inFlight.get(key) === record) {
+      this.#inFlight.delete(key);
+      const running = (this.#liveIds.get(record.id) ?? 1) - 1;
+      if (running > 0) this.#liveIds.set(record.id, running);
+      else this.#liveIds.delete(record.id);
+    }
+    if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
       // After this record is logged below, not before.
@@ -158,14 +175,14 @@ export class TruthStore {
     });
   }
 
-  /** Whether a request of this id is in flight (begun, not yet finished). */
+  /** Whether a request of this id is in flight (begun, not yet finished), on any endpoint. */
   isLive(id: string): boolean {
-    return this.#inFlight.has(id);
+    return this.#liveIds.has(id);
   }
 
-  /** The endpoint of the request of this id in flight, or null when none is. */
-  liveEndpoint(id: string): string | null {
-    return this.#inFlight.get(id)?.endpoint ?? null;
+  /** Whether a request of this id is in flight on this endpoint. */
+  isLiveOn(id: string, endpoint: string): boolean {
+    return this.#inFlight.has(inFlightKey(endpoint, id));
   }
 
   get(id: string): TruthRecord | undefined {

@@ -132,6 +132,26 @@ describe('the truth store’s bounds', () => {
     expect(store.get('huge')).toBe(huge);
   });
 
+  it('one id on two endpoints: both in flight (a shutdown waits for both), the store keeps the first one\'s (audit 17-R7)', async () => {
+    const store = new TruthStore({ capacity: 10 });
+    const completion = { ...record('same', 10), endpoint: '/v1/completions' };
+    const chat = { ...record('same', 20), endpoint: '/v1/chat/completions' };
+    store.begin(completion);
+    store.begin(chat);
+    expect([store.isLiveOn('same', '/v1/completions'), store.isLiveOn('same', '/v1/chat/completions')]).toEqual([true, true]);
+    expect(store.get('same')).toBe(completion);
+    let idle = false;
+    const waiting = store.whenIdle(10_000).then(() => void (idle = true));
+    completion.end = { atMs: 1, how: 'completed' };
+    store.finish(completion);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    chat.end = { atMs: 2, how: 'completed' };
+    store.finish(chat);
+    await waiting;
+    expect(store.isLive('same')).toBe(false);
+  });
+
   it('keeps the running record of an id a newer request reuses; the newer one keeps none (audit 17-V2)', () => {
     const store = new TruthStore({ capacity: 10 });
     const older = record('same', 10);

@@ -54,6 +54,18 @@ describe('two requests of one id sent at once (audit 17-R2)', () => {
   });
 });
 
+describe('one id on two endpoints at once (audit 17-R7)', () => {
+  it('one is served per endpoint; the rest of each endpoint are refused', async () => {
+    const chat = (stream: boolean): Promise<Response> => post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 30, stream }, 'mix-1');
+    const completion = (stream: boolean): Promise<Response> => post('/v1/completions', { prompt: 'hi', max_tokens: 30, stream }, 'mix-1');
+    const answers = await Promise.all([chat(true), chat(false), chat(true), completion(true), completion(false), completion(true)]);
+    const bodies = await Promise.all(answers.map((answer) => answer.text()));
+    const refusedChats = bodies.slice(0, 3).filter((body) => body.includes('Request id chatcmpl-mix-1 already running.'));
+    const refusedCompletions = bodies.slice(3).filter((body) => body.includes('Request id cmpl-mix-1-0 already running.'));
+    expect([refusedChats.length, refusedCompletions.length]).toEqual([2, 2]);
+  });
+});
+
 describe('POD_NAME and POD_NAMESPACE (llm-d-inference-sim’s replica headers, audit 17-D1)', () => {
   it('an answer carries x-inference-pod, x-inference-port and x-inference-namespace; a refusal carries none', async () => {
     const named = await startServer({ seed: 5, ttftMs: 0, itlMs: 0, podName: 'sim-0', podNamespace: 'llm-d' });
