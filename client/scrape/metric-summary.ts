@@ -9,7 +9,7 @@
  * across the stages between them. Pure.
  */
 import { distribution } from '../../contracts/stats.ts';
-import { seriesKey, type MetricFamily, type PromSample } from './prometheus-text.ts';
+import { nextTurn, seriesKey, type MetricFamily, type PromSample } from './prometheus-text.ts';
 
 export interface Scrape {
   atEpochMs: number;
@@ -157,7 +157,7 @@ export class SegmentAccumulator {
    * page of tens of thousands of series in one go held the thread that stamps the run's reads
    * for 0.1 s.
    */
-  async addInSlices(scrape: Scrape, samplesPerSlice = 256, pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve))): Promise<void> {
+  async addInSlices(scrape: Scrape, samplesPerSlice = 256, pause: () => Promise<void> = nextTurn): Promise<void> {
     const first = this.#begin(scrape);
     let since = 0;
     for (const family of scrape.families.values()) {
@@ -258,9 +258,10 @@ export function summarizeAccumulated(segments: readonly SegmentAccumulator[], fa
   const gaugeValues = new Map<string, number[]>();
   for (const segment of segments) {
     for (const [key, values] of segment.gauges) {
-      const all = gaugeValues.get(key);
-      if (all === undefined) gaugeValues.set(key, [...values]);
-      else all.push(...values);
+      // A loop, not push(...values): a day of one-second scrapes is more arguments than a call takes.
+      const all = gaugeValues.get(key) ?? [];
+      for (const value of values) all.push(value);
+      gaugeValues.set(key, all);
     }
   }
   for (const [key, values] of gaugeValues) result.gauges[key] = { samples: values.length, ...statsBlock(values) };

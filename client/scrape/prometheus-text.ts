@@ -118,11 +118,14 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
   return reader.families;
 }
 
+/** Resolves in the event loop's next check phase, after the I/O that was ready has been read. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
  * The same, a slice of lines per turn of the event loop, so reads that arrive meanwhile are
  * stamped in between (a 10 MB page read at once held the measuring thread for most of a second).
  */
-export async function parsePrometheusTextInSlices(text: string, linesPerSlice = 256, pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve))): Promise<Map<string, MetricFamily>> {
+export async function parsePrometheusTextInSlices(text: string, linesPerSlice = 256, pause: () => Promise<void> = nextTurn): Promise<Map<string, MetricFamily>> {
   const reader = new ExpositionReader(text);
   while (reader.readLines(linesPerSlice)) await pause();
   return reader.families;

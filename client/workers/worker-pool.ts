@@ -119,7 +119,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
     // its schedule: the overrun is the first sends' schedule_delay, never a shift of the schedule.
     const soonest = realClock.epochMs(realClock.now()) + START_LEAD_MS;
     const startAt = input.options.startAtEpochMs ?? null;
-    const epochMs = startAt !== null && !firstStartSent ? startAt : Math.max(soonest, startAt ?? -Infinity);
+    const epochMs = startAt !== null && !firstStartSent ? startAt : soonest;
     // The first start only: a later stage starts when the one before it has drained.
     if (startAt !== null && !firstStartSent && soonest - startAt > LATE_START_NOTE_MS) lateStartNote(soonest - startAt);
     firstStartSent = true;

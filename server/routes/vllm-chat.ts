@@ -5,7 +5,7 @@ import { alreadyRunning, contextLengthError, preprocessingError, VllmError } fro
 import { planChat } from '../dialects/vllm/plan-chat.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, play, resolveModel, runningOn, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -43,7 +43,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks: a streamed request already has its 200 when they fail.
     const running = (): VllmError => alreadyRunning(`chatcmpl-${identity.id}`, req.n);
-    const engineError = engineRefusal(req, tokenizer.maxTokenId) ?? (runningOn(ctx, identity.id, CHAT_COMPLETIONS_PATH) ? running() : null);
+    const engineError = engineRefusal(req, tokenizer.maxTokenId) ?? (ctx.truth.isLiveOn(identity.id, CHAT_COMPLETIONS_PATH) ? running() : null);
     if (engineError !== null) {
       if (!req.stream) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);

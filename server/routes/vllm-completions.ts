@@ -6,7 +6,7 @@ import { planCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, runningOn, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -64,7 +64,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const engineError =
       engineRefusal({ ...req, n: req.n ?? 1 }, tokenizer.maxTokenId) ??
       outOfVocabulary(tokenizer, prompts) ??
-      (runningOn(ctx, identity.id, COMPLETIONS_PATH) ? running() : null);
+      (ctx.truth.isLiveOn(identity.id, COMPLETIONS_PATH) ? running() : null);
     if (engineError !== null) {
       if (!req.stream) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);

@@ -139,7 +139,7 @@ export function play(
   const planAndPlay = (): void => {
     // A request of this id that began while this one waited to be planned (two sent at once):
     // the engine refuses the second one, as it would have at arrival.
-    if (whenRunning !== undefined && runningOn(ctx, start.identity.id, request.routeOptions.url ?? request.url)) {
+    if (whenRunning !== undefined && ctx.truth.isLiveOn(start.identity.id, request.routeOptions.url ?? request.url)) {
       admission?.admitted.abandon();
       if (stream) failInStream(ctx, request, reply, start, whenRunning());
       else failPlanning(ctx, request, reply, start, whenRunning());
@@ -162,15 +162,6 @@ export function play(
   };
   if (admission?.admitted.plansLater === true) ctx.scheduler.defer(planAndPlay);
   else planAndPlay();
-}
-
-/**
- * Whether a request of this id is running on this endpoint: the engine's ids (`cmpl-<id>-<i>`,
- * `chatcmpl-<id>`) collide only on the same endpoint, so a chat request may share a running
- * completion's id (its truth record is then the running one's, in the store; the log has both).
- */
-export function runningOn(ctx: ServerContext, id: string, endpoint: string): boolean {
-  return ctx.truth.isLiveOn(id, endpoint);
 }
 
 /** llm-d-inference-sim's replica headers on an answer it serves (not on its errors); `port` the one it came in on. */

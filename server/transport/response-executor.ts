@@ -162,7 +162,7 @@ class ResponsePlayer implements ScheduledTask {
       if (this.#finished) return;
       // A response that ended while its last bytes waited in Node's buffer closes once they
       // are flushed, which may come before the empty write's callback: it completed.
-      if (this.#held !== null && this.#held.ends && res.writableFinished) this.#handedOver(this.#held.from, this.#held.last, true);
+      if (this.#held?.ends === true && res.writableFinished) this.#handedOver();
       else this.#end(this.#deps.clock.now(), closedUnder(this.#deps));
     });
   }
@@ -324,18 +324,19 @@ class ResponsePlayer implements ScheduledTask {
     this.#held = { from, last, ends };
     socket.write(NO_BYTES, (error?: Error | null) => {
       // A socket that failed took nothing more: its 'close' ends the response as aborted.
-      if (this.#finished || (error !== undefined && error !== null)) return;
-      this.#handedOver(from, last, ends);
+      if (!this.#finished && (error === undefined || error === null)) this.#handedOver();
     });
   }
 
-  /** Writes from..last have left Node's buffer: stamped now, and the stream goes on (or ends). */
-  #handedOver(from: number, last: number, ends: boolean): void {
+  /** The held writes have left Node's buffer: stamped now, and the stream goes on (or ends). */
+  #handedOver(): void {
+    const held = this.#held;
+    if (held === null) return;
     const at = this.#deps.clock.now();
-    this.#stamps.fill(at - this.#arrivalMono, from, last + 1);
+    this.#stamps.fill(at - this.#arrivalMono, held.from, held.last + 1);
     this.#blocked = false;
     this.#held = null;
-    if (ends) this.#end(at, endsAsFailure(this.#record.fault) ? 'fault' : 'completed');
+    if (held.ends) this.#end(at, endsAsFailure(this.#record.fault) ? 'fault' : 'completed');
     else this.#deps.scheduler.wake(this, at);
   }
 

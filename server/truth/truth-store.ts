@@ -180,7 +180,10 @@ export class TruthStore {
     return this.#liveIds.has(id);
   }
 
-  /** Whether a request of this id is in flight on this endpoint. */
+  /**
+   * Whether a request of this id is in flight on this endpoint: vLLM's engine ids (`cmpl-<id>-<i>`,
+   * `chatcmpl-<id>`) collide only on the same endpoint, so that is the duplicate it refuses.
+   */
   isLiveOn(id: string, endpoint: string): boolean {
     return this.#inFlight.has(inFlightKey(endpoint, id));
   }

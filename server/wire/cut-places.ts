@@ -25,6 +25,12 @@ function blankLineStart(body: Buffer, event: TruthEvent): number {
   return body[last] === LF && last > event.offset && body[last - 1] === CR ? last - 1 : last;
 }
 
+/** Whether body position p begins a line of the event starting at `start` (after a stream's BOM too). */
+function atLineStart(body: Buffer, start: number, p: number): boolean {
+  if (p === start || body[p - 1] === LF || body[p - 1] === CR) return true;
+  return p === start + 3 && body[start] === 0xef && body[start + 1] === 0xbb && body[start + 2] === 0xbf;
+}
+
 /** Absolute body positions p (event.offset < p < event end): a write boundary just before byte p. */
 export function cutPositions(body: Buffer, event: TruthEvent, places: readonly CutPlace[]): number[] {
   const start = event.offset;
@@ -33,11 +39,9 @@ export function cutPositions(body: Buffer, event: TruthEvent, places: readonly C
   for (const place of places) {
     switch (place) {
       case 'data': {
-        // The field's own prefix, at a line's start (after the stream's BOM, for the first event):
-        // not `data:` inside an `event:` line's name.
-        const lineStart = (p: number): boolean => p === start || body[p - 1] === LF || body[p - 1] === CR || (p === start + 3 && body[start] === 0xef && body[start + 1] === 0xbb && body[start + 2] === 0xbf);
+        // The field's own prefix, at a line's start: not `data:` inside an `event:` line's name.
         let at = find(body, 'data:', start, end);
-        while (at > start && !lineStart(at)) at = find(body, 'data:', at + 1, end);
+        while (at > start && !atLineStart(body, start, at)) at = find(body, 'data:', at + 1, end);
         if (at >= 0) cuts.push(body[at + 5] === 0x20 ? at + 5 : at + 3);
         break;
       }
