@@ -84,8 +84,6 @@ export const DEFAULT_SAMPLING: Readonly<SamplingKnobs> = Object.freeze({
   tokensAsIds: false,
 });
 
-/** What Python's `int(text)` parses: blanks around, a sign, digits (any script's) with single underscores between. */
-
 /** Python truthiness of a JSON value, as vLLM's `data.get(...)` checks see it. */
 export function pyTruthy(value: unknown): boolean {
   if (value === undefined || value === null || value === false || value === 0 || value === '') return false;
