@@ -162,10 +162,30 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   if (numberAbove(body.top_logprobs, 0) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
   const conflict = generationPromptConflict(body);
   if (conflict !== null) return { ok: false, error: conflict };
+  const constraints = constraintCountError(body);
+  if (constraints !== null) return fail(constraints);
   const toolUsage = toolUsageError(body);
   if (toolUsage !== null) return fail(toolUsage);
   const salt = cacheSaltError(body);
   if (salt !== null) return fail(salt);
+  return null;
+}
+
+const isSet = (value: unknown): boolean => value !== undefined && value !== null;
+
+/**
+ * One kind of structured-output constraint per request: vLLM 0.10's `check_guided_decoding_count`
+ * and 0.11's `check_structured_outputs_count` before-validators (the fake model follows none of
+ * them, but a request vLLM refuses is refused here too).
+ */
+function constraintCountError(body: Record<string, unknown>): string | null {
+  if (['guided_json', 'guided_regex', 'guided_choice'].filter((key) => isSet(body[key])).length > 1) {
+    return "You can only use one kind of guided decoding ('guided_json', 'guided_regex' or 'guided_choice').";
+  }
+  const structured = body.structured_outputs;
+  if (isPlainObject(structured) && ['json', 'regex', 'choice'].filter((key) => isSet(structured[key])).length > 1) {
+    return "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').";
+  }
   return null;
 }
 
@@ -223,6 +243,8 @@ export function completionBeforeValidators(body: Record<string, unknown>): Parse
   if (numberBelow(body.logprobs, 0)) return { ok: false, error: beforeValidatorError('`logprobs` must be a positive value.', body) };
   const salt = cacheSaltError(body);
   if (salt !== null) return { ok: false, error: beforeValidatorError(salt, body) };
+  const constraints = constraintCountError(body);
+  if (constraints !== null) return { ok: false, error: beforeValidatorError(constraints, body) };
   return null;
 }
 
@@ -308,6 +330,12 @@ function readTypedOnlyFields(reader: FieldReader): void {
   reader.strOrDict('guided_json');
   for (const key of ['guided_regex', 'guided_grammar', 'guided_decoding_backend', 'guided_whitespace_pattern']) reader.str(key);
   reader.strList('guided_choice', true);
+  // 0.11's StructuredOutputsParams, a dataclass: anything but an object is refused (vLLM's own
+  // before-validator would fail on it with a 500; a client mistake is a 400 here).
+  const structured = reader.body.structured_outputs;
+  if (isSet(structured) && !isPlainObject(structured)) {
+    reader.issues.push({ type: 'dataclass_type', loc: ['structured_outputs'], msg: 'Input should be a dictionary or an instance of StructuredOutputsParams', input: structured, ctx: { class_name: 'StructuredOutputsParams' } });
+  }
   reader.dict('vllm_xargs');
   reader.dict('kv_transfer_params');
 }

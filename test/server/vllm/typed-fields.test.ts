@@ -140,8 +140,10 @@ describe('structured output, pass-through and chat template fields (audit 10 Z2-
     const s = await server();
     expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, prompt_embeds: 5 })).message).toContain("('body', 'prompt_embeds', 'bytes')");
     const fine = {
-      guided_json: { type: 'object' },
+      // One kind of constraint (two are refused: see below); a null one is not counted.
+      guided_json: null,
       guided_choice: ['a', 'b'],
+      structured_outputs: { choice: ['a'], json: null },
       bad_words: ['x'],
       vllm_xargs: { k: 1 },
       kv_transfer_params: null,
@@ -150,6 +152,42 @@ describe('structured output, pass-through and chat template fields (audit 10 Z2-
     expect((await ask(s, '/v1/completions', { prompt: 'x', max_tokens: 1, ...fine })).status).toBe(200);
     const chatFine = { ...fine, documents: [{ title: 't', text: 'x' }], chat_template_kwargs: { enable_thinking: false }, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], tool_choice: 'none' };
     expect((await ask(s, '/v1/chat/completions', { messages, max_tokens: 1, ...chatFine })).status).toBe(200);
+  });
+});
+
+describe('one kind of structured-output constraint per request (audit 18-A1)', () => {
+  const messages = [{ role: 'user', content: 'a' }];
+  const GUIDED = "Value error, You can only use one kind of guided decoding ('guided_json', 'guided_regex' or 'guided_choice').";
+  const STRUCTURED = "Value error, You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').";
+
+  it.each([
+    [{ guided_json: { type: 'object' }, guided_regex: 'a' }, GUIDED],
+    [{ guided_regex: 'a', guided_choice: ['a'] }, GUIDED],
+    [{ guided_json: '{}', guided_choice: ['a'], guided_regex: 'a' }, GUIDED],
+    [{ structured_outputs: { json: {}, regex: 'a' } }, STRUCTURED],
+    [{ structured_outputs: { regex: 'a', choice: [] } }, STRUCTURED],
+    [{ structured_outputs: 5 }, "'type': 'dataclass_type', 'loc': ('body', 'structured_outputs')"],
+    [{ structured_outputs: ['json'] }, 'Input should be a dictionary or an instance of StructuredOutputsParams'],
+  ])('both endpoints refuse %j with a 400', async (extra, expected) => {
+    const s = await server();
+    for (const [url, base] of [['/v1/completions', { prompt: 'x' }], ['/v1/chat/completions', { messages }]] as const) {
+      for (const stream of [false, true]) {
+        const answer = await ask(s, url, { ...base, max_tokens: 1, stream, ...extra });
+        expect(answer.status, `${url} stream ${stream}`).toBe(400);
+        expect(answer.message, url).toContain(expected);
+      }
+    }
+  });
+
+  it.each([
+    [{ guided_json: { type: 'object' }, guided_regex: null, guided_grammar: 'g' }],
+    [{ structured_outputs: { json: {}, regex: null, grammar: 'g' } }],
+    [{ structured_outputs: null, guided_choice: ['a'] }],
+  ])('one counted kind is served: %j', async (extra) => {
+    const s = await server();
+    for (const [url, base] of [['/v1/completions', { prompt: 'x' }], ['/v1/chat/completions', { messages }]] as const) {
+      expect((await ask(s, url, { ...base, max_tokens: 1, ...extra })).status, url).toBe(200);
+    }
   });
 });
 
