@@ -14,7 +14,7 @@ import { BatchingCore, widthOf, type CoreListener, type CoreRequest, type Sequen
 import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
 import { answeredBeforeEngine, finishedReason } from './isolated-engine.ts';
-import { timingFor } from './model-timing.ts';
+import { ModelTimings } from './model-timing.ts';
 import { prefillMeanMs, samplePrefillMs, usesPrefillCost } from './timing.ts';
 import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
 import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availability.ts';
@@ -37,6 +37,7 @@ function producedTokens(record: TruthRecord): number {
 export class BatchingEngine implements Engine {
   readonly kind = 'batching';
   readonly #options: ServerOptions;
+  readonly #timings: ModelTimings;
   readonly #clock: Clock;
   readonly #scheduler: EmissionScheduler;
   readonly #events = new EngineEvents();
@@ -51,6 +52,7 @@ export class BatchingEngine implements Engine {
 
   constructor(options: ServerOptions, clock: Clock, truth: TruthStore, scheduler: EmissionScheduler) {
     this.#options = options;
+    this.#timings = new ModelTimings(options);
     this.#clock = clock;
     this.#scheduler = scheduler;
     const listener: CoreListener = {
@@ -68,7 +70,7 @@ export class BatchingEngine implements Engine {
         kvCacheBlocks: options.kvCacheBlocks,
         blockSize: options.blockSize,
         maxLoras: options.maxLoras,
-        timing: timingFor(options, options.model),
+        timing: this.#timings.of(options.model),
       },
       new Rng(options.seed).derive('batching-steps'),
       listener,
@@ -92,7 +94,7 @@ export class BatchingEngine implements Engine {
       const what = kv.sequences === 1 ? '' : ` (${kv.sequences} sequences of ${perSequence})`;
       return { ok: false, status: 400, message: `This request needs ${needed} tokens of KV cache${what}, more than the ${blocks} the engine has.` };
     }
-    const model = timingFor(this.#options, request.model);
+    const model = this.#timings.of(request.model);
     return {
       ok: true,
       timing: { deferred: true, model },

@@ -9,7 +9,7 @@ import type { ServerOptions } from '../options.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
 import type { Admitted, Engine, EngineState } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest, type FinishedReason } from './engine-events.ts';
-import { timingFor } from './model-timing.ts';
+import { ModelTimings } from './model-timing.ts';
 import { deliveredTokenTimes, latencyTokenTimes } from './token-times.ts';
 
 /**
@@ -44,6 +44,7 @@ export class IsolatedEngine implements Engine {
   readonly #events = new EngineEvents();
   readonly #inFlight = new Map<TruthRecord, EngineRequest>();
   readonly #loras = new Map<string, number>();
+  readonly #timings: ModelTimings;
   /** Admitted, not yet run: counted by the load factor of the requests admitted after them. */
   #admittedNotRun = 0;
   /** KV blocks the in-flight requests would hold (prompt + output), for the usage gauge. */
@@ -54,6 +55,7 @@ export class IsolatedEngine implements Engine {
 
   constructor(options: ServerOptions, _clock: Clock, truth: TruthStore) {
     this.#options = options;
+    this.#timings = new ModelTimings(options);
     this.#unsubscribe = truth.subscribe((record) => this.#ended(record));
   }
 
@@ -70,7 +72,7 @@ export class IsolatedEngine implements Engine {
     };
     return {
       ok: true,
-      timing: { deferred: false, model: timingFor(this.#options, request.model), running },
+      timing: { deferred: false, model: this.#timings.of(request.model), running },
       // Its timing was fixed at admission; nothing else waits on the plan.
       plansLater: true,
       abandon: leave,

@@ -7,17 +7,45 @@ type TimingOptionSource = Pick<ServerOptions, keyof ModelTimingOptions | 'maxNum
 
 export function timingFor(options: TimingOptionSource, model: string): TimingModel {
   // Own keys only: a model named `constructor` must not pick up Object's.
-  const o: ModelTimingOptions = { ...options, ...(Object.hasOwn(options.modelTiming, model) ? options.modelTiming[model] : {}) };
+  const own: Partial<ModelTimingOptions> = Object.hasOwn(options.modelTiming, model) ? (options.modelTiming[model] as Partial<ModelTimingOptions>) : {};
+  const pick = <K extends keyof ModelTimingOptions>(key: K): ModelTimingOptions[K] => own[key] ?? options[key];
+  const kind = pick('latencyDistribution');
   return {
-    ttft: { kind: o.latencyDistribution, meanMs: o.ttftMs, spreadMs: o.ttftSpreadMs },
-    itl: { kind: o.latencyDistribution, meanMs: o.itlMs, spreadMs: o.itlSpreadMs },
-    prefillOverheadMs: o.prefillOverheadMs,
-    prefillPerTokenMs: o.prefillPerTokenMs,
-    prefillSpreadMs: o.prefillSpreadMs,
-    timeFactorUnderLoad: o.timeFactorUnderLoad,
+    ttft: { kind, meanMs: pick('ttftMs'), spreadMs: pick('ttftSpreadMs') },
+    itl: { kind, meanMs: pick('itlMs'), spreadMs: pick('itlSpreadMs') },
+    prefillOverheadMs: pick('prefillOverheadMs'),
+    prefillPerTokenMs: pick('prefillPerTokenMs'),
+    prefillSpreadMs: pick('prefillSpreadMs'),
+    timeFactorUnderLoad: pick('timeFactorUnderLoad'),
     maxNumSeqs: options.maxNumSeqs,
-    decodePerSeqMs: o.decodePerSeqMs,
-    latencyCalculator: o.latencyCalculator,
-    ttftExplicit: o.ttftExplicit,
+    decodePerSeqMs: pick('decodePerSeqMs'),
+    latencyCalculator: pick('latencyCalculator'),
+    ttftExplicit: pick('ttftExplicit'),
   };
+}
+
+/**
+ * Each model's timing, worked out once: an engine asks at every admission, and the answer only
+ * depends on options that never change while the server runs. Frozen, since every request of
+ * the model shares it.
+ */
+export class ModelTimings {
+  readonly #options: TimingOptionSource;
+  readonly #byModel = new Map<string, TimingModel>();
+
+  constructor(options: TimingOptionSource) {
+    this.#options = options;
+  }
+
+  of(model: string): TimingModel {
+    let timing = this.#byModel.get(model);
+    if (timing === undefined) {
+      const fresh = timingFor(this.#options, model);
+      Object.freeze(fresh.ttft);
+      Object.freeze(fresh.itl);
+      timing = Object.freeze(fresh);
+      this.#byModel.set(model, timing);
+    }
+    return timing;
+  }
 }

@@ -7,8 +7,10 @@
  *   reply.hijack();
  *   playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, headersAtArrival);
  *
- * `admission.options` is the server options plus `planTiming`, which the token planner
- * (dialects/vllm/plan-choices.ts → engine/plan.ts) uses instead of the fixed TTFT/ITL.
+ * `admission.options` is what the planners read of the server options, plus `planTiming`, which
+ * the token planner (dialects/vllm/plan-choices.ts → engine/plan.ts) uses instead of the fixed
+ * TTFT/ITL. Only those fields: a copy of the whole options per request cost each request about
+ * 1 KB while it was in flight (a deferred plan holds its admission) and its copying time.
  */
 import type { ServerResponse } from 'node:http';
 import type { TruthRecord } from '../../contracts/truth.ts';
@@ -18,14 +20,18 @@ import { playResponse } from '../transport/response-executor.ts';
 import type { Admitted, PlanTiming, Refused } from './engine.ts';
 import type { EngineRequest } from './engine-events.ts';
 
+/** The server options a planner reads, and the engine's timing for this request. */
+export type PlanOptions = Pick<ServerOptions, 'seed' | 'model' | 'ttftMs' | 'itlMs' | 'multibyteRate' | 'vllmVersion' | 'created'> & { planTiming: PlanTiming };
+
 export type EngineAdmission =
-  | { ok: true; admitted: Admitted; options: ServerOptions & { planTiming: PlanTiming } }
+  | { ok: true; admitted: Admitted; options: PlanOptions }
   | { ok: false; refused: Refused };
 
 export function admitRequest(ctx: ServerContext, request: EngineRequest): EngineAdmission {
   const admitted = ctx.engine.admit(request);
   if (!admitted.ok) return { ok: false, refused: admitted };
-  return { ok: true, admitted, options: { ...ctx.options, planTiming: admitted.timing } };
+  const { seed, model, ttftMs, itlMs, multibyteRate, vllmVersion, created } = ctx.options;
+  return { ok: true, admitted, options: { seed, model, ttftMs, itlMs, multibyteRate, vllmVersion, created, planTiming: admitted.timing } };
 }
 
 export function playThroughEngine(

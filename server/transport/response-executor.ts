@@ -267,6 +267,9 @@ class ResponsePlayer implements ScheduledTask {
       this.#next = last + 1;
       const ends = this.#next === writes.length && !this.#disconnects;
       const socket = res.socket;
+      // A socket destroyed, failed or ended under a busy thread (its 'close' not yet delivered)
+      // takes nothing more.
+      if (isRealSocket(socket) && !socket.writable) return this.#lost(from, last);
       if (ownsChunkedSocket(res, socket)) {
         // One buffer, one send: the chunks' framing and bytes go to the socket together,
         // instead of res.write's separate pieces gathered into a writev.
@@ -288,6 +291,9 @@ class ResponsePlayer implements ScheduledTask {
       // http corks the socket until the next tick; flush now so the write leaves when stamped.
       if (isRealSocket(socket)) {
         while (socket.writableCorked > 0) socket.uncork();
+        // The client reset the connection while this thread could not see it: the send failed
+        // (Node marks the socket errored at once and destroys it next tick), nothing was taken.
+        if (socket.errored !== null) return this.#lost(from, last);
         // The kernel's buffer is full: these bytes wait in Node's, not handed to the socket yet.
         // They are stamped when they are (#awaitDrain), and every write after them waits.
         if (socket.writableLength > 0) {
@@ -312,6 +318,13 @@ class ResponsePlayer implements ScheduledTask {
       return null;
     }
     return arrivalMono + next;
+  }
+
+  /** Writes from..last never reached a socket that is gone: unstamped, and the response ends as its closing does. */
+  #lost(from: number, last: number): null {
+    this.#stamps.fill(NaN, from, last + 1);
+    this.#end(this.#deps.clock.now(), closedUnder(this.#deps));
+    return null;
   }
 
   /**
