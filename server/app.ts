@@ -3,7 +3,7 @@
  * `inject()` or listen on an ephemeral port, and the CLI can do the same with real flags.
  */
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { realClock, type Clock } from '../contracts/clock.ts';
 import { hex32, Rng } from '../contracts/rng.ts';
 import { createEngine } from './engine/create-engine.ts';
@@ -13,6 +13,7 @@ import { metricsRoutes } from './metrics/metrics-route.ts';
 import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
 import { installVllmCors } from './routes/vllm-cors.ts';
+import { routeEveryHttpMethod } from './routes/vllm-method-not-allowed.ts';
 import { BODY_PARSE_ERROR, bodyText, parsePythonJson } from './dialects/python-json.ts';
 import { VllmError } from './dialects/vllm/errors.ts';
 import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
@@ -20,7 +21,7 @@ import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surf
 import { RequestIdentities } from './routes/request-identity.ts';
 import { truthFeedRoutes } from './routes/truth-feed.ts';
 import { truthRoutes } from './routes/truth-routes.ts';
-import { installVllmErrorHandlers } from './routes/vllm-errors.ts';
+import { installVllmErrorHandlers, starletteDetail, starletteNotFound } from './routes/vllm-errors.ts';
 import { refuseBeforeRoute } from './routes/vllm-refusal-truth.ts';
 import { vllmRoutes } from './routes/vllm-routes.ts';
 import type { ServerContext } from './server-context.ts';
@@ -61,6 +62,8 @@ function uvicornClientError(error: NodeJS.ErrnoException, socket: Duplex): void 
   socket.destroy();
 }
 const NON_ASCII = /[^\x00-\x7f]/;
+/** `type/subtype` as Fastify's content-type reader accepts it (RFC 9110 tokens), parameters aside. */
+const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(;|$)/;
 
 export interface BenchtruthServer {
   app: FastifyInstance;
@@ -93,6 +96,12 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     engine,
     metrics,
   };
+  let auxiliaryIds = 0;
+  /** The id an answer no route planned carries: the client's, else a deterministic one. */
+  const echoedId = (rawHeaders: readonly string[]): string => {
+    const sent = sentRequestId(rawHeaders);
+    return typeof sent === 'string' && sent !== '' ? sent : hex32(new Rng(options.seed).derive(`aux:${auxiliaryIds++}`));
+  };
   const app = Fastify({
     logger: options.logger,
     bodyLimit: options.maxBodySizeBytes,
@@ -106,14 +115,28 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     clientErrorHandler: uvicornClientError,
     // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },
+    // A path with a bad percent-escape: uvicorn decodes it leniently (Python's unquote keeps the
+    // escape as it is), so it matches no route and Starlette answers its 404, not Fastify's 400.
+    frameworkErrors: (error, request, reply) => {
+      // The handler's reply is typed for any route schema; this one sends no schema'd body.
+      const plain = reply as unknown as FastifyReply;
+      // Sent without the onSend hooks: the id is added here.
+      plain.header('x-request-id', echoedId(request.raw.rawHeaders));
+      return error.code === 'FST_ERR_BAD_URL' ? starletteNotFound(plain) : starletteDetail(plain, 400, 'Bad Request');
+    },
   });
+  // httptools (uvicorn) reads any number of header lines; Node keeps the first 2,000 fields
+  // (1,000 headers) and silently drops the rest, content-length and x-request-id with them.
+  app.server.maxHeadersCount = 0;
+  routeEveryHttpMethod(app);
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request) => {
     request.arrivalMono = clock.now();
-    // Fastify's '*' parser does not match an empty media type and would answer 415, a status
-    // neither vLLM nor FastAPI sends; both read a body under an empty header as JSON.
+    // Fastify's '*' parser does not match an empty or malformed media type (`;`, `application/`,
+    // `a/json, text/plain`) and would answer 415, a status neither vLLM nor FastAPI sends; under
+    // benchtruth's lenient reading (below) such a body is read as JSON like any other.
     const type = request.headers['content-type'];
-    if (type !== undefined && type.trim() === '') request.headers['content-type'] = 'application/json';
+    if (type !== undefined && !MEDIA_TYPE.test(type)) request.headers['content-type'] = 'application/json';
   });
   // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch
   // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake
@@ -131,12 +154,10 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   });
   // Every answer carries x-request-id (vLLM echoes it); routes that plan a response set their
   // own, everything else echoes the client's or gets a deterministic one.
-  let auxiliaryIds = 0;
   app.addHook('onSend', async (request, reply, payload) => {
     let id = reply.getHeader('x-request-id');
     if (id === undefined) {
-      const sent = sentRequestId(request.raw.rawHeaders);
-      id = typeof sent === 'string' && sent !== '' ? sent : hex32(new Rng(options.seed).derive(`aux:${auxiliaryIds++}`));
+      id = echoedId(request.raw.rawHeaders);
       reply.header('x-request-id', id);
     }
     // With a string payload Node writes the header block as UTF-8, so a Latin-1 id (the bytes a

@@ -57,6 +57,12 @@ function admissionError(reason: 'full' | 'invalid' | 'too_long', message: string
   return new JetstreamError(400, message);
 }
 
+/** The request's Content-Type as the client sent it (Node keeps the first of several). */
+function sentContentType(rawHeaders: readonly string[]): string | undefined {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if ((rawHeaders[i] as string).toLowerCase() === 'content-type') return rawHeaders[i + 1];
+  return undefined;
+}
+
 type PlanRequest = Pick<GeneratePlanInput, 'surface' | 'stream' | 'withText' | 'maxTokens' | 'promptTokens'>;
 
 export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntime) {
@@ -66,7 +72,8 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     // encapsulation. The header alone decides, once, at arrival; normalising it there also keeps
     // Fastify from refusing a media type it cannot parse (FastAPI has no 415).
     app.addHook('onRequest', async (request) => {
-      const type = request.headers['content-type'];
+      // As sent: the server-wide hook may have rewritten a malformed one for vLLM's routes.
+      const type = sentContentType(request.raw.rawHeaders);
       if (type !== undefined) request.headers['content-type'] = fastapiReadsJson(type) ? 'application/json' : 'text/plain';
     });
     app.removeAllContentTypeParsers();

@@ -52,8 +52,17 @@ export function installVllmErrorHandlers(app: FastifyInstance, refusedBeforeRout
   app.setNotFoundHandler((request, reply) => {
     const redirect = slashRedirect(app, request);
     if (redirect !== null) return reply.code(307).headers({ location: redirect, 'content-length': '0', server: 'uvicorn' }).send();
-    return reply.code(404).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ detail: 'Not Found' })));
+    return starletteNotFound(reply);
   });
+}
+
+/** Starlette's own answers (`{"detail": ...}`), for what no vLLM route handles. */
+export function starletteDetail(reply: FastifyReply, status: number, detail: string): FastifyReply {
+  return reply.code(status).headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ detail })));
+}
+
+export function starletteNotFound(reply: FastifyReply): FastifyReply {
+  return starletteDetail(reply, 404, 'Not Found');
 }
 
 /**

@@ -5,9 +5,22 @@
  * preflight is answered before routing (vllm-cors.ts), and TRACE reaches the router as any
  * other method does.
  */
+import { METHODS as httpMethods } from 'node:http';
 import type { FastifyInstance, FastifyReply, HTTPMethods } from 'fastify';
 
-const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE'];
+/**
+ * Every method Node's parser reads, so a path answers each with its route or a 405 as Starlette's
+ * router does (PROPFIND, QUERY … included; Fastify knows only some by default). CONNECT never
+ * reaches routing: Node hands it to the server's 'connect' event.
+ */
+const METHODS: readonly HTTPMethods[] = httpMethods.filter((m) => m !== 'CONNECT' && m !== 'HEAD') as HTTPMethods[];
+
+/** Teaches Fastify the methods it does not route by default; call before any route is added. */
+export function routeEveryHttpMethod(app: FastifyInstance): void {
+  for (const method of httpMethods) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
+}
 
 /**
  * FastAPI's `@app.get` routes do not answer HEAD (405), so GET routes registered with

@@ -37,6 +37,10 @@ describe('the media type (FastAPI decodes only JSON media types)', () => {
     ['/v1/generate', '{"max_tokens": ', 'text/plain'],
     // No valid media type at all: Python's email.message reads it as text/plain (FastAPI has no 415).
     ['/generate', PROXY, 'banana'],
+    // Media types Fastify cannot parse (it would answer 415) are read as FastAPI reads them (audit 18-H4).
+    ['/generate', PROXY, ';'],
+    ['/v1/generate', NATIVE, 'application/'],
+    ['/generate', PROXY, 'application/json, text/plain'],
   ])('%s with %s… as %s: 422, the model refusing the text itself', async (url, payload, contentType) => {
     const response = await send(url, payload, { 'content-type': contentType });
     expect(response.statusCode).toBe(422);
