@@ -8,7 +8,7 @@ import type { TruthEvent, TruthFault, TruthWrite } from '../../contracts/truth.t
 import { applyWirePolicy } from './apply-wire-policy.ts';
 import type { Framing } from './framing.ts';
 import { plainPayload, type PayloadEvent } from './payload-event.ts';
-import { applyStreamFault, chooseFault, faultTruth, isWholeBodyFault, type FaultShapes } from './stream-faults.ts';
+import { applyStreamFault, chooseFault, faultFindsTarget, faultTruth, isWholeBodyFault, type FaultShapes } from './stream-faults.ts';
 import { planTokenGroups } from './token-groups.ts';
 import { formatWireSpec } from './wire-spec.ts';
 import { sendsRetryAfter, VLLM_WIRE_POLICY, type WirePolicy } from './wire-policy.ts';
@@ -66,7 +66,7 @@ export function planWireResponse(input: WireResponseInput): WireResponse {
   // An HTTP-error answer is one body whether a stream was asked for or not: its truth's wire
   // keeps only what a body can feel, as a non-streamed answer's does.
   const wire = formatWireSpec(stream && chosen?.kind !== 'http' ? policy : wholeBodyPolicy(policy));
-  const fault = chosen === null ? null : faultTruth(chosen);
+  let fault = chosen === null ? null : faultTruth(chosen);
 
   if (chosen?.kind === 'http') {
     const body = shapes.httpErrorBody(chosen.status);
@@ -81,8 +81,12 @@ export function planWireResponse(input: WireResponseInput): WireResponse {
   const rendered = input.render(groups);
   let applied;
   if (stream) {
+    // A fault with nothing to act on (no terminator to drop on a surface that sends none, as
+    // the LPG proxy's stream) did not happen: the truth names no fault, and the stream completes.
+    const acting = chosen !== null && faultFindsTarget(chosen.kind, rendered) ? chosen : null;
+    if (acting === null) fault = null;
     // Faults rewrite events as text; a response without one keeps its split payloads.
-    const faulted = applyStreamFault(chosen === null ? rendered : rendered.map(plainPayload), chosen, shapes);
+    const faulted = applyStreamFault(acting === null ? rendered : rendered.map(plainPayload), acting, shapes);
     applied = applyWirePolicy(faulted.events, { framing: input.framing, policy, rng, headersDueMs });
     if (fault !== null && faulted.disconnectAtMs !== null) {
       const lastDue = applied.writes[applied.writes.length - 1]?.dueMs ?? headersDueMs;

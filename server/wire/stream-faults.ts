@@ -45,6 +45,15 @@ export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: bool
   return null;
 }
 
+/** The event kind a fault removes or repeats; faults not listed act on any stream. */
+const FAULT_TARGETS: Partial<Record<FaultKind, PayloadEvent['kind']>> = { nodone: 'done', dupdone: 'done', nousage: 'usage' };
+
+/** Whether the stream has what the fault acts on (a `[DONE]` to drop, a usage chunk to lose). */
+export function faultFindsTarget(kind: FaultKind, events: readonly PayloadEvent[]): boolean {
+  const target = FAULT_TARGETS[kind];
+  return target === undefined || events.some((e) => e.kind === target);
+}
+
 export function faultTruth(fault: FaultSpec): TruthFault {
   const { kind, p, ...params } = fault;
   // An HTTP status that sends no Retry-After (anything but 429 and 503) has none in its truth either.

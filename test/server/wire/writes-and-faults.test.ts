@@ -262,3 +262,44 @@ describe('role=early', () => {
     expect(vllm.writes.map((w) => w.dueMs)).toEqual([100, 100, 110, 120, 120, 120]);
   });
 });
+
+describe('a fault with nothing to act on (audit 18-C2)', () => {
+  it('is not recorded: a stream without usage under nousage, one without a terminator under nodone or dupdone', async () => {
+    const { buildServer } = await import('../../../server/app.ts');
+    const server = buildServer({ seed: 2, ttftMs: 0, itlMs: 0 });
+    try {
+      await server.app.ready();
+      const cases: Array<[string, Record<string, unknown>, string | null]> = [
+        ['fault=nousage', { stream: true }, null],
+        ['fault=nousage', { stream: true, stream_options: { include_usage: true } }, 'nousage'],
+        ['fault=nodone', { stream: true }, 'nodone'],
+      ];
+      for (const [i, [wire, extra, expected]] of cases.entries()) {
+        const id = `no-target-${i}`;
+        const response = await server.app.inject({
+          method: 'POST',
+          url: '/v1/completions',
+          headers: { 'content-type': 'application/json', 'x-benchtruth-wire': wire, 'x-request-id': id },
+          payload: JSON.stringify({ prompt: 'hi', max_tokens: 2, ...extra }),
+        });
+        expect(response.statusCode).toBe(200);
+        for (let k = 0; k < 100 && server.context.truth.get(id)?.end == null; k++) await new Promise((resolve) => setTimeout(resolve, 10));
+        const record = server.context.truth.get(id);
+        expect(record?.fault?.kind ?? null, wire).toBe(expected);
+        expect(record?.end?.how, wire).toBe(expected === 'nodone' ? 'fault' : 'completed');
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('finds its target by event kind', async () => {
+    const { faultFindsTarget } = await import('../../../server/wire/stream-faults.ts');
+    const withoutUsage = EVENTS.filter((e) => e.kind !== 'usage');
+    expect(faultFindsTarget('nousage', withoutUsage)).toBe(false);
+    expect(faultFindsTarget('nousage', EVENTS)).toBe(true);
+    expect(faultFindsTarget('nodone', EVENTS.filter((e) => e.kind !== 'done'))).toBe(false);
+    expect(faultFindsTarget('dupdone', EVENTS)).toBe(true);
+    expect(faultFindsTarget('stall', [])).toBe(true);
+  });
+});
