@@ -18,6 +18,15 @@ export interface Payload {
   usage: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
   finishReason: string | null;
   error: string | null;
+  /**
+   * The choice the payload's tokens and running usage belong to (vLLM's `choices[].index`; a
+   * choice without a non-negative integer index counts as 0): with n > 1 vLLM sends each
+   * choice's chunk apart, its continuous usage counting that choice alone. -1: the payload
+   * carries several choices (its usage, if any, counts them together); null: it carries none
+   * (vLLM's usage-only chunk, whose usage sums every choice). Absent: an API without choices
+   * (one stream of tokens, as choice 0).
+   */
+  choice?: number | null;
   /** The stream's terminator (`data: [DONE]`). */
   done: boolean;
   /**

@@ -43,6 +43,9 @@ interface VllmPayloadTemplate {
   readonly toolCalls: boolean;
   /** Null when the payload's usage is not an object. */
   readonly usage: (Recipe & { kind: 'object' }) | null;
+  /** The number hole of a lone choice's `index`, or -1: then `choice` is Payload.choice. */
+  readonly choiceHole: number;
+  readonly choice: number | null;
 }
 
 const CAPACITY = 8;
@@ -114,7 +117,13 @@ function payloadFrom(template: VllmPayloadTemplate, values: HoleValues): Payload
     finishReason: lastNonEmpty(finishHoles, values),
     error: null,
     done: false,
+    choice: template.choiceHole >= 0 ? choiceIndex(Number(values[template.choiceHole])) : template.choice,
   };
+}
+
+/** A lone choice's index as Payload.choice gives it: a non-negative integer, else 0 (one choice). */
+export function choiceIndex(index: unknown): number {
+  return typeof index === 'number' && Number.isSafeInteger(index) && index >= 0 ? index : 0;
 }
 
 /** A chat text piece's text, as chatText picks it: its first non-empty string, or ''. */
@@ -230,7 +239,13 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
       if (recipe.kind !== 'object' || recipe.keys.length !== parsedKeys.length || recipe.keys.some((key, i) => key !== parsedKeys[i])) throw new Refused();
       usage = recipe;
     }
-    return { shape, textHoles, finishHoles, toolCalls, usage };
+    // A lone choice's numeric index is read from its hole; anything else is the same for every match.
+    const only = choices.length === 1 && isJsonObject(choices[0]) ? choices[0] : null;
+    const indexNode = only !== null && typeof only.index === 'number' ? child(choicesNode.items[0], 'index') : undefined;
+    if (indexNode !== undefined && indexNode.kind !== 'number') throw new Refused();
+    const choiceHole = indexNode === undefined ? -1 : indexNode.hole;
+    const choice = choices.length === 0 ? null : choices.length > 1 ? -1 : choiceIndex(only?.index);
+    return { shape, textHoles, finishHoles, toolCalls, usage, choiceHole, choice };
   } catch (error) {
     if (error instanceof Refused) return null;
     throw error;

@@ -54,6 +54,12 @@ const USAGE_COUNTS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as c
 /** A usage as read: `promptFromClient` when it gave completion_tokens without prompt_tokens. */
 type ReadUsage = Usage & { promptFromClient?: true };
 
+/** One choice's counts: its running usage as the events credited it, and the last usage it showed. */
+interface ChoiceCounts {
+  running: number;
+  lastUsage: number;
+}
+
 /**
  * The usage a payload carries, or null when it has no completion count. A server that gives
  * completion_tokens without prompt_tokens still says how many tokens it generated (DESIGN §4:
@@ -122,9 +128,19 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #finishReasonMs: number | null = null;
   /** The payload the decoder dispatched last carried a finish reason (its arrival is corrected with the event's). */
   #lastEventFinished = false;
-  /** …and its text-less growth was kept (the last pair of #textlessGrowth is its). */
+  /** …and its text-less growth was kept (the last triple of #textlessGrowth is its). */
   #lastEventGrew = false;
-  #runningCompletion = 0;
+  /**
+   * Running counts per choice (Payload.choice): vLLM's continuous usage on a chunk counts that
+   * chunk's choice alone (`previous_num_tokens[i]`), so with n > 1 an event's tokens are the
+   * delta of its own choice's count. The first choice named keeps its counts in #firstCounts;
+   * #otherCounts is made when a second one appears (at most one entry per choice).
+   */
+  #firstChoice: number | null = null;
+  readonly #firstCounts: ChoiceCounts = { running: 0, lastUsage: 0 };
+  #otherCounts: Map<number, ChoiceCounts> | null = null;
+  /** The usage of a payload with no choice (vLLM's usage-only chunk: with n > 1, the sum over choices). */
+  #finalUsage: ReadUsage | null = null;
   /**
    * Whether the server sends a running usage on every event, decided by the stream's first
    * token-bearing event: usage there is continuous; usage that first appears later is the final count.
@@ -139,8 +155,9 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #lastEventIndex = -1;
   /**
    * Running-usage growth on text-less finish chunks since the last token-bearing event, as
-   * (arrival, running count) pairs: vLLM's EOS is such a chunk, its usage one higher. Credited
-   * to those chunks when no later text carries it (see #creditTrailingGrowth).
+   * (arrival, running count, choice) triples: vLLM's EOS is such a chunk, its usage one higher.
+   * Credited to those chunks when no later text of their choice carries it (see
+   * #creditTrailingGrowth): at the next text of another choice, or at the end.
    */
   #textlessGrowth: number[] | null = null;
   /** Every token-bearing event so far carried the running usage (a growth is measured against it). */
@@ -185,7 +202,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     if (this.#lastEventIndex >= 0) this.#eventTimes[this.#lastEventIndex] = atMs;
     if (this.#lastEventFinished) this.#finishReasonMs = atMs;
     const growth = this.#textlessGrowth;
-    if (this.#lastEventGrew && growth !== null) growth[growth.length - 2] = atMs;
+    if (this.#lastEventGrew && growth !== null) growth[growth.length - 3] = atMs;
   }
 
   /** For the decoder only: one complete JSON object. */
@@ -300,9 +317,20 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     const usage = readUsage(payload.usage, this.#identity.promptTokens);
     if (typeof usage === 'string') return this.#fail('malformed', usage);
     if (payload.tokenBearing) this.#continuousUsage ??= usage !== null;
-    const lastSeen = this.#usage?.completionTokens ?? 0;
-    if (usage !== null && this.#continuousUsage === true && usage.completionTokens < lastSeen) {
-      return this.#fail('malformed', `usage.completion_tokens went down from ${lastSeen} to ${usage.completionTokens} (a running usage never decreases)`);
+    // An API without choices is one stream (choice 0); null: a payload with no choice.
+    const choice = payload.choice === undefined ? 0 : payload.choice;
+    const counts = choice === null ? null : this.#countsOf(choice);
+    if (usage !== null && this.#continuousUsage === true) {
+      // A choice's running count never goes below its last one, nor below a final count already
+      // read; the final count (no choice) never below the choices' counts together.
+      const lastSeen = counts === null ? this.#choicesUsageSum() : Math.max(counts.lastUsage, this.#finalUsage?.completionTokens ?? 0);
+      if (usage.completionTokens < lastSeen) {
+        return this.#fail('malformed', `usage.completion_tokens went down from ${lastSeen} to ${usage.completionTokens} (a running usage never decreases)`);
+      }
+    }
+    if (usage !== null) {
+      if (counts === null) this.#finalUsage = usage;
+      else counts.lastUsage = usage.completionTokens;
     }
     if (!payload.tokenBearing) {
       // The running count stays where the last token-bearing event left it: vLLM sends a chunk
@@ -311,11 +339,10 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       if (usage !== null) {
         // Only a choice's finish chunk: a usage-only chunk (`choices: []`) carries no token, and
         // its count may sum several choices.
-        if (payload.finishReason !== null && this.#runningUsageSoFar()) {
-          const growth = this.#textlessGrowth;
-          const seen = growth === null ? this.#runningCompletion : (growth[growth.length - 1] as number);
+        if (payload.finishReason !== null && counts !== null && this.#runningUsageSoFar()) {
+          const seen = this.#grownTo(choice as number, counts);
           if (usage.completionTokens > seen) {
-            (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens);
+            (this.#textlessGrowth ??= []).push(atMs, usage.completionTokens, choice as number);
             this.#lastEventGrew = true;
           }
         }
@@ -325,7 +352,10 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       }
       return;
     }
-    this.#textlessGrowth = null;
+    // Token-bearing: never without a choice (text comes in one); read as choice 0 if it were.
+    const own = counts ?? this.#countsOf(0);
+    const ownChoice = choice ?? 0;
+    if (this.#textlessGrowth !== null) this.#settleGrowth(ownChoice);
     if (usage === null && this.#continuousUsage === true) this.#usageOnEveryEvent = false;
     let tokens = 1;
     let source: TokensPerEventSource = 'one_per_event';
@@ -337,8 +367,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
       this.#usage = usage;
       // Only a running usage counts this event's tokens; a final count on a later event does not.
       if (this.#continuousUsage === true) {
-        const delta = usage.completionTokens - this.#runningCompletion;
-        this.#runningCompletion = usage.completionTokens;
+        const delta = usage.completionTokens - own.running;
+        own.running = usage.completionTokens;
         if (delta > 0) {
           tokens = delta;
           source = 'continuous_usage';
@@ -347,7 +377,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     }
     // A running usage missing from one event: that event's token is the running count's too, or
     // the next usage's delta would credit it a second time.
-    if (usage === null && this.#continuousUsage === true) this.#runningCompletion += tokens;
+    if (usage === null && this.#continuousUsage === true) own.running += tokens;
     if (source === 'one_per_event' && this.#options.tokenizerFallback) {
       (this.#pendingTexts ??= new Map()).set(this.#eventTimes.length, payload.text);
       source = 'tokenizer';
@@ -364,14 +394,70 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
    * chunk with empty text; left out, every naturally stopped request would disagree with usage and
    * lose its last gap from TPOT (a one-word answer's TPOT would be an invented 0).
    */
-  #creditTrailingGrowth(growth: readonly number[]): void {
+  #creditTrailingGrowth(growth: readonly number[], except: number | null = null): void {
     this.#textlessGrowth = null;
-    for (let i = 0; i < growth.length; i += 2) {
+    for (let i = 0; i < growth.length; i += 3) {
+      const choice = growth[i + 2] as number;
+      if (choice === except) continue;
+      const counts = this.#countsOf(choice);
       const running = growth[i + 1] as number;
       this.#eventTimes.push(growth[i] as number);
-      this.#eventTokens.push(running - this.#runningCompletion);
-      this.#runningCompletion = running;
+      this.#eventTokens.push(running - counts.running);
+      counts.running = running;
     }
+  }
+
+  /**
+   * A token-bearing event of `choice` came after text-less growth: that choice's growth is in
+   * this event's delta (its text carries those tokens); another choice's finished with its own
+   * chunks, which arrived before this event, so it is credited to them now (arrival order kept).
+   */
+  #settleGrowth(choice: number): void {
+    const growth = this.#textlessGrowth as number[];
+    this.#textlessGrowth = null;
+    for (let i = 2; i < growth.length; i += 3) {
+      if (growth[i] !== choice) return this.#creditTrailingGrowth(growth, choice);
+    }
+  }
+
+  /** The running count `choice` shows so far: its last text-less growth, else its running count. */
+  #grownTo(choice: number, counts: ChoiceCounts): number {
+    const growth = this.#textlessGrowth;
+    if (growth !== null) for (let i = growth.length - 1; i >= 2; i -= 3) if (growth[i] === choice) return growth[i - 1] as number;
+    return counts.running;
+  }
+
+  /** `choice`'s counts; the map of the others is made when a second choice appears. */
+  #countsOf(choice: number): ChoiceCounts {
+    if (this.#firstChoice === choice) return this.#firstCounts;
+    if (this.#firstChoice === null) {
+      this.#firstChoice = choice;
+      return this.#firstCounts;
+    }
+    const others = (this.#otherCounts ??= new Map());
+    let counts = others.get(choice);
+    if (counts === undefined) others.set(choice, (counts = { running: 0, lastUsage: 0 }));
+    return counts;
+  }
+
+  /** The choices' last usage counts together (one choice: its own). */
+  #choicesUsageSum(): number {
+    let sum = this.#firstCounts.lastUsage;
+    if (this.#otherCounts !== null) for (const counts of this.#otherCounts.values()) sum += counts.lastUsage;
+    return sum;
+  }
+
+  /**
+   * The usage N comes from: the last one read — with several choices under a running usage, the
+   * final usage-only chunk's sum, or without it (a server or fault that drops it) the sum of every
+   * choice's last count, each of which counts its choice alone.
+   */
+  #outputUsage(): ReadUsage | null {
+    const usage = this.#usage;
+    if (usage === null || this.#otherCounts === null || this.#continuousUsage === false) return usage;
+    if (this.#finalUsage !== null) return this.#finalUsage;
+    const sum = this.#choicesUsageSum();
+    return { ...usage, completionTokens: sum, totalTokens: usage.promptTokens + sum };
   }
 
   #fail(kind: FailureKind, message: string): void {
@@ -430,7 +516,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     if (this.#pendingTexts !== null) for (const [index, text] of this.#pendingTexts) this.#eventTokens[index] = Math.max(countTokens(text), 1);
     const events = this.#eventTimes.map((atMs, i) => ({ atMs, tokens: this.#eventTokens[i] as number }));
     const eventSum = this.#eventTokens.reduce((a, b) => a + b, 0);
-    const usage = this.#usage;
+    const usage = this.#outputUsage();
     const outputTokens = usage?.completionTokens ?? eventSum;
     const id = this.#identity;
     const record: RequestRecord = {

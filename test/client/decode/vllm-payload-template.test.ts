@@ -283,6 +283,23 @@ describe('vLLM payload shape templates', () => {
     expect(interpretVllmPayload('[DONE]')?.done).toBe(true);
   });
 
+  it('reads each chunk’s choice index from the template (n > 1: every choice’s chunks share one shape)', () => {
+    const chunk = (index: string, text: string, completion: number): string =>
+      `{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":${index},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":{"prompt_tokens":2,"total_tokens":${2 + completion},"completion_tokens":${completion}}}`;
+    const choices = ['0', '1', '0', '1', '3', '1.0', '-1', '2.5', '1e0', '-0', '9007199254740993'].map((index, i) => {
+      const data = chunk(index, ` t${i}`, i);
+      expectSamePayload(data);
+      return interpretVllmPayload(data)?.choice;
+    });
+    expect(choices).toEqual([0, 1, 0, 1, 3, 1, 0, 0, 1, -0, 0]);
+    expect(stats.hits).toBeGreaterThanOrEqual(9);
+    const usageOnly = '{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":2,"total_tokens":10,"completion_tokens":8}}';
+    const several = '{"id":"cmpl-1","choices":[{"index":0,"text":"a"},{"index":1,"text":"b"}]}';
+    const indexless = '{"id":"cmpl-1","choices":[{"text":"a"}]}';
+    for (const data of [usageOnly, several, indexless, usageOnly, several, indexless]) expectSamePayload(data);
+    expect([usageOnly, several, indexless].map((data) => interpretVllmPayload(data)?.choice)).toEqual([null, -1, 0]);
+  });
+
   it('reads a chat stream (role, content, finish and usage chunks) from templates, as the chat adapter', () => {
     const head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1760000000,"model":"m","choices":';
     const stream = [
@@ -422,5 +439,5 @@ describe('vLLM payload shape templates', () => {
 });
 
 function payload(text: string, usage: Payload['usage']): Payload {
-  return { tokenBearing: true, text, dialectTokens: null, usage, finishReason: null, error: null, done: false };
+  return { tokenBearing: true, text, dialectTokens: null, usage, finishReason: null, error: null, done: false, choice: 0 };
 }
