@@ -276,7 +276,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       type: enumWithAliases(['synthetic', 'random', 'sharegpt', 'jsonl', 'shared_prefix'], { shareGPT: 'sharegpt' }).default('synthetic'),
       path: z.string().min(1, 'must not be empty').optional(),
-      input: length.default(32),
+      /** Synthetic and random data only (32 when none is given: DEFAULT_BENCH_OPTIONS.promptTokens); left out here so a file dataset can refuse one given. */
+      input: length.optional(),
       output: length.optional(),
       /**
        * inference-perf's spelling of `input` / `output` (its Distribution): drawn for synthetic and

@@ -405,6 +405,44 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   return { type: 'stages', arrival, stages, warmupSec };
 }
 
+/**
+ * Keys of `data` that only some data types read, with what the others take instead: given with
+ * another type they would be silently unused (`--prompt-tokens 64` with a ShareGPT file sent the
+ * file's lengths), so they are refused as `data.path` with synthetic data is. The prompt length
+ * (`data.input`, `--prompt-tokens`) is read by synthetic and random data only;
+ * inference-perf's `data.input_distribution` by those and by sharegpt (its min and max filter
+ * conversations); vLLM's pruning (`data.min_tokens`, `data.max_prompt_tokens`,
+ * `data.max_total_tokens`, `--dataset-*-tokens`) by sharegpt only.
+ */
+const DATA_KEY_READERS: ReadonlyArray<readonly [key: 'input' | 'input_distribution' | 'min_tokens' | 'max_prompt_tokens' | 'max_total_tokens', readers: ReadonlySet<string>, what: string]> = [
+  ['input', new Set(['synthetic', 'random']), 'synthetic or random data'],
+  ['input_distribution', new Set(['synthetic', 'random', 'sharegpt']), 'synthetic, random or sharegpt data'],
+  ['min_tokens', new Set(['sharegpt']), 'sharegpt data (its pruning)'],
+  ['max_prompt_tokens', new Set(['sharegpt']), 'sharegpt data (its pruning)'],
+  ['max_total_tokens', new Set(['sharegpt']), 'sharegpt data (its pruning)'],
+];
+
+/** Where a data type's prompt lengths come from, for the fix hint of a key it does not read. */
+const PROMPTS_OF: Readonly<Record<string, string>> = {
+  synthetic: 'its prompts are drawn from data.input',
+  random: 'its prompts are drawn from data.input',
+  sharegpt: "the prompts and their lengths are the file's",
+  jsonl: "the prompts and their lengths are the file's",
+  shared_prefix: "each prompt is data.shared_prefix's system_prompt_len + question_len tokens",
+};
+
+function refuseInapplicableDataKeys(data: BenchConfig['data'], where: Where, flagOf?: FlagOfPath): void {
+  // A flag that switches the type (--dataset sharegpt) wins over the file's keys of the type it
+  // replaces, as it wins over the file's data.path; a key a flag gave is refused.
+  const typeByFlag = flagOf?.('data.type', 'flag') !== undefined;
+  for (const [key, readers, what] of DATA_KEY_READERS) {
+    if (data[key] === undefined || readers.has(data.type)) continue;
+    if (typeByFlag && flagOf?.(`data.${key}`, 'flag') === undefined) continue;
+    const fix = key === 'input' || key === 'input_distribution' ? `remove it, or --dataset synthetic` : 'remove it, or --dataset sharegpt';
+    throw new CliError(`${where(`data.${key}`)}: only ${what} reads it, not data.type ${data.type}: ${PROMPTS_OF[data.type] ?? 'it does not apply'} (fix: ${fix})`);
+  }
+}
+
 /** Data types that read `data.path`. */
 const FILE_DATA_TYPES = new Set(['sharegpt', 'jsonl']);
 
@@ -415,7 +453,7 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   const theirOutput = theirs('output');
   const theirInput = theirs('input');
   const output = theirOutput !== undefined ? inferencePerfLength(theirOutput) : data.output !== undefined ? lengthOf(data.output) : null;
-  const input = theirInput !== undefined ? inferencePerfLength(theirInput) : lengthOf(data.input);
+  const input = theirInput !== undefined ? inferencePerfLength(theirInput) : lengthOf(data.input ?? DEFAULT_BENCH_OPTIONS.promptTokens);
   // A flag that switches the file's dataset to one without a file (--dataset synthetic) wins
   // over the file's data.path; a path the same source gives with such a type is a mistake.
   const typeByFlag = flagOf?.('data.type', 'flag') !== undefined && flagOf?.('data.path', 'flag') === undefined;
@@ -426,6 +464,7 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   if (data.shared_prefix !== undefined && data.type !== 'shared_prefix' && !prefixTypeByFlag) {
     throw new CliError(`${where('data.shared_prefix')}: only data.type shared_prefix reads it, not ${data.type} (fix: data.type: shared_prefix, or remove data.shared_prefix)`);
   }
+  refuseInapplicableDataKeys(data, where, flagOf);
   const needPath = (): string => {
     if (data.path === undefined) throw new CliError(`${where('data.path')}: required for data.type ${data.type} (fix: --dataset-path FILE)`);
     return resolve(baseDir, data.path);

@@ -1,6 +1,6 @@
 /** What `data:` in a config (or the flags) asks for, and the dataset it builds. */
 import type { Dataset } from './dataset.ts';
-import { jsonlDataset, shareGptDataset, type ShareGptLimits } from './file-datasets.ts';
+import { jsonlDataset, jsonlEntries, packedDataset, packEntries, shareGptDataset, shareGptEntries, type PackedEntries, type ShareGptLimits } from './file-datasets.ts';
 import type { LengthDistribution } from './length-distribution.ts';
 import { sharedPrefixDataset, syntheticDataset, type SharedPrefixSpec } from './synthetic-dataset.ts';
 
@@ -21,5 +21,36 @@ export function buildDataset(spec: DataSpec, seed: number): Dataset {
       return jsonlDataset(spec.path, spec.output, seed, spec.lineLengthsWin ?? true);
     case 'shared_prefix':
       return sharedPrefixDataset(spec.sharedPrefix, spec.output, seed);
+  }
+}
+
+/**
+ * The dataset of a `--workers` run, read in the main thread once: a file dataset's entries
+ * (read, checked, tokenized and shuffled here, then packed into shared memory every worker
+ * thread reads without a copy), or null for a dataset each worker builds from the spec (its
+ * prompts are generated per request; building it here checks the spec). Throws as buildDataset.
+ */
+export function datasetForWorkers(spec: DataSpec, seed: number): PackedEntries | null {
+  switch (spec.type) {
+    case 'sharegpt':
+      return packEntries('sharegpt', shareGptEntries(spec.path, { output: spec.output, ...spec.limits }), seed);
+    case 'jsonl':
+      return packEntries('jsonl', jsonlEntries(spec.path), seed);
+    default:
+      buildDataset(spec, seed);
+      return null;
+  }
+}
+
+/** A worker thread's dataset: over the entries the main thread packed, else built from the spec. Item for item buildDataset's. */
+export function workerDataset(spec: DataSpec, seed: number, packed: PackedEntries | null): Dataset {
+  if (packed === null) return buildDataset(spec, seed);
+  switch (spec.type) {
+    case 'sharegpt':
+      return packedDataset(packed, spec.output, seed, false);
+    case 'jsonl':
+      return packedDataset(packed, spec.output, seed, spec.lineLengthsWin ?? true);
+    default:
+      throw new Error(`packed entries given for a ${spec.type} dataset`);
   }
 }

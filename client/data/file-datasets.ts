@@ -4,12 +4,20 @@
  * prompt = the first turn, reference output = the second) and a JSONL prompt file (one
  * `{"prompt": "...", "output_tokens"?: n}` per line). Entries are shuffled once by the seed and
  * request i takes entry i mod size. Token counts use the built-in tokenizer at load time.
+ *
+ * Read as Python's json.load reads them (vLLM's ShareGPT reader): `NaN`, `Infinity` and
+ * `-Infinity` are numbers wherever a value may stand.
+ *
+ * A `--workers` run reads and tokenizes the file once, in the main thread: `packEntries` puts the
+ * entries, in request order, into shared memory that every worker thread reads without a copy
+ * (`packedDataset`), so request i gets the same prompt and length in any split.
  */
 import { readFileSync } from 'node:fs';
 import { Rng } from '../../contracts/rng.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import type { DataItem, Dataset } from './dataset.ts';
-import { jsonArrayElements, lineRanges, startsWithObject } from './json-array-scan.ts';
+import { contentStart, jsonArrayElements, lineRanges, NotAListError } from './json-array-scan.ts';
+import { readPythonJson } from './python-json-text.ts';
 import { MAX_SAMPLED_TOKENS, sampleLength, type LengthDistribution } from './length-distribution.ts';
 
 export class DatasetError extends Error {
@@ -19,7 +27,7 @@ export class DatasetError extends Error {
   }
 }
 
-interface Entry {
+export interface Entry {
   prompt: string;
   promptTokens: number;
   /** The reference answer's length, when the file gives one. */
@@ -73,14 +81,13 @@ function shuffled<T>(items: T[], seed: number): T[] {
   return items;
 }
 
-/** `output` decides lengths unless the entry has its own and `entryWins`. */
-function fromEntries(name: string, entries: Entry[], output: LengthDistribution | null, seed: number, entryWins: boolean): Dataset {
+/** Request i's entry and length: entry i mod size of the (shuffled) order; `output` decides lengths unless the entry has its own and `entryWins`. */
+function datasetOver(name: DatasetName, size: number, entryAt: (k: number) => Entry, output: LengthDistribution | null, seed: number, entryWins: boolean): Dataset {
   const root = new Rng(seed).derive(name);
-  const order = shuffled([...entries], seed);
   return {
     name,
     item(index: number): DataItem {
-      const entry = order[index % order.length] as Entry;
+      const entry = entryAt(index % size);
       const own = entry.outputTokens;
       const maxTokens = own !== null && (entryWins || output === null) ? own : output !== null ? sampleLength(output, root.derive(`output-${index}`)) : 128;
       return { prompt: entry.prompt, promptTokens: entry.promptTokens, maxTokens };
@@ -88,19 +95,107 @@ function fromEntries(name: string, entries: Entry[], output: LengthDistribution 
   };
 }
 
+export type DatasetName = 'sharegpt' | 'jsonl';
+
+function fromEntries(name: DatasetName, entries: Entry[], output: LengthDistribution | null, seed: number, entryWins: boolean): Dataset {
+  const order = shuffled([...entries], seed);
+  return datasetOver(name, order.length, (k) => order[k] as Entry, output, seed, entryWins);
+}
+
+/**
+ * A file dataset's entries in request order (shuffled by the seed), in shared memory: read by
+ * every worker thread of a run without a copy, and never parsed or tokenized again. `text`
+ * holds each prompt as Latin-1 bytes when every UTF-16 unit of it is below 256, else as UTF-16LE
+ * units (so any string, a lone surrogate included, comes back exactly); `index` holds, per entry,
+ * its text's start and byte length, its encoding (0 Latin-1, 1 UTF-16LE), its prompt tokens and
+ * its own output length (-1: none).
+ */
+export interface PackedEntries {
+  name: DatasetName;
+  count: number;
+  index: SharedArrayBuffer;
+  text: SharedArrayBuffer;
+}
+
+const PACKED_FIELDS = 5;
+const LATIN1_ONLY = /^[\u0000-\u00ff]*$/;
+
+/** The entries, in the order `seed` gives them, packed once (see PackedEntries). */
+export function packEntries(name: DatasetName, entries: Entry[], seed: number): PackedEntries {
+  const order = shuffled([...entries], seed);
+  const latin1 = order.map((entry) => LATIN1_ONLY.test(entry.prompt));
+  let bytes = 0;
+  order.forEach((entry, k) => (bytes += entry.prompt.length * (latin1[k] ? 1 : 2)));
+  const text = new SharedArrayBuffer(bytes);
+  const index = new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT * PACKED_FIELDS * order.length);
+  const into = Buffer.from(text);
+  const fields = new Float64Array(index);
+  let at = 0;
+  order.forEach((entry, k) => {
+    const encoding = latin1[k] ? 'latin1' : 'utf16le';
+    const length = into.write(entry.prompt, at, encoding);
+    fields.set([at, length, latin1[k] ? 0 : 1, entry.promptTokens, entry.outputTokens ?? -1], k * PACKED_FIELDS);
+    at += length;
+  });
+  return { name, count: order.length, index, text };
+}
+
+/** The dataset over packed entries: item for item what `fromEntries` gives over the entries packed. */
+export function packedDataset(packed: PackedEntries, output: LengthDistribution | null, seed: number, entryWins: boolean): Dataset {
+  const fields = new Float64Array(packed.index);
+  const text = Buffer.from(packed.text);
+  const entryAt = (k: number): Entry => {
+    const base = k * PACKED_FIELDS;
+    const start = fields[base] as number;
+    const prompt = text.toString(fields[base + 2] === 0 ? 'latin1' : 'utf16le', start, start + (fields[base + 1] as number));
+    const own = fields[base + 4] as number;
+    return { prompt, promptTokens: fields[base + 3] as number, outputTokens: own < 0 ? null : own };
+  };
+  return datasetOver(packed.name, packed.count, entryAt, output, seed, entryWins);
+}
+
 export interface ShareGptOptions extends Partial<ShareGptLimits> {
   /** Fixes output lengths; null uses each conversation's reference answer length. */
   output: LengthDistribution | null;
 }
 
-export function shareGptDataset(path: string, options: ShareGptOptions, seed: number): Dataset {
+/** A parser's reason on one line (V8 quotes the text around the fault, line breaks and all). */
+const oneLine = (message: string): string => message.replace(/\s+/g, ' ').trim();
+
+/** Past this, a whole text is not decoded to say what it holds (V8's longest string is ~512 MiB). */
+const WHOLE_TEXT_LIMIT = 256 * 1024 * 1024;
+
+/**
+ * What a file that opens no list holds, for "expected a list, got …" (`kind`), or why it is no
+ * JSON at all (`notJson`). A text too large to decode is judged by its first character.
+ */
+function topLevel(bytes: Buffer): { kind: string } | { notJson: string } {
+  const start = contentStart(bytes);
+  if (bytes.length - start > WHOLE_TEXT_LIMIT) return { kind: bytes[start] === 0x7b ? 'an object' : bytes[start] === 0x22 ? 'a string' : 'no list' };
+  const read = readPythonJson(bytes.toString('utf8', start));
+  if (!read.ok) return { notJson: read.message };
+  const value = read.value;
+  if (value === null) return { kind: 'null' };
+  if (typeof value === 'object') return { kind: 'an object' };
+  if (typeof value === 'string') return { kind: 'a string' };
+  if (typeof value === 'number') return { kind: `a number (${String(value)})` };
+  return { kind: String(value) };
+}
+
+/** The ShareGPT file's usable conversations, in file order (pruned as vLLM prunes them). */
+export function shareGptEntries(path: string, options: ShareGptOptions): Entry[] {
   const bytes = readBytes(path);
   let ranges: Array<[number, number]>;
   try {
     ranges = jsonArrayElements(bytes);
   } catch (error) {
-    if (startsWithObject(bytes)) throw new DatasetError(`${path}: expected a JSON list of {conversations: [...]} objects`);
-    throw new DatasetError(`${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof NotAListError) {
+      const what = topLevel(bytes);
+      if ('kind' in what) throw new DatasetError(`${path}: expected a JSON list of {conversations: [...]} objects, got ${what.kind}`);
+      throw new DatasetError(`${path} is not JSON: ${oneLine(what.notJson)}`);
+    }
+    throw new DatasetError(`${path} is not JSON: ${oneLine(message)}`);
   }
   const limits: ShareGptLimits = {
     minTokens: options.minTokens ?? SHAREGPT_DEFAULT_LIMITS.minTokens,
@@ -115,12 +210,9 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
   const configuredOutput = options.output === null ? null : outputBound(options.output);
   const entries: Entry[] = [];
   for (const [start, end] of ranges) {
-    let item: unknown;
-    try {
-      item = JSON.parse(bytes.toString('utf8', start, end));
-    } catch (error) {
-      throw new DatasetError(`${path} is not JSON: ${error instanceof Error ? error.message : String(error)} (in the list element at byte ${start})`);
-    }
+    const read = readPythonJson(bytes.toString('utf8', start, end));
+    if (!read.ok) throw new DatasetError(`${path} is not JSON: ${oneLine(read.message)} (in the list element at byte ${start})`);
+    const item = read.value;
     const turns = (item as { conversations?: unknown })?.conversations;
     if (!Array.isArray(turns) || turns.length < 2) continue;
     const prompt = (turns[0] as { value?: unknown })?.value;
@@ -147,7 +239,34 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
       `${path}: no usable conversations (need a prompt of ${minTokens}–${maxPromptTokens} tokens, an answer of >= ${minTokens}, at most ${maxTotalTokens} together; change data.min_tokens, data.max_prompt_tokens, data.max_total_tokens)`,
     );
   }
-  return fromEntries('sharegpt', entries, options.output, seed, false);
+  return entries;
+}
+
+export function shareGptDataset(path: string, options: ShareGptOptions, seed: number): Dataset {
+  return fromEntries('sharegpt', shareGptEntries(path, options), options.output, seed, false);
+}
+
+/** The JSONL file's prompts, in file order. */
+export function jsonlEntries(path: string): Entry[] {
+  const entries: Entry[] = [];
+  const bytes = readBytes(path);
+  for (const [i, [start, end]] of lineRanges(bytes).entries()) {
+    const line = bytes.toString('utf8', start, end);
+    if (line.trim() === '') continue;
+    const read = readPythonJson(line);
+    if (!read.ok) throw new DatasetError(`${path}:${i + 1}: not a JSON object (${oneLine(read.message)})`);
+    const row = read.value as { prompt?: unknown; output_tokens?: unknown; max_tokens?: unknown } | null;
+    if (typeof row?.prompt !== 'string' || row.prompt === '') throw new DatasetError(`${path}:${i + 1}: expected {"prompt": "<text>"}`);
+    const key = row.output_tokens !== undefined ? 'output_tokens' : 'max_tokens';
+    const fixed = row.output_tokens ?? row.max_tokens;
+    if (fixed !== undefined && fixed !== null && !(typeof fixed === 'number' && Number.isInteger(fixed) && fixed >= 1 && fixed <= MAX_SAMPLED_TOKENS)) {
+      throw new DatasetError(`${path}:${i + 1}: ${key} must be a whole number from 1 to ${MAX_SAMPLED_TOKENS}, got ${typeof fixed === 'number' ? String(fixed) : JSON.stringify(fixed)}`);
+    }
+    const outputTokens = typeof fixed === 'number' ? fixed : null;
+    entries.push({ prompt: row.prompt, promptTokens: countTokens(row.prompt), outputTokens });
+  }
+  if (entries.length === 0) throw new DatasetError(`${path}: no prompts`);
+  return entries;
 }
 
 /**
@@ -155,27 +274,5 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
  * over the lines' own, as for ShareGPT; with none (`lineLengthsWin`) a line's `output_tokens` does.
  */
 export function jsonlDataset(path: string, output: LengthDistribution, seed: number, lineLengthsWin = true): Dataset {
-  const entries: Entry[] = [];
-  const bytes = readBytes(path);
-  lineRanges(bytes)
-    .map(([start, end]) => bytes.toString('utf8', start, end))
-    .forEach((line, i) => {
-      if (line.trim() === '') return;
-      let row: { prompt?: unknown; output_tokens?: unknown; max_tokens?: unknown };
-      try {
-        row = JSON.parse(line) as typeof row;
-      } catch {
-        throw new DatasetError(`${path}:${i + 1}: not a JSON object`);
-      }
-      if (typeof row?.prompt !== 'string' || row.prompt === '') throw new DatasetError(`${path}:${i + 1}: expected {"prompt": "<text>"}`);
-      const key = row.output_tokens !== undefined ? 'output_tokens' : 'max_tokens';
-      const fixed = row.output_tokens ?? row.max_tokens;
-      if (fixed !== undefined && fixed !== null && !(typeof fixed === 'number' && Number.isInteger(fixed) && fixed >= 1 && fixed <= MAX_SAMPLED_TOKENS)) {
-        throw new DatasetError(`${path}:${i + 1}: ${key} must be a whole number from 1 to ${MAX_SAMPLED_TOKENS}, got ${typeof fixed === 'number' ? String(fixed) : JSON.stringify(fixed)}`);
-      }
-      const outputTokens = typeof fixed === 'number' ? fixed : null;
-      entries.push({ prompt: row.prompt, promptTokens: countTokens(row.prompt), outputTokens });
-    });
-  if (entries.length === 0) throw new DatasetError(`${path}: no prompts`);
-  return fromEntries('jsonl', entries, output, seed, lineLengthsWin);
+  return fromEntries('jsonl', jsonlEntries(path), output, seed, lineLengthsWin);
 }

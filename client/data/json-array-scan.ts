@@ -17,21 +17,21 @@ const isSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d |
 
 export class JsonScanError extends Error {}
 
+/** The text (past a BOM and whitespace) does not open a list: it may still be JSON, of another kind. */
+export class NotAListError extends JsonScanError {}
+
 /** Where `bytes` starts: past a UTF-8 BOM and whitespace. */
-function firstByte(bytes: Uint8Array): number {
+export function contentStart(bytes: Uint8Array): number {
   let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (i < bytes.length && isSpace(bytes[i] as number)) i++;
   return i;
 }
 
-/** Whether the text (past a BOM and whitespace) opens a JSON object: the caller's "not a list". */
-export function startsWithObject(bytes: Uint8Array): boolean {
-  return bytes[firstByte(bytes)] === OPEN_CURLY;
-}
 
 export function jsonArrayElements(bytes: Uint8Array): Array<[number, number]> {
-  let i = firstByte(bytes);
-  if (bytes[i] !== OPEN_SQUARE) throw new JsonScanError(`expected a JSON list at byte ${i}`);
+  let i = contentStart(bytes);
+  if (i >= bytes.length) throw new JsonScanError('the file is empty');
+  if (bytes[i] !== OPEN_SQUARE) throw new NotAListError(`expected a JSON list at byte ${i}`);
   i++;
   const ranges: Array<[number, number]> = [];
   for (;;) {

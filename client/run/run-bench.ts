@@ -7,9 +7,9 @@ import { realClock, type Clock } from '../../contracts/clock.ts';
 import { MAX_CLIENT_DURATION_MS, MAX_PLANNED_SENDS } from '../config/config-schema.ts';
 import { LATE_START_NOTE_MS, lateStartNote, READY_LEAD_MS, sleepUntilEpoch, WORKERS_SETUP_LEAD_MS } from './start-at.ts';
 import { API_ADAPTERS } from '../apis/index.ts';
-import { buildDataset, type DataSpec } from '../data/data-spec.ts';
+import { buildDataset, datasetForWorkers, workerDataset, type DataSpec } from '../data/data-spec.ts';
 import type { Dataset } from '../data/dataset.ts';
-import { DatasetError } from '../data/file-datasets.ts';
+import { DatasetError, type PackedEntries } from '../data/file-datasets.ts';
 import { planStages, planTrace, sweepProbe, sweepRates, type LoadSpec, type StagePlan } from '../load/load-plan.ts';
 import { reachedServer, type RequestRecord } from '../record/request-record.ts';
 import { StageSamples } from '../record/stage-samples.ts';
@@ -97,13 +97,32 @@ function plannedTotal(plans: readonly StagePlan[]): number {
   return plans.reduce((n, p) => n + (p.kind === 'open' ? p.sends.length : p.count), 0);
 }
 
-export function datasetFor(options: BenchOptions): Dataset {
+/** A dataset mistake (a bad file, an impossible length) as the run's one-line error. */
+function asBenchError<T>(build: () => T): T {
   try {
-    return buildDataset(dataSpecOf(options), options.seed);
+    return build();
   } catch (error) {
     if (error instanceof DatasetError || error instanceof RangeError) throw new BenchError(error.message);
     throw error;
   }
+}
+
+export function datasetFor(options: BenchOptions): Dataset {
+  return asBenchError(() => buildDataset(dataSpecOf(options), options.seed));
+}
+
+/**
+ * A `--workers` run's dataset, read once here (datasetForWorkers): a file is read, checked and
+ * tokenized in this thread only, before any request, and its entries reach every worker in
+ * shared memory; null for a dataset each worker generates from the options.
+ */
+export function datasetForWorkerThreads(options: BenchOptions): PackedEntries | null {
+  return asBenchError(() => datasetForWorkers(dataSpecOf(options), options.seed));
+}
+
+/** A worker thread's dataset: item for item what `datasetFor` gives in one process. */
+export function datasetInWorker(options: BenchOptions, packed: PackedEntries | null): Dataset {
+  return asBenchError(() => workerDataset(dataSpecOf(options), options.seed, packed));
 }
 
 export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Promise<BenchResult> {
@@ -129,9 +148,12 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     // An interrupt during discovery leaves no model, and nothing will be sent: the run then
     // ends as any interrupted run does (empty reports, exit 130).
     const model = options.model ?? (await sender.discoverModel(controller.signal)) ?? '';
-    const dataset = datasetFor(options);
-    const load = loadSpecOf(options);
     const workers = options.workers ?? 1;
+    // Read once, here, whatever the number of workers: with several, a file dataset reaches them
+    // packed in shared memory (and this thread keeps no copy of its own); else this thread sends.
+    const packed = workers > 1 ? datasetForWorkerThreads(options) : null;
+    const dataset = workers > 1 ? null : datasetFor(options);
+    const load = loadSpecOf(options);
     const shard = options.shard ?? { index: 0, count: 1 };
     if (load.type === 'sweep' && (workers > 1 || shard.count > 1)) throw new BenchError('a sweep probes saturation in one process: use --workers 1 and no --shard');
     let plans = planLoad(load, options.seed);
@@ -196,7 +218,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
     try {
       if (workers > 1) {
         const shares = shardShares(shard, workers);
-        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null, startAtEpochMs: passedAtLaunch ? null : startAt }, shares, plans, closedFirst: (plan) => closedFirstOf(plan, shard, workers), signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
+        const result = await runWorkers({ options: { ...options, model, keepRecords: false, progress: 'off', scrape: null, outputDir: null, startAtEpochMs: passedAtLaunch ? null : startAt }, dataset: packed, shares, plans, closedFirst: (plan) => closedFirstOf(plan, shard, workers), signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), counters, onLine: (line) => output?.writeLine(line), onStage, ...(deps.onWorkerLost === undefined ? {} : { onWorkerLost: deps.onWorkerLost }) });
         samples = result.samples;
         interrupted = result.interrupted;
         lostWorkers = result.lostWorkers;
@@ -216,6 +238,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
           anchored = true;
           return Promise.resolve(origin);
         };
+        if (dataset === null) throw new Error('no dataset for the run in this thread');
         const common = { options, dataset, model, sender, clock, share, signal: controller.signal, ...(deps.cutOff === undefined ? {} : { cutOff: deps.cutOff }), onIssue: () => counters.issued++, onRecord: onLocalRecord, onStage, stageOrigin };
         const firstPlans = plans;
         const first = await runLocal({ ...common, plans: firstPlans, measuredBudget: measuredBudget(firstPlans) });

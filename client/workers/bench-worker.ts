@@ -1,7 +1,8 @@
 /**
- * One worker thread of a `--workers N` run: rebuilds the same dataset and plans from the
- * options (they are pure functions of them), runs its share, streams each finished request's
- * line to the main thread, and hands back its raw samples at the end. Before each stage it
+ * One worker thread of a `--workers N` run: rebuilds the same plans from the options (pure
+ * functions of them) and the same dataset (a file dataset over the entries the main thread read
+ * once and shares with every worker; any other from the options), runs its share, streams each
+ * finished request's line to the main thread, and hands back its raw samples at the end. Before each stage it
  * reports ready and waits for the main thread's shared start epoch, so every worker's share
  * is anchored on the same moment and the shares interleave as one schedule.
  */
@@ -15,13 +16,13 @@ import { senderFactoryFor } from '../run/request-sender.ts';
 import { sharedBudget, type StagePhase } from '../run/stage-runner.ts';
 import type { StageSamples, StageSamplesJson } from '../record/stage-samples.ts';
 import { reachedServer } from '../record/request-record.ts';
-import { datasetFor, loadSpecOf, planLoad } from '../run/run-bench.ts';
+import { datasetInWorker, loadSpecOf, planLoad } from '../run/run-bench.ts';
 import type { MainMessage, WorkerInput, WorkerMessage } from './worker-messages.ts';
 import { watchStalls } from '../measure/stall-watch.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('bench-worker must run in a worker thread');
-const { options, share, closedBudgets, closedCounts, closedFirsts } = workerData as WorkerInput;
+const { options, dataset: packed, share, closedBudgets, closedCounts, closedFirsts } = workerData as WorkerInput;
 const budgetCells = new Int32Array(closedBudgets);
 const post = (message: WorkerMessage): void => port.postMessage(message);
 /** How often finished requests' samples go to the main thread (what a crash could cost). */
@@ -59,7 +60,7 @@ try {
   const api = API_ADAPTERS[options.api];
   const sender = senderFactoryFor(api.name, httpRequestSender)({ base: new URL(options.url), api, clock, options });
   const plans = planLoad(loadSpecOf(options), options.seed);
-  const dataset = datasetFor(options);
+  const dataset = datasetInWorker(options, packed);
   // Before this worker says it is ready for the first stage (the barrier starts every stage).
   await sender.ready(controller.signal);
   // Lines are stamped relative to the first shared start, so every worker's lines share it.

@@ -1,10 +1,16 @@
 /** The messages between the run's main thread and its worker threads. */
 import type { StageSamplesJson } from '../record/stage-samples.ts';
+import type { PackedEntries } from '../data/file-datasets.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import type { StagePhase, StageShare } from '../run/stage-runner.ts';
 
 export interface WorkerInput {
   options: BenchOptions;
+  /**
+   * A file dataset's entries in request order, read once by the main thread and shared (its
+   * SharedArrayBuffers are not copied); null: the worker builds the dataset from `options`.
+   */
+  dataset: PackedEntries | null;
   share: StageShare;
   /**
    * Int32 cells over a SharedArrayBuffer, one per stage plan (in plan order): a closed stage's

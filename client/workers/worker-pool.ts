@@ -14,6 +14,7 @@ import { recordFromLine, requestLine } from '../report/request-line.ts';
 import { BenchError } from '../run/bench-error.ts';
 import { LATE_START_NOTE_MS, lateStartNote } from '../run/start-at.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
+import type { PackedEntries } from '../data/file-datasets.ts';
 import type { StagePlan } from '../load/load-plan.ts';
 import { closedCountOf, type StagePhase, type StageShare } from '../run/stage-runner.ts';
 import { StageBarrier } from './stage-barrier.ts';
@@ -25,6 +26,8 @@ const START_LEAD_MS = 25;
 
 export interface WorkerRunInput {
   options: BenchOptions;
+  /** A file dataset's entries, read once by the main thread (datasetForWorkers); null: each worker builds the dataset from the options. */
+  dataset?: PackedEntries | null;
   shares: readonly StageShare[];
   /** The stage plans every worker rebuilds from the options (sizes the shared closed-loop budgets). */
   plans: readonly StagePlan[];
@@ -142,7 +145,7 @@ export async function runWorkers(input: WorkerRunInput): Promise<WorkerRunResult
       input.shares.map(
         (share, i) =>
           new Promise<void>((resolve, reject) => {
-            const worker = new Worker(ENTRY, { workerData: { options: input.options, share, closedBudgets, closedCounts, closedFirsts } satisfies WorkerInput });
+            const worker = new Worker(ENTRY, { workerData: { options: input.options, dataset: input.dataset ?? null, share, closedBudgets, closedCounts, closedFirsts } satisfies WorkerInput });
             workers.push(worker);
             if (input.signal.aborted) worker.postMessage({ type: 'stop' });
             let done = false;
