@@ -1,7 +1,14 @@
 /**
  * Which run a raw_samples.json belongs to, so `benchtruth merge` can refuse to add up things
  * that are not shards of one benchmark: the seed, the shards the samples cover (of how many),
- * and a hash of everything that decides what is sent (load, data, API, model, workers). Pure.
+ * and a hash of everything that decides what is sent and what a response counts as (load, data,
+ * API, model, workers; the request timeout, ignore_eos, the tokenizer fallback). Pure.
+ *
+ * Left out on purpose: the server URL and header values (shards on other machines reach one
+ * server by other addresses and may carry their own credentials; header names are kept), the
+ * start (--start-at), the grace period (it acts only once a run is stopped), and what only
+ * shapes the files (output, report format, per-request and per-adapter files, percentiles,
+ * scraping, progress). The SLO and percentiles are compared by merge itself, naming them.
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
@@ -14,7 +21,7 @@ export interface RunIdentity {
   /** Shard indices these samples cover: one for a bench run, several after a merge. */
   shards: number[];
   shard_count: number;
-  /** sha256 (first 16 hex digits) of the resolved load, data and API settings. */
+  /** sha256 (first 16 hex digits) of the resolved settings that decide what is sent and measured. */
   config_hash: string;
 }
 
@@ -28,6 +35,10 @@ export function runIdentity(options: BenchOptions, load: LoadSpec, data: DataSpe
     model,
     lora: options.lora ?? [],
     workers: options.workers ?? 1,
+    // What a response counts as: past the timeout a request is a failure (DESIGN §4);
+    // ignore_eos decides whether outputs run to their max tokens (what the senders send when
+    // unset: true); without usage, the tokenizer fallback decides each event's token count.
+    measure: { timeout_ms: options.timeoutMs, ignore_eos: options.ignoreEos ?? true, tokenizer_fallback: options.tokenizerFallback === true },
   };
   const shard = options.shard ?? { index: 0, count: 1 };
   return { seed: options.seed, shards: [shard.index], shard_count: shard.count, config_hash: createHash('sha256').update(JSON.stringify(resolved)).digest('hex').slice(0, 16) };
@@ -58,7 +69,7 @@ export function checkShardSet(inputs: readonly ShardInput[]): { warnings: string
     };
     if (run.seed !== first.run.seed) differ('seed', first.run.seed, run.seed);
     if (run.shard_count !== first.run.shard_count) differ('shard count', first.run.shard_count, run.shard_count);
-    if (run.config_hash !== first.run.config_hash) differ('load/data/API settings differ, config hash', first.run.config_hash, run.config_hash);
+    if (run.config_hash !== first.run.config_hash) differ('load, data, API, model, workers, timeout, ignore_eos or tokenizer-fallback settings differ, config hash', first.run.config_hash, run.config_hash);
     for (const shard of run.shards) {
       if (!Number.isInteger(shard) || shard < 0 || shard >= run.shard_count) throw new Error(`${dir}: shard ${shard} is outside 0..${run.shard_count - 1} of its ${run.shard_count} shards`);
       const seen = owner.get(shard);

@@ -5,6 +5,7 @@
  * stage, server-metric summaries and raw_samples.json (what `benchtruth merge` reads).
  */
 import { accessSync, constants, createWriteStream, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { CliError } from '../../contracts/cli-error.ts';
 import type { LifecycleReport } from './lifecycle-report.ts';
@@ -13,6 +14,11 @@ import type { RunReports } from './run-reports.ts';
 
 export interface RunOutput {
   writeLine(line: string): void;
+  /**
+   * Resolves once the lines written so far have left the write buffers (at once when they
+   * have): a writer copying many lines (merge) waits on it now and then, so memory stays bounded.
+   */
+  drained(): Promise<void>;
   writeReports(files: RunReportFiles): Promise<void>;
 }
 
@@ -104,6 +110,14 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
       if (perRequestFile !== null && entry !== null) {
         perRequestFile.write(`${first ? '\n' : ',\n'}  ${JSON.stringify(entry)}`);
         first = false;
+      }
+    },
+    async drained() {
+      // once() rejects on the stream's error, so a failed write never leaves the writer waiting.
+      for (const stream of [lines, perRequestFile]) {
+        if (stream === null || !stream.writableNeedDrain) continue;
+        if (stream.destroyed) throw stream.errored ?? new Error('the output file closed before its lines were written');
+        await once(stream, 'drain');
       }
     },
     async writeReports({ summary, stages, rawSamples, adapters, serverMetrics }) {

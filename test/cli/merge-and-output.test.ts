@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BENCH_OPTIONS } from '../../client/run/bench-options.ts';
 import type { LoadSpec } from '../../client/load/load-plan.ts';
+import { requestLine } from '../../client/report/request-line.ts';
 import { runIdentity } from '../../client/report/run-identity.ts';
 import { rawSamplesFile, type RawSamplesFile } from '../../client/report/run-reports.ts';
 import { requestMetrics } from '../../contracts/metrics.ts';
@@ -104,7 +105,10 @@ describe('benchtruth merge checks its inputs', () => {
     const loraShard = (name: string, index: number, adapters: string[]): string => {
       const dir = shardDir(name, index);
       const samples = new StageSamples();
-      adapters.forEach((adapter, i) => samples.add(record(i, adapter), { baseEpochMs: 1.7e12, offsetMs: (t) => t }));
+      // Shard i of 2 holds requests i, i + 2, …; its requests.jsonl has their lines (merge checks them against the samples).
+      const records = adapters.map((adapter, i) => record(2 * i + index, adapter));
+      for (const r of records) samples.add(r, { baseEpochMs: 1.7e12, offsetMs: (t) => t });
+      writeFileSync(join(dir, 'requests.jsonl'), records.map((r) => `${requestLine(r, 0, 0)}\n`).join(''));
       const path = join(dir, 'raw_samples.json');
       const { run } = JSON.parse(readFileSync(path, 'utf8')) as RawSamplesFile;
       writeFileSync(path, JSON.stringify({ ...rawSamplesFile(new Map([[0, samples]]), contexts, null, run ?? null), adapter_reports: { summary: true, stages: true } }));

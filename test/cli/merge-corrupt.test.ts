@@ -23,6 +23,9 @@ function shard(name: string, edit: (file: Record<string, unknown>) => void = () 
   return dir;
 }
 
+/** A warm-up request's line, as bench writes it: in requests.jsonl, in no stage's samples. */
+const warmupLine = (index: number): string => JSON.stringify({ index, request_id: `bench-0-${index}`, stage: 0, warmup: true, ok: true, error: null });
+
 function oneLine(result: { code: number | null; stderr: string }, pattern: RegExp): void {
   expect(result.code).toBe(2);
   expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(pattern)]);
@@ -51,12 +54,12 @@ describe('merge refuses corrupt shards in one line', () => {
   });
 
   it('a garbage requests.jsonl line names the file and line (was copied into the merge)', async () => {
-    const dir = shard('bad-lines', undefined, '{"request_id": "a"}\nnot json\n');
+    const dir = shard('bad-lines', undefined, `${warmupLine(0)}\nnot json\n`);
     oneLine(await runCli(['merge', dir]), /^benchtruth: merge: .*bad-lines\/requests\.jsonl:2: not a JSON object/);
   });
 
   it('a shard without requests.jsonl cannot feed a merged requests.jsonl (was a silent partial merge, audit 10 Z3-1)', async () => {
-    const complete = shard('with-lines', (f) => (f.run = { seed: 0, shards: [0], shard_count: 2, config_hash: 'h' }), '{"request_id": "a"}\n');
+    const complete = shard('with-lines', (f) => (f.run = { seed: 0, shards: [0], shard_count: 2, config_hash: 'h' }), `${warmupLine(0)}\n`);
     const bare = shard('without-lines', (f) => (f.run = { seed: 0, shards: [1], shard_count: 2, config_hash: 'h' }));
     oneLine(await runCli(['merge', complete, bare, '--output', join(root, 'out-partial')]), /^benchtruth: merge: .*without-lines has no requests\.jsonl/);
     // The console summary alone needs only the raw samples.
@@ -74,7 +77,7 @@ describe('merge refuses corrupt shards in one line', () => {
   });
 
   it('a partial set refused for its --output says only why (the missing-shard warning waits for a merge that goes ahead, audit 13-Z7-4)', async () => {
-    const part = shard('partial-one', (f) => (f.run = { seed: 0, shards: [0], shard_count: 2, config_hash: 'h' }), '{"request_id": "a"}\n');
+    const part = shard('partial-one', (f) => (f.run = { seed: 0, shards: [0], shard_count: 2, config_hash: 'h' }), `${warmupLine(0)}\n`);
     const file = join(root, 'a-file');
     writeFileSync(file, 'x');
     oneLine(await runCli(['merge', part, '--output', file]), /^benchtruth: merge --output .*a-file: exists and is not a directory/);

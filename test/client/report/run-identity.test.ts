@@ -22,6 +22,27 @@ describe('runIdentity', () => {
   });
 });
 
+describe('runIdentity: what decides the measured outcome is in the hash', () => {
+  it('a different timeout, ignore_eos or tokenizer fallback is another run (a timeout decides what is a failure, DESIGN §4)', () => {
+    const same = shard(0).config_hash;
+    expect(shard(1, { timeoutMs: 5_000 }).config_hash).not.toBe(same);
+    expect(shard(1, { ignoreEos: false }).config_hash).not.toBe(same);
+    expect(shard(1, { tokenizerFallback: !DEFAULT_BENCH_OPTIONS.tokenizerFallback }).config_hash).not.toBe(same);
+    expect(() => checkShardSet([{ dir: 'a', run: shard(0) }, { dir: 'b', run: shard(1, { timeoutMs: 5_000 }) }])).toThrow(/a and b are not shards of one run \(.*timeout.*config hash: [0-9a-f]{16} vs [0-9a-f]{16}\)/);
+  });
+
+  it('what only places, starts, stops or files a shard is not: every shard of one run keeps one hash', () => {
+    const same = shard(0).config_hash;
+    // ignore_eos unset is what the senders send: true.
+    expect(shard(1, { ignoreEos: true }).config_hash).toBe(same);
+    expect(shard(1, { url: 'http://10.0.0.7:8000', headers: {} }).config_hash).toBe(same);
+    expect(shard(1, { graceMs: 1_000, startAtEpochMs: 1_800_000_000_000, outputDir: '/elsewhere', progress: 'lines', perRequestReport: true, reportFormat: 'lpg', scrape: { url: null, intervalMs: 500 } }).config_hash).toBe(same);
+    // Header values (credentials per machine) are left out; their names count.
+    expect(shard(0, { headers: { authorization: 'Bearer a' } }).config_hash).toBe(shard(1, { headers: { authorization: 'Bearer b' } }).config_hash);
+    expect(shard(0, { headers: { authorization: 'Bearer a' } }).config_hash).not.toBe(same);
+  });
+});
+
 describe('checkShardSet', () => {
   it('all shards of one run: no warning, the merged identity covers them all', () => {
     expect(checkShardSet([{ dir: 'a', run: shard(1) }, { dir: 'b', run: shard(0) }])).toEqual({ warnings: [], identity: { ...shard(0), shards: [0, 1] } });

@@ -54,6 +54,24 @@ describe('openRunOutput with per-request reports', () => {
     expect(perRequest[0]?.start_time).toBe(1_764_000_000.002);
   });
 
+  it('drained() lets a writer of many lines wait for the buffers; every line is kept, in order', async () => {
+    const dir = temp();
+    const out = openRunOutput(dir, true);
+    const lines: string[] = [];
+    for (let batch = 0; batch < 20; batch++) {
+      for (let i = 0; i < 500; i++) {
+        const l = line(batch * 500 + i, 0, false);
+        lines.push(l);
+        out.writeLine(l);
+      }
+      await out.drained();
+    }
+    await out.drained();
+    await out.writeReports({ summary: lifecycleReport([], { intendedRate: null }), stages: new Map(), rawSamples: {} });
+    expect(readFileSync(join(dir, 'requests.jsonl'), 'utf8')).toBe(lines.map((l) => `${l}\n`).join(''));
+    expect((JSON.parse(readFileSync(join(dir, 'per_request_lifecycle_metrics.json'), 'utf8')) as unknown[]).length).toBe(10_000);
+  });
+
   it('a run with no measured request writes an empty list', async () => {
     const dir = temp();
     const out = openRunOutput(dir, true);
