@@ -16,6 +16,7 @@ import { consoleSummary } from '../report/console-summary.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../run/bench-options.ts';
 import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 import { runBench } from '../run/run-bench.ts';
+import { prepareOutputDir } from '../report/run-output.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -40,6 +41,8 @@ export function registerDemoCommand(program: Command): void {
       const rate = flagValue('--rate', flags.rate, positiveNumber);
       if (rate * durationSec > MAX_PLANNED_SENDS) throw new CliError(`--rate: ${rate} req/s for ${durationSec} s plans more than ${MAX_PLANNED_SENDS} requests (fix: a lower --rate or a shorter --duration)`);
       if (flags.output !== undefined && flags.output.trim() === '') throw new CliError('--output: must not be empty');
+      // Refused before anything starts, as bench refuses it.
+      if (flags.output !== undefined) prepareOutputDir(flags.output);
       // Before the server thread exists, so it keeps the normal priority with the measuring one.
       lowerHelperThreadPriority();
       const server = await startServerThread({ port: 0, seed: 7, ttftMs: 120, itlMs: 15, emissionSleep: true });

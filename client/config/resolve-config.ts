@@ -21,6 +21,7 @@ import { configSchema, DEFAULT_STAGES, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, SHA
 export type Json = Record<string, unknown>;
 
 export function readConfigFile(path: string): Json {
+  if (path.trim() === '') throw new CliError('--config: must not be empty');
   let text: string;
   try {
     text = readTextFile(path);
@@ -202,7 +203,8 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
     const known = knownKeys(issue.path);
     const parts = issue.keys.map((key) => {
       const at = issue.path.length > 0 ? `${dotted}.${key}` : key;
-      const unsupported = UNSUPPORTED_KEYS[at];
+      // Own keys only: `__proto__` or `toString` is an unknown key, not Object's property.
+      const unsupported = Object.hasOwn(UNSUPPORTED_KEYS, at) ? UNSUPPORTED_KEYS[at] : undefined;
       if (unsupported !== undefined) return `${at} is not supported: ${unsupported}`;
       // A key of another branch of a union (a concurrency stage's `count` in a rate stage): the
       // branch is the mistake, not the key's spelling.
@@ -222,6 +224,10 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
   }
   if (issue.code === 'invalid_type') {
     if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return lead(`${String(issue.input)} is out of range (fix: use a finite number)`);
+    // `--set key=12345` reads the value as YAML does: a text that looks like a number is quoted.
+    if (issue.expected === 'string' && flag?.startsWith('--set') === true && (typeof issue.input === 'number' || typeof issue.input === 'boolean')) {
+      return lead(`expected a string, got ${describeValue(issue.input)} (fix: quote it as YAML text: --set '${dotted}="${String(issue.input)}"')`);
+    }
     return lead(`expected ${expectedThing(issue.expected)}, got ${describeValue(issue.input)} (fix: make ${path} ${expectedThing(issue.expected)})`);
   }
   let hint = '';

@@ -138,7 +138,7 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('workers', '--workers', flags.workers, workerCount);
   // The config file's `models:` first; each --model-timing flag then wins setting by setting, as
   // every flag wins over the file (a later flag for the same model over an earlier one).
-  const modelTiming: Record<string, Partial<ModelTimingOptions>> = { ...(configModelTiming.get(flags) ?? {}) };
+  const modelTiming: Record<string, Partial<ModelTimingOptions>> = Object.assign(Object.create(null) as Record<string, Partial<ModelTimingOptions>>, configModelTiming.get(flags));
   for (const [name, entry] of (flags.modelTiming ?? []).map(parseModelTimingFlag)) modelTiming[name] = { ...modelTiming[name], ...entry };
   if (Object.keys(modelTiming).length > 0) out.modelTiming = modelTiming;
   return out;
@@ -292,7 +292,8 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
     const written = group.filter((name) => Object.hasOwn(doc as object, name));
     if (written.length > 1) throw new CliError(`--config ${file}: ${written[0] ?? ''} and ${written[1] ?? ''} are one setting: give one of them`);
   }
-  const modelTiming: Record<string, Partial<ModelTimingOptions>> = {};
+  // Without a prototype, so a model named `__proto__` is an entry like any other.
+  const modelTiming: Record<string, Partial<ModelTimingOptions>> = Object.create(null) as Record<string, Partial<ModelTimingOptions>>;
   for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
     if (key === 'models') {
       if (!isYamlMap(value)) throw new CliError(`--config ${file}: models: expected a map of model name → timing settings, got ${describeYaml(value)}`);
@@ -305,9 +306,10 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
     const option = byName.get(key);
     if (option === undefined || key === 'config') throw new CliError(`--config ${file}: unknown setting ${JSON.stringify(key)} (use the serve flag names, e.g. max-num-seqs)`);
     const attribute = option.attributeName();
+    // Checked even where a flag replaces it: a wrong value in the file is the file's mistake.
+    const parsed = configOptionValue(`--config ${file}: ${key}`, option, value);
     // `--kv-cache-size 200` beats the file's kv-cache-blocks too.
     if (givenOnCommandLine(command, key)) continue;
-    const parsed = configOptionValue(`--config ${file}: ${key}`, option, value);
     command.setOptionValueWithSource(attribute, parsed, 'config');
     flags[attribute] = parsed;
   }
