@@ -162,7 +162,7 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
   if (numberAbove(body.top_logprobs, 0) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
   const conflict = generationPromptConflict(body);
   if (conflict !== null) return { ok: false, error: conflict };
-  const constraints = constraintCountError(body);
+  const constraints = structuredOutputError(body);
   if (constraints !== null) return fail(constraints);
   const toolUsage = toolUsageError(body);
   if (toolUsage !== null) return fail(toolUsage);
@@ -174,11 +174,17 @@ export function chatBeforeValidators(body: Record<string, unknown>): Parsed<neve
 const isSet = (value: unknown): boolean => value !== undefined && value !== null;
 
 /**
- * One kind of structured-output constraint per request: vLLM 0.10's `check_guided_decoding_count`
- * and 0.11's `check_structured_outputs_count` before-validators (the fake model follows none of
- * them, but a request vLLM refuses is refused here too).
+ * Structured-output requests vLLM refuses (the fake model follows none of them, but a request
+ * vLLM refuses is refused here too): a `json_schema` response format without its schema (vLLM's
+ * `validate_response_format`; 0.10 and 0.11 failed an assert there instead, a 500), and more than
+ * one kind of constraint (0.10's `check_guided_decoding_count`, 0.11's
+ * `check_structured_outputs_count`).
  */
-function constraintCountError(body: Record<string, unknown>): string | null {
+function structuredOutputError(body: Record<string, unknown>): string | null {
+  const format = body.response_format;
+  if (isPlainObject(format) && format.type === 'json_schema' && !isSet(format.json_schema)) {
+    return "When response_format type is 'json_schema', the 'json_schema' field must be provided.";
+  }
   if (['guided_json', 'guided_regex', 'guided_choice'].filter((key) => isSet(body[key])).length > 1) {
     return "You can only use one kind of guided decoding ('guided_json', 'guided_regex' or 'guided_choice').";
   }
@@ -243,7 +249,7 @@ export function completionBeforeValidators(body: Record<string, unknown>): Parse
   if (numberBelow(body.logprobs, 0)) return { ok: false, error: beforeValidatorError('`logprobs` must be a positive value.', body) };
   const salt = cacheSaltError(body);
   if (salt !== null) return { ok: false, error: beforeValidatorError(salt, body) };
-  const constraints = constraintCountError(body);
+  const constraints = structuredOutputError(body);
   if (constraints !== null) return { ok: false, error: beforeValidatorError(constraints, body) };
   return null;
 }

@@ -168,6 +168,8 @@ describe('one kind of structured-output constraint per request (audit 18-A1)', (
     [{ structured_outputs: { regex: 'a', choice: [] } }, STRUCTURED],
     [{ structured_outputs: 5 }, "'type': 'dataclass_type', 'loc': ('body', 'structured_outputs')"],
     [{ structured_outputs: ['json'] }, 'Input should be a dictionary or an instance of StructuredOutputsParams'],
+    [{ response_format: { type: 'json_schema' } }, "Value error, When response_format type is 'json_schema', the 'json_schema' field must be provided."],
+    [{ response_format: { type: 'json_schema', json_schema: null } }, "the 'json_schema' field must be provided."],
   ])('both endpoints refuse %j with a 400', async (extra, expected) => {
     const s = await server();
     for (const [url, base] of [['/v1/completions', { prompt: 'x' }], ['/v1/chat/completions', { messages }]] as const) {
