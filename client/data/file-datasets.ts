@@ -17,7 +17,7 @@ import { Rng } from '../../contracts/rng.ts';
 import { countTokens } from '../../contracts/tokenizer.ts';
 import type { DataItem, Dataset } from './dataset.ts';
 import { contentStart, jsonArrayElements, lineRanges, NotAListError } from './json-array-scan.ts';
-import { readPythonJson } from './python-json-text.ts';
+import { readPythonJson } from '../../contracts/python-json.ts';
 import { MAX_SAMPLED_TOKENS, sampleLength, type LengthDistribution } from './length-distribution.ts';
 
 export class DatasetError extends Error {

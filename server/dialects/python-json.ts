@@ -5,6 +5,7 @@
  * tool saved or Python's `json.dumps` wrote would be refused here and served by vLLM/JetStream.
  */
 import { isUtf8 } from 'node:buffer';
+import { parseWithPythonConstants } from '../../contracts/python-json.ts';
 import { pythonJsonError, type PythonJsonError } from './python-json-error.ts';
 
 /**
@@ -88,13 +89,6 @@ export function bodyText(body: Buffer): string | null {
 }
 
 const BOM = '\ufeff';
-/** Stands in for a Python constant while JSON.parse reads the rest (as the JSON escape in the text). */
-const CONSTANT_MARK = '\u0000benchtruth-python-constant:';
-const CONSTANT_MARK_JSON = '\\u0000benchtruth-python-constant:';
-const CONSTANTS: Readonly<Record<string, number>> = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY };
-/** `-Infinity` before `Infinity`, so the sign is taken with it. */
-const CONSTANT_NAMES = ['-Infinity', 'Infinity', 'NaN'] as const;
-
 /**
  * `decode`: a JSONDecodeError (FastAPI's 422 json_invalid, or vLLM's 400 naming it). `value`:
  * another ValueError of `json.loads`, which FastAPI answers with 400 BODY_PARSE_ERROR.
@@ -170,38 +164,6 @@ function pythonValueError(text: string): string | null {
   return null;
 }
 
-/** The text with every NaN / Infinity / -Infinity outside strings turned into a marked string. */
-function markConstants(text: string): string {
-  let out = '';
-  let from = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') {
-      inString = true;
-      continue;
-    }
-    for (const name of CONSTANT_NAMES) {
-      if (text.startsWith(name, i)) {
-        out += `${text.slice(from, i)}"${CONSTANT_MARK_JSON}${name}"`;
-        i += name.length - 1;
-        from = i + 1;
-        break;
-      }
-    }
-  }
-  return out + text.slice(from);
-}
-
-function reviveConstant(_key: string, value: unknown): unknown {
-  return typeof value === 'string' && value.startsWith(CONSTANT_MARK) ? CONSTANTS[value.slice(CONSTANT_MARK.length)] : value;
-}
-
 /**
  * The body's value, or why Python would refuse it (its message and position when the scanner
  * knows them; `message` is JavaScript's reason otherwise).
@@ -217,7 +179,7 @@ export function parsePythonJson(raw: string): PythonJsonResult {
     if (python !== null) return { ok: false, kind: 'decode', error: python, message };
     // Python reads it: only its constants stopped JSON.parse.
     try {
-      value = JSON.parse(markConstants(text), reviveConstant);
+      value = parseWithPythonConstants(text);
     } catch {
       return { ok: false, kind: 'decode', error: null, message };
     }

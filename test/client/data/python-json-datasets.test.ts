@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildDataset, datasetForWorkers, workerDataset, type DataSpec } from '../../../client/data/data-spec.ts';
 import { jsonlDataset, shareGptDataset } from '../../../client/data/file-datasets.ts';
-import { readPythonJson } from '../../../client/data/python-json-text.ts';
+import { readPythonJson } from '../../../contracts/python-json.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'benchtruth-pyjson-'));
 const write = (name: string, text: string): string => {

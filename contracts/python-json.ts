@@ -1,25 +1,15 @@
 /**
- * JSON as Python's `json.load` reads it for dataset files: Python's `json.dump` writes NaN and
- * ±Infinity as the bare words `NaN`, `Infinity` and `-Infinity` by default (allow_nan=True), and
- * vLLM's ShareGPT reader (json.load) takes them back as numbers. JSON.parse refuses them, so a
- * text it refuses is read again with those words, outside strings, as the numbers they stand
- * for. Only when that reading fails too is the text no JSON, and the reason given is
- * JSON.parse's own on the text as written. Pure.
- *
- * (server/dialects/python-json.ts reads request bodies the same way and more — encodings,
- * Python's integer and nesting limits — but the client does not import the server.)
+ * JSON as Python's json module reads it, where it differs from JSON.parse: Python's `json.dump`
+ * writes NaN and ±Infinity as the bare words `NaN`, `Infinity` and `-Infinity` (allow_nan=True
+ * by default) and `json.load` takes them back as numbers. vLLM's request bodies (the server) and
+ * the dataset files vLLM's benchmark reads (the client) both carry them. Pure.
  */
 
-/** A marked string no dataset text starts with: the word it stands for follows it. */
+/** A marked string no JSON text starts with: the word it stands for follows it. */
 const MARK = '\u0000benchtruth-python-constant:';
 const CONSTANTS: Readonly<Record<string, number>> = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY };
-/** `-Infinity` before `Infinity`: the longer word where both start. */
+/** `-Infinity` before `Infinity`: the sign is taken with it. */
 const NAMES = ['-Infinity', 'Infinity', 'NaN'] as const;
-
-/** Whether `text` holds one of Python's words outside strings (a cheap test before the rewrite). */
-function mayHoldConstants(text: string): boolean {
-  return text.includes('NaN') || text.includes('Infinity');
-}
 
 /** The text with each NaN / Infinity / -Infinity outside strings turned into a marked string. */
 function markConstants(text: string): string {
@@ -56,6 +46,14 @@ function revive(_key: string, value: unknown): unknown {
   return typeof value === 'string' && value.startsWith(MARK) ? CONSTANTS[value.slice(MARK.length)] : value;
 }
 
+/**
+ * `text` read with Python's constants as numbers; throws JSON.parse's SyntaxError when it is no
+ * JSON even so. For a text JSON.parse refused: a text it reads needs no second pass.
+ */
+export function parseWithPythonConstants(text: string): unknown {
+  return JSON.parse(markConstants(text), revive);
+}
+
 export type PythonJsonRead = { ok: true; value: unknown } | { ok: false; message: string };
 
 /** `text` as Python's json reads it; on failure, JSON.parse's reason for the text as written. */
@@ -64,9 +62,9 @@ export function readPythonJson(text: string): PythonJsonRead {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (!mayHoldConstants(text)) return { ok: false, message };
+    if (!text.includes('NaN') && !text.includes('Infinity')) return { ok: false, message };
     try {
-      return { ok: true, value: JSON.parse(markConstants(text), revive) };
+      return { ok: true, value: parseWithPythonConstants(text) };
     } catch {
       return { ok: false, message };
     }
