@@ -9,6 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../contracts/clock.ts';
 import type { TruthRecord } from '../../../contracts/truth.ts';
+import { endedRecord, rawCompletion } from '../../helpers/raw-completions.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
 
 let running: RunningServer;
@@ -24,19 +25,10 @@ afterAll(async () => {
   await running.close();
 });
 
-const request = (id: string, body: Record<string, unknown>): string => {
-  const json = JSON.stringify({ model: '', prompt: 'hi', ...body });
-  return `POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nx-request-id: ${id}\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
-};
+const request = rawCompletion;
 
-async function ended(id: string, withinMs = 15_000, server = running): Promise<TruthRecord> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const record = server.server.context.truth.get(id);
-    if (record?.end != null) return record;
-    if (Date.now() > deadline) throw new Error(`${id} did not end within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function ended(id: string, withinMs = 15_000, server = running): Promise<TruthRecord> {
+  return endedRecord(server.server, id, withinMs);
 }
 
 const open = (to = port): Promise<Socket> =>

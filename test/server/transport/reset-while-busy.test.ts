@@ -6,7 +6,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TruthRecord } from '../../../contracts/truth.ts';
+import { endedRecord, rawCompletion } from '../../helpers/raw-completions.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
 
 let running: RunningServer;
@@ -22,21 +22,6 @@ afterAll(async () => {
   await running.close();
 });
 
-const request = (id: string, body: Record<string, unknown>): string => {
-  const json = JSON.stringify({ model: '', prompt: 'hi', ...body });
-  return `POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nx-request-id: ${id}\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
-};
-
-async function ended(id: string, withinMs = 5_000): Promise<TruthRecord> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const record = running.server.context.truth.get(id);
-    if (record?.end != null) return record;
-    if (Date.now() > deadline) throw new Error(`${id} did not end within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Holds this thread (the server's too: it runs in this process) for `ms`. */
 function busy(ms: number): void {
   const until = performance.now() + ms;
@@ -50,14 +35,14 @@ describe('a connection reset while the server is busy', () => {
     socket.on('error', () => {});
     let received = 0;
     const firstBytes = new Promise<void>((resolve) => socket.on('data', (chunk: Buffer) => ((received += chunk.length), resolve())));
-    socket.write(request(id, { max_tokens: 20, ignore_eos: true, stream: true }));
+    socket.write(rawCompletion(id, { max_tokens: 20, ignore_eos: true, stream: true }));
     await firstBytes;
     await new Promise((resolve) => setTimeout(resolve, 15));
     // The reset reaches the server's kernel socket while its thread cannot see it; by the time
     // the thread is free every remaining write is due (20 tokens × 10 ms).
     socket.resetAndDestroy();
     busy(400);
-    const record = await ended(id);
+    const record = await endedRecord(running.server, id, 5_000);
     expect(record.end?.how).toBe('client_aborted');
     const stamped = record.writes.filter((w) => w.actualMs !== null);
     // What was stamped left before the reset: at most what the client read, never the rest.

@@ -5,8 +5,8 @@
  * as JSON under benchtruth's lenient reading, never Fastify's 415; a method Fastify does not know
  * by default gets the 405 of a known path.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawRequest } from '../../helpers/raw-http.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
 
 let running: RunningServer;
@@ -21,42 +21,29 @@ afterAll(async () => {
   await running.close();
 });
 
-/** One request over a fresh connection (Connection: close); the whole answer as text. */
-const exchange = (text: string): Promise<string> =>
-  new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    socket.on('close', () => resolve(answer));
-    socket.on('error', () => resolve(answer));
-    setTimeout(() => socket.destroy(), 3_000).unref();
-  });
-
-const statusOf = (answer: string): number => Number(answer.slice(9, 12));
-const bodyOf = (answer: string): string => answer.slice(answer.indexOf('\r\n\r\n') + 4);
 const completion = JSON.stringify({ prompt: 'hi', max_tokens: 1 });
 
 describe('HTTP edges', () => {
   it.each(['/v1/completions%ZZ', '/%', '/v1/completions%', '/v1/models%2', '/_truth/requests/%ZZ'])('a bad percent-escape in %s is a 404 with the id echoed', async (path) => {
-    const answer = await exchange(`POST ${path} HTTP/1.1\r\nHost: x\r\nx-request-id: esc-1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
-    expect(statusOf(answer)).toBe(404);
-    expect(bodyOf(answer)).toBe('{"detail":"Not Found"}');
-    expect(answer.toLowerCase()).toContain('x-request-id: esc-1\r\n');
-    expect(answer.toLowerCase()).toContain('server: uvicorn\r\n');
+    const answer = await rawRequest(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nx-request-id: esc-1`, '{}');
+    expect(answer.status).toBe(404);
+    expect(answer.body).toBe('{"detail":"Not Found"}');
+    expect(answer.header('x-request-id')?.toString()).toBe('esc-1');
+    expect(answer.header('server')?.toString()).toBe('uvicorn');
   });
 
   it('keeps headers past the 1,000th: the body and the id are read', async () => {
     let junk = '';
     for (let i = 0; i < 1_200; i++) junk += `x-junk-${i}: 1\r\n`;
-    const answer = await exchange(`POST /v1/completions HTTP/1.1\r\nHost: x\r\n${junk}x-request-id: many-headers\r\nContent-Type: application/json\r\nContent-Length: ${completion.length}\r\nConnection: close\r\n\r\n${completion}`);
-    expect(statusOf(answer)).toBe(200);
-    expect(JSON.parse(bodyOf(answer)).id).toBe('cmpl-many-headers');
+    const answer = await rawRequest(port, `POST /v1/completions HTTP/1.1\r\nHost: x\r\n${junk}x-request-id: many-headers\r\nContent-Type: application/json`, completion);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).id).toBe('cmpl-many-headers');
   });
 
   it.each([';', ';;;', '/', 'application/', 'application/json, text/plain', 'ÿ/ÿ', `a/${'b'.repeat(5_000)} x`])('reads a body under the malformed Content-Type %j as JSON', async (type) => {
-    const answer = await exchange(`POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${completion.length}\r\nConnection: close\r\n\r\n${completion}`);
-    expect(statusOf(answer)).toBe(200);
-    expect(JSON.parse(bodyOf(answer)).object).toBe('text_completion');
+    const answer = await rawRequest(port, Buffer.from(`POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}`, 'latin1'), completion);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).object).toBe('text_completion');
   });
 
   it.each([
@@ -65,15 +52,15 @@ describe('HTTP edges', () => {
     ['MKCOL', '/health', 'GET'],
     ['PURGE', '/v1/models', 'GET'],
   ])('%s on %s is a 405 naming %s', async (method, path, allowed) => {
-    const answer = await exchange(`${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
-    expect(statusOf(answer)).toBe(405);
-    expect(answer.toLowerCase()).toContain(`allow: ${allowed.toLowerCase()}\r\n`);
-    expect(bodyOf(answer)).toBe('{"detail":"Method Not Allowed"}');
+    const answer = await rawRequest(port, `${method} ${path} HTTP/1.1\r\nHost: x`);
+    expect(answer.status).toBe(405);
+    expect(answer.header('allow')?.toString()).toBe(allowed);
+    expect(answer.body).toBe('{"detail":"Method Not Allowed"}');
   });
 
   it('any method reads /metrics, as vLLM mounts it', async () => {
-    const answer = await exchange('PROPFIND /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-    expect(statusOf(answer)).toBe(200);
-    expect(bodyOf(answer)).toContain('vllm:');
+    const answer = await rawRequest(port, 'PROPFIND /metrics HTTP/1.1\r\nHost: x');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toContain('vllm:');
   });
 });
