@@ -12,7 +12,7 @@ import { MetricsHub } from './metrics/metrics-hub.ts';
 import { metricsRoutes } from './metrics/metrics-route.ts';
 import { vllmMetrics } from './metrics/vllm-metrics.ts';
 import { resolveServerOptions, type ServerOptions } from './options.ts';
-import { installVllmCors } from './routes/vllm-cors.ts';
+import { installVllmCors, vllmCorsBefore } from './routes/vllm-cors.ts';
 import { routeEveryHttpMethod } from './routes/vllm-method-not-allowed.ts';
 import { BODY_PARSE_ERROR, bodyText, parsePythonJson } from './dialects/python-json.ts';
 import { VllmError } from './dialects/vllm/errors.ts';
@@ -47,6 +47,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
  */
 const MAX_HEADER_BYTES = 1 << 20;
 const INVALID_REQUEST = 'Invalid HTTP request received.';
+/** Headers read per request (Node's default is 1,000); see where it is set. */
+const MAX_HEADER_COUNT = 20_000;
 
 /**
  * What uvicorn answers a request its parser refuses (httptools_impl's send_400_response): a
@@ -120,14 +122,20 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     frameworkErrors: (error, request, reply) => {
       // The handler's reply is typed for any route schema; this one sends no schema'd body.
       const plain = reply as unknown as FastifyReply;
-      // Sent without the onSend hooks: the id is added here.
+      // Answered before the onRequest and onSend hooks: the middleware's CORS and the id here.
+      if (options.dialect === 'vllm') {
+        const preflight = vllmCorsBefore(request, plain);
+        if (preflight !== null) return preflight;
+      }
       plain.header('x-request-id', echoedId(request.raw.rawHeaders));
       return error.code === 'FST_ERR_BAD_URL' ? starletteNotFound(plain) : starletteDetail(plain, 400, 'Bad Request');
     },
   });
-  // httptools (uvicorn) reads any number of header lines; Node keeps the first 2,000 fields
-  // (1,000 headers) and silently drops the rest, content-length and x-request-id with them.
-  app.server.maxHeadersCount = 0;
+  // httptools (uvicorn) reads any number of header lines; Node keeps the first 1,000 headers and
+  // silently drops the rest, content-length and x-request-id with them. A finite cap all the
+  // same: parsing 150,000 empty headers (what the 1 MiB head limit lets in) holds the thread
+  // ~110 ms against ~14 ms, and every stream's writes would wait for it.
+  app.server.maxHeadersCount = MAX_HEADER_COUNT;
   routeEveryHttpMethod(app);
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request) => {
@@ -137,6 +145,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // benchtruth's lenient reading (below) such a body is read as JSON like any other.
     const type = request.headers['content-type'];
     if (type !== undefined && !MEDIA_TYPE.test(type)) request.headers['content-type'] = 'application/json';
+    // Fastify refuses a QUERY without a content type before routing (RFC 10008); Starlette
+    // routes it as any other method (/metrics answers it, a known path gives its 405).
+    else if (type === undefined && request.method === 'QUERY') request.headers['content-type'] = 'application/json';
   });
   // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch
   // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake

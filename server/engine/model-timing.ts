@@ -26,26 +26,30 @@ export function timingFor(options: TimingOptionSource, model: string): TimingMod
 
 /**
  * Each model's timing, worked out once: an engine asks at every admission, and the answer only
- * depends on options that never change while the server runs. Frozen, since every request of
- * the model shares it.
+ * depends on options that never change while the server runs. A model without an entry of its
+ * own (the base model, an adapter loaded at run time) shares the server-wide timing, so what is
+ * kept is bounded by the configuration, whatever adapters come and go. Frozen, since every
+ * request of the model shares it.
  */
 export class ModelTimings {
   readonly #options: TimingOptionSource;
   readonly #byModel = new Map<string, TimingModel>();
+  #serverWide: TimingModel | null = null;
 
   constructor(options: TimingOptionSource) {
     this.#options = options;
   }
 
   of(model: string): TimingModel {
+    if (!Object.hasOwn(this.#options.modelTiming, model)) return (this.#serverWide ??= frozen(timingFor(this.#options, model)));
     let timing = this.#byModel.get(model);
-    if (timing === undefined) {
-      const fresh = timingFor(this.#options, model);
-      Object.freeze(fresh.ttft);
-      Object.freeze(fresh.itl);
-      timing = Object.freeze(fresh);
-      this.#byModel.set(model, timing);
-    }
+    if (timing === undefined) this.#byModel.set(model, (timing = frozen(timingFor(this.#options, model))));
     return timing;
   }
+}
+
+function frozen(timing: TimingModel): TimingModel {
+  Object.freeze(timing.ttft);
+  Object.freeze(timing.itl);
+  return Object.freeze(timing);
 }

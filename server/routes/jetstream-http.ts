@@ -20,6 +20,7 @@ import { methodNotAllowed } from './vllm-method-not-allowed.ts';
 import type { GenerationStart } from './vllm-generation.ts';
 import { recordRefusal, refusalRecord } from './vllm-refusal-truth.ts';
 import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
+import { firstRawHeader } from '../transport/id-header.ts';
 
 /** The paths JetStream's FastAPI apps serve (they install no CORS middleware: vllm-cors.ts). */
 export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '/healthcheck', '/v1/generate', '/v1/health', '/']);
@@ -57,12 +58,6 @@ function admissionError(reason: 'full' | 'invalid' | 'too_long', message: string
   return new JetstreamError(400, message);
 }
 
-/** The request's Content-Type as the client sent it (Node keeps the first of several). */
-function sentContentType(rawHeaders: readonly string[]): string | undefined {
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if ((rawHeaders[i] as string).toLowerCase() === 'content-type') return rawHeaders[i + 1];
-  return undefined;
-}
-
 type PlanRequest = Pick<GeneratePlanInput, 'surface' | 'stream' | 'withText' | 'maxTokens' | 'promptTokens'>;
 
 export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntime) {
@@ -73,7 +68,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     // Fastify from refusing a media type it cannot parse (FastAPI has no 415).
     app.addHook('onRequest', async (request) => {
       // As sent: the server-wide hook may have rewritten a malformed one for vLLM's routes.
-      const type = sentContentType(request.raw.rawHeaders);
+      const type = firstRawHeader(request.raw.rawHeaders, 'content-type');
       if (type !== undefined) request.headers['content-type'] = fastapiReadsJson(type) ? 'application/json' : 'text/plain';
     });
     app.removeAllContentTypeParsers();

@@ -51,12 +51,23 @@ function allowSimpleRequest(request: FastifyRequest, reply: FastifyReply, origin
   }
 }
 
+/**
+ * What vLLM's CORSMiddleware does before the app sees a request: answers a preflight (returned),
+ * or marks a simple cross-origin request's answer (null: the app answers).
+ */
+export function vllmCorsBefore(request: FastifyRequest, reply: FastifyReply): FastifyReply | null {
+  const origin = request.headers.origin;
+  if (origin === undefined) return null;
+  if (isPreflight(request)) return answerPreflight(request, reply);
+  allowSimpleRequest(request, reply, origin);
+  return null;
+}
+
 /** `exceptPaths`: route paths served by an app without the middleware (JetStream's). */
 export function installVllmCors(app: FastifyInstance, exceptPaths: ReadonlySet<string>): void {
   app.addHook('onRequest', async (request, reply) => {
-    const origin = request.headers.origin;
-    if (origin === undefined || exceptPaths.has(request.routeOptions.url ?? '')) return;
-    if (isPreflight(request)) return answerPreflight(request, reply);
-    allowSimpleRequest(request, reply, origin);
+    if (exceptPaths.has(request.routeOptions.url ?? '')) return;
+    const answered = vllmCorsBefore(request, reply);
+    if (answered !== null) return answered;
   });
 }

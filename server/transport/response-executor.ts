@@ -407,7 +407,12 @@ class ResponsePlayer implements ScheduledTask {
     // headers byte for byte; the uncork sends them now rather than next tick.
     res.write('', 'latin1');
     const socket = res.socket;
-    if (isRealSocket(socket) && socket.writableCorked > 0) socket.uncork();
+    if (isRealSocket(socket)) {
+      if (socket.writableCorked > 0) socket.uncork();
+      // A connection reset while the thread was busy: the send failed, the headers never left
+      // (the caller's next send finds the socket gone and ends the response).
+      if (socket.errored !== null) this.#record.headersMs = null;
+    }
   }
 
   /** Copies the stamps of the writes sent so far into the record (its readers see them there). */

@@ -6,6 +6,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realClock } from '../../../contracts/clock.ts';
 import { endedRecord, rawCompletion } from '../../helpers/raw-completions.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
 
@@ -40,16 +41,36 @@ describe('a connection reset while the server is busy', () => {
     await new Promise((resolve) => setTimeout(resolve, 15));
     // The reset reaches the server's kernel socket while its thread cannot see it; by the time
     // the thread is free every remaining write is due (20 tokens × 10 ms).
+    const resetAt = realClock.now();
     socket.resetAndDestroy();
     busy(400);
     const record = await endedRecord(running.server, id, 5_000);
     expect(record.end?.how).toBe('client_aborted');
     const stamped = record.writes.filter((w) => w.actualMs !== null);
-    // What was stamped left before the reset: at most what the client read, never the rest.
     expect(stamped.length).toBeLessThan(record.writes.length);
-    const stampedBytes = stamped.reduce((sum, w) => sum + w.length, 0);
-    expect(stampedBytes).toBeLessThanOrEqual(record.body.byteLength);
-    expect(record.end?.atMs ?? 0).toBeGreaterThan(0);
+    // What was stamped left before the reset, and reached the client (its bytes also hold the
+    // head and the chunk framing); nothing after it.
+    for (const write of stamped) expect(record.arrivalEpochMs + (write.actualMs as number)).toBeLessThanOrEqual(realClock.epochMs(resetAt) + 0.001);
+    expect(stamped.reduce((sum, w) => sum + w.length, 0)).toBeLessThanOrEqual(received);
     expect(received).toBeGreaterThan(0);
+  });
+
+  it.each([1, 2])('leaves a one-body answer unsent: no head, no write stamped (run %i)', async (run) => {
+    const id = `rst-busy-body-${run}`;
+    const socket: Socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(rawCompletion(id, { max_tokens: 20, ignore_eos: true, stream: false }));
+    // The body is due at about 195 ms: reset before, and keep the thread busy past it.
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    socket.resetAndDestroy();
+    busy(400);
+    const record = await endedRecord(running.server, id, 5_000);
+    expect(received).toBe(0);
+    expect(record.end?.how).toBe('client_aborted');
+    expect(record.headersMs).toBeNull();
+    expect(record.writes.every((w) => w.actualMs === null)).toBe(true);
   });
 });

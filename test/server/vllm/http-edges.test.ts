@@ -58,6 +58,29 @@ describe('HTTP edges', () => {
     expect(answer.body).toBe('{"detail":"Method Not Allowed"}');
   });
 
+  it('QUERY without a content type is routed as any method: /metrics, an unknown path, a known one', async () => {
+    expect((await rawRequest(port, 'QUERY /metrics HTTP/1.1\r\nHost: x')).status).toBe(200);
+    expect((await rawRequest(port, 'QUERY /nothing-here HTTP/1.1\r\nHost: x')).status).toBe(404);
+    expect((await rawRequest(port, 'QUERY /v1/completions HTTP/1.1\r\nHost: x')).status).toBe(405);
+  });
+
+  it('a bad percent-escape still passes the CORS middleware, as every vLLM answer does', async () => {
+    const simple = await rawRequest(port, 'GET /v1/%zz HTTP/1.1\r\nHost: x\r\nOrigin: http://a.example');
+    expect(simple.status).toBe(404);
+    expect(simple.header('access-control-allow-origin')?.toString()).toBe('*');
+    const preflight = await rawRequest(port, 'OPTIONS /v1/%zz HTTP/1.1\r\nHost: x\r\nOrigin: http://a.example\r\nAccess-Control-Request-Method: POST');
+    expect(preflight.status).toBe(200);
+    expect(preflight.body).toBe('OK');
+  });
+
+  it('reads up to 20,000 headers; past that Node drops the rest', async () => {
+    let junk = '';
+    for (let i = 0; i < 19_990; i++) junk += `x-${i}: 1\r\n`;
+    const answer = await rawRequest(port, `POST /v1/completions HTTP/1.1\r\nHost: x\r\n${junk}x-request-id: near-cap\r\nContent-Type: application/json`, completion);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).id).toBe('cmpl-near-cap');
+  });
+
   it('any method reads /metrics, as vLLM mounts it', async () => {
     const answer = await rawRequest(port, 'PROPFIND /metrics HTTP/1.1\r\nHost: x');
     expect(answer.status).toBe(200);
