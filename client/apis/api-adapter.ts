@@ -8,6 +8,9 @@ import type { UsageRequest } from '../run/bench-options.ts';
 export type ApiName = 'completions' | 'chat' | 'jetstream-proxy' | 'jetstream-http' | 'jetstream-grpc';
 
 /** What one payload (an SSE event's data, or a whole non-streamed body) means to the measurement. */
+/** Payload.choice of a payload that carries several choices at once. */
+export const SEVERAL_CHOICES = -1;
+
 export interface Payload {
   /** Carries ≥ 1 output token (non-empty text, content, reasoning or tool-call delta, token ids). */
   tokenBearing: boolean;
@@ -21,7 +24,7 @@ export interface Payload {
   /**
    * The choice the payload's tokens and running usage belong to (vLLM's `choices[].index`; a
    * choice without a non-negative integer index counts as 0): with n > 1 vLLM sends each
-   * choice's chunk apart, its continuous usage counting that choice alone. -1: the payload
+   * choice's chunk apart, its continuous usage counting that choice alone. SEVERAL_CHOICES: the payload
    * carries several choices (its usage, if any, counts them together); null: it carries none
    * (vLLM's usage-only chunk, whose usage sums every choice). Absent: an API without choices
    * (one stream of tokens, as choice 0).

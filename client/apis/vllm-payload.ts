@@ -3,7 +3,7 @@
  * measurement: whether it carries output tokens, its usage, finish reason or error. Pure.
  */
 import { choiceIndex, interpretByTemplate, learnVllmPayloadTemplate } from '../decode/vllm-payload-template.ts';
-import type { Payload } from './api-adapter.ts';
+import { SEVERAL_CHOICES, type Payload } from './api-adapter.ts';
 import { isJsonObject, type JsonObject } from '../../contracts/json.ts';
 import { chatText } from './chat-text.ts';
 
@@ -93,6 +93,6 @@ function interpretParsed(parsed: unknown): Payload | null {
   }
   if (text !== '') tokenBearing = true;
   const usage = isJsonObject(parsed.usage) ? (parsed.usage as Payload['usage']) : null;
-  const choice = choices.length === 0 ? null : choices.length > 1 ? -1 : choiceIndex(isJsonObject(choices[0]) ? choices[0].index : undefined);
+  const choice = choices.length === 0 ? null : choices.length > 1 ? SEVERAL_CHOICES : choiceIndex(isJsonObject(choices[0]) ? choices[0].index : undefined);
   return { tokenBearing, text, dialectTokens: null, usage, finishReason, error: null, done: false, choice };
 }

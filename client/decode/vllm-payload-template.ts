@@ -15,7 +15,7 @@
  * parses plus a few failed matches; a stream that alternates one new shape with one hit cannot
  * keep building either.
  */
-import type { Payload } from '../apis/api-adapter.ts';
+import { SEVERAL_CHOICES, type Payload } from '../apis/api-adapter.ts';
 import { buildJsonShapeTemplate, matchJsonShape, Refused, type HoleValues, type JsonShapeTemplate, type ShapeNode } from './json-shape-template.ts';
 import { isJsonObject } from '../../contracts/json.ts';
 import { chatTextPieces, type TextPath } from '../apis/chat-text.ts';
@@ -244,7 +244,7 @@ function buildVllmPayloadTemplate(data: string, parsed: unknown): VllmPayloadTem
     const indexNode = only !== null && typeof only.index === 'number' ? child(choicesNode.items[0], 'index') : undefined;
     if (indexNode !== undefined && indexNode.kind !== 'number') throw new Refused();
     const choiceHole = indexNode === undefined ? -1 : indexNode.hole;
-    const choice = choices.length === 0 ? null : choices.length > 1 ? -1 : choiceIndex(only?.index);
+    const choice = choices.length === 0 ? null : choices.length > 1 ? SEVERAL_CHOICES : choiceIndex(only?.index);
     return { shape, textHoles, finishHoles, toolCalls, usage, choiceHole, choice };
   } catch (error) {
     if (error instanceof Refused) return null;
