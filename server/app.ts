@@ -16,6 +16,7 @@ import { installVllmCors, vllmCorsBefore } from './routes/vllm-cors.ts';
 import { routeEveryHttpMethod } from './routes/vllm-method-not-allowed.ts';
 import { BODY_PARSE_ERROR, bodyText, parsePythonJson } from './dialects/python-json.ts';
 import { VllmError } from './dialects/vllm/errors.ts';
+import { JetstreamError } from './dialects/jetstream/fastapi-errors.ts';
 import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
 import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
 import { RequestIdentities } from './routes/request-identity.ts';
@@ -47,6 +48,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
  */
 const MAX_HEADER_BYTES = 1 << 20;
 const INVALID_REQUEST = 'Invalid HTTP request received.';
+const SHUTTING_DOWN = 'The server is shutting down; send the request again.';
 /** Headers read per request (Node's default is 1,000); see where it is set. */
 const MAX_HEADER_COUNT = 20_000;
 
@@ -108,6 +110,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     logger: options.logger,
     bodyLimit: options.maxBodySizeBytes,
     forceCloseConnections: 'idle',
+    // Requests arriving while it closes are refused by the hook below (with an id and a truth
+    // record), not by Fastify's bare 503.
+    return503OnClosing: false,
     // uvicorn's default, which vLLM (VLLM_HTTP_TIMEOUT_KEEP_ALIVE) and JetStream's apps keep: a
     // pooled client that reuses a connection idle longer meets the same reset it would there.
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
@@ -138,8 +143,15 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   app.server.maxHeadersCount = MAX_HEADER_COUNT;
   routeEveryHttpMethod(app);
   app.decorateRequest('arrivalMono', 0);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     request.arrivalMono = clock.now();
+    // Stopping: uvicorn answers nothing more on a kept-alive connection; a request that still
+    // arrives on one gets a 503 in the dialect's shape, its id and its truth, then the close.
+    if (context.closing === true) {
+      reply.header('connection', 'close');
+      if (JETSTREAM_HTTP_PATHS.has(request.routeOptions.url ?? '')) throw new JetstreamError(503, SHUTTING_DOWN);
+      throw new VllmError(503, 'ServiceUnavailableError', SHUTTING_DOWN);
+    }
     // Fastify's '*' parser does not match an empty or malformed media type (`;`, `application/`,
     // `a/json, text/plain`) and would answer 415, a status neither vLLM nor FastAPI sends; under
     // benchtruth's lenient reading (below) such a body is read as JSON like any other.
@@ -205,6 +217,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
       jetstream.cutOff();
     },
     async close(): Promise<void> {
+      context.closing = true;
       // Both stop taking requests at once; each resolves when its open streams have ended.
       await Promise.all([jetstream.close(), app.close()]);
       // Connections dropped by cutOff() end their responses a turn later: their records first.

@@ -31,4 +31,6 @@ export interface ServerContext {
    * response that ends now ends `server_shutdown`, not `client_aborted`.
    */
   cuttingOff?: boolean;
+  /** The server is stopping: a request still arriving on an open connection is refused (503). */
+  closing?: boolean;
 }

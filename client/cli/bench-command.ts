@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isatty } from 'node:tty';
 import type { Command } from 'commander';
+import { StopSignals } from '../../contracts/stop-signals.ts';
 import { CliError } from '../../contracts/cli-error.ts';
 import { realClock } from '../../contracts/clock.ts';
 import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
@@ -20,8 +21,6 @@ import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 
 /** The signals that stop a run as Ctrl-C does, with their numbers (exit status 128 + n). */
 const STOP_SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
-/** A repeat of the first stop signal this soon is that stop's echo (timeout(1) signals the child and its group). */
-const SAME_STOP_WITHIN_MS = 250;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
 export interface BenchFlags {
@@ -367,7 +366,7 @@ export function registerBenchCommand(program: Command): void {
       // now and every report is still written; 3rd: leave at once (reports may be incomplete).
       // SIGTERM (a Kubernetes Job's stop, timeout(1), docker stop) and SIGHUP count the same,
       // so a stopped shard still reports; the exit status is 128 + the first signal's number.
-      let interrupts = 0;
+      const stops = new StopSignals();
       let exitCode = 130;
       // A terminal that hung up (at any moment, even as the run ends): Node's exit resets the
       // terminal's settings and aborts on the dead device. Dying of the hang-up itself, as a
@@ -379,22 +378,19 @@ export function registerBenchCommand(program: Command): void {
         process.removeAllListeners('SIGHUP');
         process.kill(process.pid, 'SIGHUP');
       });
-      let firstStop: { signal: StopSignal; atMs: number } | null = null;
       const onSignal = (signal: StopSignal): void => {
         // timeout(1) signals its child and then its own process group, so one stop arrives twice
         // within microseconds: that echo is the same stop, not a second one cutting off the grace.
-        const atMs = realClock.now();
-        if (firstStop !== null && interrupts === 1 && signal === firstStop.signal && atMs - firstStop.atMs < SAME_STOP_WITHIN_MS) return;
-        firstStop ??= { signal, atMs };
-        interrupts++;
+        const step = stops.next(signal, realClock.now());
+        if (step === 'echo') return;
         // A Job or timeout(1) sends the same signal again later, a terminal user presses Ctrl-C again.
         const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
-        if (interrupts === 1) {
+        if (step === 'stop') {
           exitCode = 128 + STOP_SIGNALS[signal];
           const what = signal === 'SIGINT' ? 'interrupted' : `stopped by ${signal}`;
           process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (${again} again to stop waiting)\n`);
           controller.abort();
-        } else if (interrupts === 2) {
+        } else if (step === 'end-grace') {
           process.stderr.write(`benchtruth: ${again} again: in-flight requests are cut off as timeouts; writing reports\n`);
           cutOff.abort();
         } else {

@@ -1,6 +1,7 @@
 /** `benchtruth serve`: flags (llm-d-inference-sim's spellings where they exist) → a listening server. */
 import type { Command } from 'commander';
 import { CliError, flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
+import { StopSignals } from '../../contracts/stop-signals.ts';
 import { PortBindError } from '../routes/port-bind-error.ts';
 import { buildServer } from '../app.ts';
 import { checkTruthLog } from '../truth/truth-store.ts';
@@ -121,25 +122,33 @@ export function registerServeCommand(program: Command): void {
         if (!(await reportWorkerFailure(line))) process.stderr.write(`${line}\n`);
         process.exit(2);
       }
-      let closing = false;
-      const shutdown = (signal: string): void => {
-        if (closing) return;
-        closing = true;
-        if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
-        // In-flight streams finish on their own schedule, for up to SHUTDOWN_GRACE_MS: then the
-        // ones still open are cut off, each with a truth record that says so (server_shutdown),
-        // and close() resolves once they are logged. The last timer is only a backstop.
-        setTimeout(() => {
-          server.cutOff();
-          setTimeout(() => process.exit(0), SHUTDOWN_WRAP_UP_MS).unref();
-        }, SHUTDOWN_GRACE_MS).unref();
-        void server.close().then(() => process.exit(0));
+      // In-flight streams finish on their own schedule, for up to SHUTDOWN_GRACE_MS: then the
+      // ones still open are cut off, each with a truth record that says so (server_shutdown),
+      // and close() resolves once they are logged. A second stop ends the grace at once (its
+      // cut-off streams are recorded all the same); a third leaves without waiting. An echo of
+      // a signal (a launcher's, a worker's copy from the primary) is no second stop.
+      const stops = new StopSignals();
+      let cutOffSoon: NodeJS.Timeout | null = null;
+      const cutOffNow = (): void => {
+        if (cutOffSoon !== null) clearTimeout(cutOffSoon);
+        server.cutOff();
+        setTimeout(() => process.exit(0), SHUTDOWN_WRAP_UP_MS).unref();
       };
-      // A second Ctrl-C ends a lone server at once (the default action). A worker gets every signal
-      // twice, from the terminal's process group and forwarded by the primary: it keeps finishing.
-      const listenFor = worker ? process.on.bind(process) : process.once.bind(process);
-      listenFor('SIGINT', () => shutdown('SIGINT'));
-      listenFor('SIGTERM', () => shutdown('SIGTERM'));
+      const onStop = (signal: NodeJS.Signals): void => {
+        const step = stops.next(signal, performance.now());
+        if (step === 'stop') {
+          if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
+          cutOffSoon = setTimeout(cutOffNow, SHUTDOWN_GRACE_MS).unref();
+          void server.close().then(() => process.exit(0));
+        } else if (step === 'end-grace') {
+          if (!worker) process.stdout.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
+          cutOffNow();
+        } else if (step === 'leave') {
+          process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+        }
+      };
+      process.on('SIGINT', () => onStop('SIGINT'));
+      process.on('SIGTERM', () => onStop('SIGTERM'));
       // Announce only once the signal handlers are in place: a supervisor may act on this line.
       const ports = { port, grpcPort: server.jetstream.grpcPort, metricsPort: server.jetstream.metricsPort };
       if (announceListening(ports)) return;

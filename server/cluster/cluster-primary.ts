@@ -10,6 +10,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import type { ServerOptions } from '../options.ts';
+import { StopSignals } from '../../contracts/stop-signals.ts';
 import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
 import { HandoffRescue } from './handoff-rescue.ts';
 import { SHUTDOWN_GRACE_MS, SHUTDOWN_WRAP_UP_MS } from './shutdown-grace.ts';
@@ -139,17 +140,26 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     return worker;
   };
   for (let i = 0; i < options.workers; i++) workers.push(fork(i));
+  // Each stop is passed on to the workers, which count stops as a lone server does (a second
+  // ends their grace: they cut off, log and exit); an echo of a signal is no second stop.
+  const stops = new StopSignals();
   const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
+    const step = stops.next(signal, performance.now());
+    if (step === 'echo') return;
+    if (step === 'leave') process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     // Said once for the server; the workers finish their streams quietly.
-    process.stdout.write(`benchtruth: ${signal}, finishing open streams\n`);
+    if (step === 'stop') process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
+    else process.stdout.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
+    const first = step === 'stop';
+    // Set before the workers hear it: one that exits now is not to be replaced.
+    stopping = true;
     for (const w of workers) w.process.kill(signal);
+    if (!first) return;
     let alive = workers.length;
     for (const w of workers) w.once('exit', () => --alive === 0 && process.exit(0));
     // The workers cut off what is still open after the grace, log it and exit: a backstop only.
     setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS + SHUTDOWN_WRAP_UP_MS + 1_000).unref();
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }

@@ -4,7 +4,9 @@
  * A record in flight is the live object its executor stamps; once it ends it is packed
  * (compact-truth.ts) and unpacked again for whoever asks for it.
  */
-import { closeSync, createWriteStream, openSync, statSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
 import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './compact-truth.ts';
 
@@ -42,6 +44,22 @@ export function checkTruthLog(path: string): void {
  */
 const MAX_LOG_BACKLOG_BYTES = 64 * 1024 * 1024;
 
+/**
+ * How long closing waits for the log to take what is still queued (a pipe's reader that stalled
+ * or reads slowly) before the rest is left out, said on stderr: a stopping server exits within
+ * its grace whatever the reader does.
+ */
+const LOG_CLOSE_WAIT_MS = 3_000;
+
+/**
+ * The log's stream: a file is written through the thread pool, a named pipe as a pipe on the
+ * event loop (libuv makes its descriptor non-blocking), so a reader that stalls never holds a
+ * thread — a thread blocked in write() would keep the process from exiting.
+ */
+function logStream(path: string, fd: number): Writable {
+  return fstatSync(fd).isFIFO() ? new Socket({ fd, readable: false, writable: true }) : createWriteStream(path, { fd });
+}
+
 export type TruthListener = (record: TruthRecord) => void;
 
 const inFlightKey = (endpoint: string, id: string): string => `${endpoint} ${id}`;
@@ -63,7 +81,9 @@ export class TruthStore {
   readonly #capacity: number;
   readonly #maxBytes: number;
   #bytes = 0;
-  #log: WriteStream | null;
+  #log: Writable | null;
+  /** Records handed to the log and not yet taken by it. */
+  #logQueued = 0;
   /** Records left out of a backed-up log since it last drained. */
   #logDropped = 0;
   #logPath = '';
@@ -86,7 +106,7 @@ export class TruthStore {
       return;
     }
     this.#logPath = path;
-    const log = createWriteStream(path, { fd: openTruthLog(path) });
+    const log = logStream(path, openTruthLog(path));
     // A failing disk (full, removed) must not take the server down: warn once, keep serving.
     log.once('error', (error) => {
       if (this.#log === log) this.#log = null;
@@ -144,7 +164,10 @@ export class TruthStore {
     for (const listener of this.#listeners) listener(record);
     const log = this.#log;
     if (log !== null) {
-      if (log.writableLength <= MAX_LOG_BACKLOG_BYTES) log.write(`${JSON.stringify(truthToJson(record))}\n`);
+      if (log.writableLength <= MAX_LOG_BACKLOG_BYTES) {
+        this.#logQueued++;
+        log.write(`${JSON.stringify(truthToJson(record))}\n`, this.#logTook);
+      }
       else if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
     }
     const kept = this.#records.get(record.id);
@@ -214,8 +237,20 @@ export class TruthStore {
   async close(): Promise<void> {
     const log = this.#log;
     if (log === null) return;
-    await new Promise<void>((resolve) => log.end(resolve));
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<boolean>((resolve) => log.end(() => resolve(true)));
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), LOG_CLOSE_WAIT_MS)));
+    const done = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    if (done || this.#log !== log) return;
+    process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: ${this.#logQueued} truth records were not taken by it within ${LOG_CLOSE_WAIT_MS / 1000} s of shutdown; they are left out\n`);
+    this.#log = null;
+    log.destroy();
   }
+
+  readonly #logTook = (error?: Error | null): void => {
+    if (error === undefined || error === null) this.#logQueued--;
+  };
 
   #remove(id: string): void {
     const kept = this.#records.get(id);

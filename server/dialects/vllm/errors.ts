@@ -11,6 +11,7 @@ export type VllmErrorType =
   | 'Unauthorized'
   | 'RequestEntityTooLarge'
   | 'RateLimitError'
+  | 'ServiceUnavailableError'
   | 'InternalServerError';
 
 export class VllmError extends Error {
