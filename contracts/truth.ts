@@ -125,6 +125,57 @@ export function truthToJson(record: TruthRecord): TruthRecordJson {
   };
 }
 
+/** Keys truthToJson replaces or moves (the rest keep their order in the record). */
+const REWRITTEN_KEYS: ReadonlySet<string> = new Set(['body', 'events', 'writes', 'end']);
+
+/**
+ * `JSON.stringify(truthToJson(record))` in pieces, for a writer that must not hold its thread
+ * for a whole record: the long lists (tokens, events, writes) come `perPiece` items at a time.
+ * The pieces joined are that text exactly (the same keys in the same order).
+ */
+export function* truthJsonPieces(record: TruthRecord, perPiece = 256): Generator<string> {
+  const body = Buffer.from(record.body.buffer, record.body.byteOffset, record.body.byteLength);
+  let opened = false;
+  const key = (name: string): string => {
+    const lead = opened ? ',' : '{';
+    opened = true;
+    return `${lead}${JSON.stringify(name)}:`;
+  };
+  function* list<T>(name: string, items: readonly T[], itemJson: (item: T) => string): Generator<string> {
+    let piece = `${key(name)}[`;
+    for (let i = 0; i < items.length; i++) {
+      piece += `${i === 0 ? '' : ','}${itemJson(items[i] as T)}`;
+      if ((i + 1) % perPiece === 0) {
+        yield piece;
+        piece = '';
+      }
+    }
+    yield `${piece}]`;
+  }
+  const fields = record as unknown as Record<string, unknown>;
+  for (const name of Object.keys(record)) {
+    if (REWRITTEN_KEYS.has(name)) continue;
+    const value = fields[name];
+    if (name === 'tokens' && Array.isArray(value)) yield* list(name, value, (token) => JSON.stringify(token));
+    // What JSON.stringify leaves out of an object: undefined, functions, symbols.
+    else if (value !== undefined && typeof value !== 'function' && typeof value !== 'symbol') yield `${key(name)}${JSON.stringify(value)}`;
+  }
+  const { arrivalEpochMs, end } = record;
+  yield `${key('headersEpochMs')}${JSON.stringify(record.headersMs === null ? null : arrivalEpochMs + record.headersMs)}`;
+  yield `${key('end')}${JSON.stringify(end === null ? null : { atMs: end.atMs, atEpochMs: arrivalEpochMs + end.atMs, how: end.how })}`;
+  yield `${key('bodyBase64')}${JSON.stringify(body.toString('base64'))}`;
+  yield* list('events', record.events, (e) => JSON.stringify({ ...e, bytes: body.toString('utf8', e.offset, e.offset + e.length) }));
+  yield* list('writes', record.writes, (w) =>
+    JSON.stringify({
+      ...w,
+      actualEpochMs: w.actualMs === null ? null : arrivalEpochMs + w.actualMs,
+      lateMs: w.actualMs === null ? null : w.actualMs - w.dueMs,
+      base64: body.toString('base64', w.offset, w.offset + w.length),
+    }),
+  );
+  yield '}';
+}
+
 export function truthFromJson(json: TruthRecordJson): TruthRecord {
   const { bodyBase64, events, writes, headersEpochMs: _h, end, ...rest } = json;
   return {

@@ -86,8 +86,8 @@ export interface BenchtruthServer {
 
 export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock = realClock): BenchtruthServer {
   const options = resolveServerOptions(partial);
-  const truth = new TruthStore({ capacity: options.truthCapacity, maxBytes: options.truthMaxBytes, logPath: options.truthLog ?? undefined });
   const scheduler = new EmissionScheduler(clock, { sleep: options.emissionSleep && clock === realClock });
+  const truth = new TruthStore({ capacity: options.truthCapacity, maxBytes: options.truthMaxBytes, logPath: options.truthLog ?? undefined, defer: (job) => scheduler.defer(job) });
   const engine = createEngine(options, clock, truth, scheduler);
   const metrics = new MetricsHub(engine, options);
   metrics.add(vllmMetrics);

@@ -7,7 +7,7 @@
 import { closeSync, createWriteStream, fstatSync, openSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
-import { truthToJson, type TruthRecord } from '../../contracts/truth.ts';
+import { truthJsonPieces, type TruthRecord } from '../../contracts/truth.ts';
 import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './compact-truth.ts';
 
 /**
@@ -51,6 +51,10 @@ const MAX_LOG_BACKLOG_BYTES = 64 * 1024 * 1024;
  */
 const LOG_CLOSE_WAIT_MS = 3_000;
 
+/** List items per serialized piece of a record, and pieces per turn: about a millisecond's work. */
+const LOG_ITEMS_PER_PIECE = 128;
+const LOG_PIECES_PER_TURN = 2;
+
 /**
  * The log's stream: a file is written through the thread pool, a named pipe as a pipe on the
  * event loop (libuv makes its descriptor non-blocking), so a reader that stalls never holds a
@@ -84,6 +88,13 @@ export class TruthStore {
   #log: Writable | null;
   /** Records handed to the log and not yet taken by it. */
   #logQueued = 0;
+  /** Ended records waiting to be written to the log, oldest first. */
+  readonly #logWaiting: TruthRecord[] = [];
+  /** The record being serialized, its pieces still to come, and its line so far. */
+  #logPieces: Generator<string> | null = null;
+  #logLine = '';
+  #logScheduled = false;
+  readonly #defer: (job: () => void) => void;
   /** Records left out of a backed-up log since it last drained. */
   #logDropped = 0;
   #logPath = '';
@@ -97,7 +108,12 @@ export class TruthStore {
   readonly #liveIds = new Map<string, number>();
   #idleWaiters: Array<() => void> = [];
 
-  constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined }) {
+  /**
+   * `defer` runs a job in a coming turn (the emission scheduler's gaps; setImmediate without
+   * one): where the log's serialization runs.
+   */
+  constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined; defer?: (job: () => void) => void }) {
+    this.#defer = options.defer ?? ((job) => void setImmediate(job));
     this.#capacity = options.capacity;
     this.#maxBytes = options.maxBytes ?? Infinity;
     const path = options.logPath;
@@ -156,19 +172,15 @@ export class TruthStore {
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
-      // After this record is logged below, not before.
+      // After this record is handed to the listeners and queued for the log below, not before.
       queueMicrotask(() => waiters.forEach((resolve) => resolve()));
     }
     // Listeners first: the batching engine settles the steps that ended by the response's end
     // (their tokens' engine times) before the record is logged, so the log and GET agree.
     for (const listener of this.#listeners) listener(record);
-    const log = this.#log;
-    if (log !== null) {
-      if (log.writableLength <= MAX_LOG_BACKLOG_BYTES) {
-        this.#logQueued++;
-        log.write(`${JSON.stringify(truthToJson(record))}\n`, this.#logTook);
-      }
-      else if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
+    if (this.#log !== null) {
+      this.#logWaiting.push(record);
+      this.#scheduleLog();
     }
     const kept = this.#records.get(record.id);
     // Evicted already, or its id reused by a newer request: nothing of this one is kept.
@@ -234,9 +246,61 @@ export class TruthStore {
     return () => this.#listeners.delete(listener);
   }
 
+  /**
+   * Writes ended records to the log a slice at a time (LOG_PIECES_PER_TURN pieces of
+   * LOG_ITEMS_PER_PIECE list items), in the emission scheduler's gaps: a record of thousands of
+   * writes is hundreds of kilobytes of JSON, and made in one go it held the thread for 10–20 ms,
+   * so the next request's arrival was stamped that late. Each record still goes to the log in
+   * one write, so the lines of `--workers` processes appending to one file never interleave.
+   */
+  #scheduleLog(): void {
+    if (this.#logScheduled) return;
+    this.#logScheduled = true;
+    this.#defer(this.#writeLogSlice);
+  }
+
+  readonly #writeLogSlice = (): void => {
+    this.#logScheduled = false;
+    this.#writeLog(LOG_PIECES_PER_TURN);
+    if (this.#logPieces !== null || this.#logWaiting.length > 0) this.#scheduleLog();
+  };
+
+  /** Serializes up to `pieces` pieces of the waiting records, writing each record once whole. */
+  #writeLog(pieces: number): void {
+    const log = this.#log;
+    if (log === null) {
+      this.#logWaiting.length = 0;
+      this.#logPieces = null;
+      this.#logLine = '';
+      return;
+    }
+    for (let n = 0; n < pieces; n++) {
+      if (this.#logPieces === null) {
+        const next = this.#logWaiting.shift();
+        if (next === undefined) return;
+        if (log.writableLength > MAX_LOG_BACKLOG_BYTES) {
+          if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
+          continue;
+        }
+        this.#logPieces = truthJsonPieces(next, LOG_ITEMS_PER_PIECE);
+      }
+      const piece = this.#logPieces.next();
+      if (piece.done !== true) {
+        this.#logLine += piece.value;
+        continue;
+      }
+      this.#logQueued++;
+      log.write(`${this.#logLine}\n`, this.#logTook);
+      this.#logLine = '';
+      this.#logPieces = null;
+    }
+  }
+
   async close(): Promise<void> {
     const log = this.#log;
     if (log === null) return;
+    // What still waits is written now, whole: close() comes once every response has ended.
+    this.#writeLog(Infinity);
     let timer: NodeJS.Timeout | undefined;
     const ended = new Promise<boolean>((resolve) => log.end(() => resolve(true)));
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), LOG_CLOSE_WAIT_MS)));
