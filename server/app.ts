@@ -16,6 +16,7 @@ import { installVllmCors, vllmCorsBefore } from './routes/vllm-cors.ts';
 import { routeEveryHttpMethod } from './routes/vllm-method-not-allowed.ts';
 import { BODY_PARSE_ERROR, bodyText, parsePythonJson } from './dialects/python-json.ts';
 import { VllmError } from './dialects/vllm/errors.ts';
+import { GENERATION_PATHS } from './dialects/vllm/generation-paths.ts';
 import { JetstreamError } from './dialects/jetstream/fastapi-errors.ts';
 import { JETSTREAM_HTTP_PATHS } from './routes/jetstream-http.ts';
 import { attachJetstream, type JetstreamSurfaces } from './routes/jetstream-surfaces.ts';
@@ -49,6 +50,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
 const MAX_HEADER_BYTES = 1 << 20;
 const INVALID_REQUEST = 'Invalid HTTP request received.';
 const SHUTTING_DOWN = 'The server is shutting down; send the request again.';
+const GENERATION_ROUTES: ReadonlySet<string> = new Set(GENERATION_PATHS);
+const JETSTREAM_GENERATE_PATHS: ReadonlySet<string> = new Set(['/generate', '/v1/generate']);
 /** Headers read per request (Node's default is 1,000); see where it is set. */
 const MAX_HEADER_COUNT = 20_000;
 
@@ -147,9 +150,11 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     request.arrivalMono = clock.now();
     // Stopping: uvicorn answers nothing more on a kept-alive connection; a request that still
     // arrives on one gets a 503 in the dialect's shape, its id and its truth, then the close.
-    if (context.closing === true) {
+    // Only new generations: a supervisor still reads /metrics, /health and /_truth meanwhile.
+    const route = request.routeOptions.url ?? '';
+    if (context.closing === true && request.method === 'POST' && (GENERATION_ROUTES.has(route) || JETSTREAM_GENERATE_PATHS.has(route))) {
       reply.header('connection', 'close');
-      if (JETSTREAM_HTTP_PATHS.has(request.routeOptions.url ?? '')) throw new JetstreamError(503, SHUTTING_DOWN);
+      if (JETSTREAM_GENERATE_PATHS.has(route)) throw new JetstreamError(503, SHUTTING_DOWN);
       throw new VllmError(503, 'ServiceUnavailableError', SHUTTING_DOWN);
     }
     // Fastify's '*' parser does not match an empty or malformed media type (`;`, `application/`,

@@ -1,10 +1,10 @@
 /** `benchtruth serve`: flags (llm-d-inference-sim's spellings where they exist) → a listening server. */
 import type { Command } from 'commander';
 import { CliError, flagValue, fraction, wholeNumber } from '../../contracts/cli-error.ts';
-import { StopSignals } from '../../contracts/stop-signals.ts';
+import { StopSignals, type StopStep } from '../../contracts/stop-signals.ts';
 import { PortBindError } from '../routes/port-bind-error.ts';
 import { buildServer } from '../app.ts';
-import { checkTruthLog } from '../truth/truth-store.ts';
+import { checkTruthLog, isNamedPipe } from '../truth/truth-store.ts';
 import { engineConfigNotes, engineConfigProblem } from '../engine/engine-config-check.ts';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from '../options.ts';
 import { jetstreamBanner, jetstreamOptionsFromFlags, registerJetstreamFlags, type JetstreamServeFlags } from './jetstream-serve-flags.ts';
@@ -13,7 +13,7 @@ import { defaultListenHost, latencyMs, localAddress, nonEmpty, portNumber, seedV
 import { applyServeConfig, blameConfigFile, refuseDoubleSpellings, engineOptionsFromFlags, isolatedCapacityNote, registerEngineFlags, type EngineServeFlags } from './engine-serve-flags.ts';
 import { checkLlmdCompatFlags, registerLlmdCompatFlags } from './llm-d-compat-flags.ts';
 import { isClusterPrimary, runClusterPrimary } from '../cluster/cluster-primary.ts';
-import { announceListening, inheritedPorts, isClusterWorkerProcess, joinClusterIfWorker, reportWorkerFailure } from '../cluster/cluster-worker.ts';
+import { announceListening, inheritedPorts, isClusterWorkerProcess, joinClusterIfWorker, onClusterStop, reportWorkerFailure } from '../cluster/cluster-worker.ts';
 import type { ListeningPorts } from '../cluster/cluster-messages.ts';
 import { SHUTDOWN_GRACE_MS, SHUTDOWN_WRAP_UP_MS } from '../cluster/shutdown-grace.ts';
 import { applyScenarioFlags, registerWireFlags, wireOptionsFromFlags, type WireFlags } from '../wire/wire-flags.ts';
@@ -97,6 +97,11 @@ export function registerServeCommand(program: Command): void {
         const ignored = [checkLlmdCompatFlags(flags as ServeFlags & Record<string, unknown>, resolved.maxLoras), isolatedCapacityNote(flags, resolved.scheduler), ...engineConfigNotes(resolved)].filter((line) => line !== null);
         // Before anything listens or prints: an unwritable log is a flag mistake, not a crash later.
         if (resolved.truthLog) flagValue('--truth-log', resolved.truthLog, checkTruthLog);
+        // Every worker appends its own records: a record is larger than a pipe takes in one
+        // piece (4 KiB), so two workers' lines would interleave; appends to a file do not.
+        if (resolved.truthLog && resolved.workers > 1 && isNamedPipe(resolved.truthLog)) {
+          throw new CliError(`--truth-log ${resolved.truthLog}: a named pipe cannot take the records of ${resolved.workers} workers without mixing their lines (fix: a regular file, or --workers 1)`);
+        }
         return { serveOptions, resolved, ignored };
       }, flags.scenario);
       if (!isClusterWorkerProcess()) for (const line of ignored) process.stderr.write(`${line}\n`);
@@ -126,7 +131,7 @@ export function registerServeCommand(program: Command): void {
       // ones still open are cut off, each with a truth record that says so (server_shutdown),
       // and close() resolves once they are logged. A second stop ends the grace at once (its
       // cut-off streams are recorded all the same); a third leaves without waiting. An echo of
-      // a signal (a launcher's, a worker's copy from the primary) is no second stop.
+      // a signal (a launcher passes one on twice) is no second stop.
       const stops = new StopSignals();
       let cutOffSoon: NodeJS.Timeout | null = null;
       const cutOffNow = (): void => {
@@ -134,8 +139,8 @@ export function registerServeCommand(program: Command): void {
         server.cutOff();
         setTimeout(() => process.exit(0), SHUTDOWN_WRAP_UP_MS).unref();
       };
-      const onStop = (signal: NodeJS.Signals): void => {
-        const step = stops.next(signal, performance.now());
+      const onStop = (signal: NodeJS.Signals): void => act(stops.next(signal, performance.now()), signal);
+      const act = (step: StopStep, signal: string): void => {
         if (step === 'stop') {
           if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
           cutOffSoon = setTimeout(cutOffNow, SHUTDOWN_GRACE_MS).unref();
@@ -147,8 +152,17 @@ export function registerServeCommand(program: Command): void {
           process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
         }
       };
-      process.on('SIGINT', () => onStop('SIGINT'));
-      process.on('SIGTERM', () => onStop('SIGTERM'));
+      if (worker) {
+        // The primary counts the stops and says each one; the copies of the terminal's signals
+        // a worker gets itself are not counted again (an echo late by a busy primary would be
+        // read as a second stop).
+        process.on('SIGINT', () => {});
+        process.on('SIGTERM', () => {});
+        onClusterStop(act);
+      } else {
+        process.on('SIGINT', () => onStop('SIGINT'));
+        process.on('SIGTERM', () => onStop('SIGTERM'));
+      }
       // Announce only once the signal handlers are in place: a supervisor may act on this line.
       const ports = { port, grpcPort: server.jetstream.grpcPort, metricsPort: server.jetstream.metricsPort };
       if (announceListening(ports)) return;

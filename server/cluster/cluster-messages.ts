@@ -32,7 +32,22 @@ export interface PeerList {
   peerPorts: number[];
 }
 
-export type ClusterMessage = WorkerHello | WorkerListening | WorkerFailed | PeerList;
+/**
+ * Primary → workers: a stop the primary counted (StopSignals). Only the primary counts: a worker
+ * gets each Ctrl-C from the terminal's process group too, and counting that copy and a late
+ * forward apart would read one stop as two.
+ */
+export interface StopMessage {
+  benchtruth: 'stop';
+  step: 'stop' | 'end-grace' | 'leave';
+  signal: string;
+}
+
+export type ClusterMessage = WorkerHello | WorkerListening | WorkerFailed | PeerList | StopMessage;
+
+export function isStopMessage(value: unknown): value is StopMessage {
+  return isClusterMessage(value) && value.benchtruth === 'stop';
+}
 
 export function isClusterMessage(value: unknown): value is ClusterMessage {
   return typeof value === 'object' && value !== null && typeof (value as { benchtruth?: unknown }).benchtruth === 'string';

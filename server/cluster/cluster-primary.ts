@@ -11,7 +11,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import type { ServerOptions } from '../options.ts';
 import { StopSignals } from '../../contracts/stop-signals.ts';
-import { isClusterMessage, type ListeningPorts, type PeerList } from './cluster-messages.ts';
+import { isClusterMessage, type ListeningPorts, type PeerList, type StopMessage } from './cluster-messages.ts';
 import { HandoffRescue } from './handoff-rescue.ts';
 import { SHUTDOWN_GRACE_MS, SHUTDOWN_WRAP_UP_MS } from './shutdown-grace.ts';
 
@@ -63,7 +63,8 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   const failStart = (line: string): void => {
     if (stopping) return;
     stopping = true;
-    for (const w of workers) if (!w.isDead()) w.process.kill('SIGTERM');
+    // Nothing served yet to finish; and workers leave stop signals to the primary.
+    for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL');
     process.stderr.write(`${line}\n`);
     process.exit(2);
   };
@@ -140,20 +141,25 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     return worker;
   };
   for (let i = 0; i < options.workers; i++) workers.push(fork(i));
-  // Each stop is passed on to the workers, which count stops as a lone server does (a second
-  // ends their grace: they cut off, log and exit); an echo of a signal is no second stop.
+  // The primary alone counts stops (an echo of a signal is no second stop) and tells the workers
+  // each one over IPC: a second ends their grace (they cut off, log and exit), a third makes
+  // them leave. Workers ignore the signals their process group gets.
   const stops = new StopSignals();
   const stop = (signal: NodeJS.Signals): void => {
     const step = stops.next(signal, performance.now());
     if (step === 'echo') return;
-    if (step === 'leave') process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    const message: StopMessage = { benchtruth: 'stop', step, signal };
+    if (step === 'leave') {
+      for (const w of workers) if (w.isConnected()) w.send(message);
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    }
     // Said once for the server; the workers finish their streams quietly.
     if (step === 'stop') process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
     else process.stdout.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
     const first = step === 'stop';
     // Set before the workers hear it: one that exits now is not to be replaced.
     stopping = true;
-    for (const w of workers) w.process.kill(signal);
+    for (const w of workers) if (w.isConnected()) w.send(message);
     if (!first) return;
     let alive = workers.length;
     for (const w of workers) w.once('exit', () => --alive === 0 && process.exit(0));

@@ -21,7 +21,7 @@ import type { LoraChange } from '../server-context.ts';
 import type { MetricsHub } from '../metrics/metrics-hub.ts';
 import { RequestIdentities } from '../routes/request-identity.ts';
 import { findTruth } from '../routes/truth-routes.ts';
-import { isClusterMessage, type ListeningPorts, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
+import { isClusterMessage, isStopMessage, type ListeningPorts, type StopMessage, type WorkerFailed, type WorkerHello, type WorkerListening } from './cluster-messages.ts';
 import { WORKER_GENERATION_ENV, WORKER_INDEX_ENV, WORKER_PORTS_ENV } from './cluster-primary.ts';
 import { mergeWorkerMetrics, type MetricsJson } from './merge-worker-metrics.ts';
 
@@ -137,6 +137,13 @@ async function copyAdapters(server: BenchtruthServer, ports: readonly number[]):
 }
 
 /** Joins the cluster when this process is a `--workers` worker; returns false otherwise. Call before listen(). */
+/** Calls `act` with each stop the primary counted (a worker of `serve --workers` only). */
+export function onClusterStop(act: (step: StopMessage['step'], signal: string) => void): void {
+  process.on('message', (message: unknown) => {
+    if (isStopMessage(message)) act(message.step, message.signal);
+  });
+}
+
 export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boolean> {
   const raw = process.env[WORKER_INDEX_ENV];
   if (!cluster.isWorker || raw === undefined) return false;

@@ -29,13 +29,17 @@ function openTruthLog(path: string): number {
  * opened here: closing it again would be end-of-file to its reader (`gzip < fifo` would end).
  */
 export function checkTruthLog(path: string): void {
-  let fifo = false;
+  // Absent, the open below creates it, or says why it cannot.
+  if (!isNamedPipe(path)) closeSync(openTruthLog(path));
+}
+
+/** Whether `path` is a named pipe (false when it does not exist yet). */
+export function isNamedPipe(path: string): boolean {
   try {
-    fifo = statSync(path).isFIFO();
+    return statSync(path).isFIFO();
   } catch {
-    // Absent: the open below creates it, or says why it cannot.
+    return false;
   }
-  if (!fifo) closeSync(openTruthLog(path));
 }
 
 /**
@@ -126,7 +130,8 @@ export class TruthStore {
     // A failing disk (full, removed) must not take the server down: warn once, keep serving.
     log.once('error', (error) => {
       if (this.#log === log) this.#log = null;
-      process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it\n`);
+      const lost = this.#logQueued + this.#logWaiting.length;
+      process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it${lost > 0 ? ` (${lost} not yet taken by it are lost)` : ''}\n`);
     });
     log.on('error', () => {});
     log.on('drain', () => {
@@ -306,8 +311,14 @@ export class TruthStore {
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), LOG_CLOSE_WAIT_MS)));
     const done = await Promise.race([ended, late]);
     clearTimeout(timer);
-    if (done || this.#log !== log) return;
-    process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: ${this.#logQueued} truth records were not taken by it within ${LOG_CLOSE_WAIT_MS / 1000} s of shutdown; they are left out\n`);
+    const dropped = this.#logDropped > 0 ? `; ${this.#logDropped} more were left out while it was backed up` : '';
+    if (done || this.#log !== log) {
+      if (dropped !== '') process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: ${this.#logDropped} truth records were left out while it was backed up\n`);
+      return;
+    }
+    process.stderr.write(
+      `benchtruth: --truth-log ${this.#logPath}: ${this.#logQueued} truth records were not taken by it within ${LOG_CLOSE_WAIT_MS / 1000} s of shutdown; they are left out, and its last line may be cut short${dropped}\n`,
+    );
     this.#log = null;
     log.destroy();
   }

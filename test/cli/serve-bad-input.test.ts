@@ -76,6 +76,12 @@ describe('serve: one line and exit 2 for bad input', () => {
     await expectOneLine(['--scenario', fifo], /^benchtruth: .*pipe/m);
   });
 
+  it('a named pipe as the truth log of several workers is refused: their lines would interleave (review 18b-3)', async () => {
+    const fifo = join(dir, 'truth-pipe');
+    execFileSync('mkfifo', [fifo]);
+    await expectOneLine(['--truth-log', fifo, '--workers', '2'], /^benchtruth: --truth-log .*truth-pipe: a named pipe cannot take the records of 2 workers without mixing their lines/m);
+  });
+
   it("a bad value in a scenario's server block names the scenario and its key, not a flag never typed (audit 12-R18-F3)", async () => {
     const scenario = file('bad-value.yaml', 'name: bad\ntitle: t\ndescription: A scenario whose server block gives a value the flag refuses, to check who is blamed for it.\nwire: vllm\nexpect: exact\nserver:\n  scheduler: bogus\n');
     await expectOneLine(['--scenario', scenario], /^benchtruth: --scenario .*bad-value\.yaml: server\.scheduler: /m);

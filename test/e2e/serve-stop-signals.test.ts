@@ -133,3 +133,47 @@ describe('serve with --truth-log on a named pipe whose reader stalled', () => {
     }
   }, 40_000);
 });
+
+describe('serve --workers 2 stopped through its process group (Ctrl-C in a terminal)', () => {
+  it('counts one stop though each worker also gets the signal, even from a primary slow to pass it on', async () => {
+    const log = join(mkdtempSync(join(tmpdir(), 'bt-stop-group-')), 'truth.jsonl');
+    // Its own process group, as a terminal's foreground job is.
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '2', '--truth-log', log, '--time-to-first-token', '50ms', '--inter-token-latency', '200ms'], { detached: true });
+    const pgid = child.pid as number;
+    let out = '';
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+        child.stdout.on('data', (piece: Buffer) => {
+          out += piece.toString();
+          const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (match !== null) {
+            clearTimeout(timer);
+            resolve(match[1] as string);
+          }
+        });
+      });
+      const exited = exitOf(child, 20_000);
+      await openStreams(url, 4, 'group');
+      // The primary is held 400 ms while the group's workers get the signal: its copy reaches
+      // them late, which they must not count as a second stop.
+      process.kill(pgid, 'SIGSTOP');
+      process.kill(-pgid, 'SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      process.kill(pgid, 'SIGCONT');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Still in its grace: the streams (20 s each) are open.
+      expect(child.exitCode).toBeNull();
+      process.kill(-pgid, 'SIGINT');
+      const { code } = await exited;
+      expect(code).toBe(0);
+      expect(loggedIds(log)).toEqual(Array.from({ length: 4 }, (_, i) => `group-${i}`).sort());
+    } finally {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }, 40_000);
+});

@@ -47,6 +47,8 @@ describe('the refusal while closing speaks the route’s dialect', () => {
       expect(answer.statusCode).toBe(503);
       expect(answer.headers['x-request-id']).toBe('js-closing');
       expect(JSON.parse(answer.body)).toEqual({ detail: 'The server is shutting down; send the request again.' });
+      // A supervisor still reads the server while it stops.
+      for (const url of ['/metrics', '/v1/health', '/_truth/requests/js-closing']) expect((await server.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
     } finally {
       server.context.closing = false;
       await server.close();
