@@ -4,29 +4,17 @@
  * Neither may lose the truth of the streams still open: an echo is the same stop, a real second
  * stop cuts the streams off at once, each logged as server_shutdown, and the server exits 0.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../helpers/cli.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'client', 'cli', 'bin.mjs');
 
-async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; log: string }> {
+async function serve(args: string[], options: { detached?: boolean } = {}): Promise<{ child: ChildProcessWithoutNullStreams; url: string; log: string }> {
   const log = join(mkdtempSync(join(tmpdir(), 'bt-stop-')), 'truth.jsonl');
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--truth-log', log, '--time-to-first-token', '50ms', '--inter-token-latency', '200ms', ...args]);
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (piece: Buffer) => {
-      out += piece.toString();
-      const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-  });
+  const { child, url } = await startServeProcess(['--truth-log', log, '--time-to-first-token', '50ms', '--inter-token-latency', '200ms', ...args], options);
   return { child, url, log };
 }
 
@@ -100,21 +88,9 @@ describe('serve with --truth-log on a named pipe whose reader stalled', () => {
     // The reader takes one chunk, then stops reading (its side of the pipe stays open).
     const reader = createReadStream(fifo, { highWaterMark: 1024 });
     reader.once('data', () => reader.pause());
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--truth-log', fifo, '--time-to-first-token', '0', '--inter-token-latency', '0']);
-    let out = '';
+    const { child, url } = await startServeProcess(['--truth-log', fifo, '--time-to-first-token', '0', '--inter-token-latency', '0']);
     let err = '';
     child.stderr.on('data', (piece: Buffer) => (err += piece.toString()));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-      child.stdout.on('data', (piece: Buffer) => {
-        out += piece.toString();
-        const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (match !== null) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      });
-    });
     try {
       // About 40 KB of record each: far more than a pipe's 64 KiB buffer holds.
       for (let i = 0; i < 30; i++) {
@@ -136,23 +112,9 @@ describe('serve with --truth-log on a named pipe whose reader stalled', () => {
 
 describe('serve --workers 2 stopped through its process group (Ctrl-C in a terminal)', () => {
   it('counts one stop though each worker also gets the signal, even from a primary slow to pass it on', async () => {
-    const log = join(mkdtempSync(join(tmpdir(), 'bt-stop-group-')), 'truth.jsonl');
-    // Its own process group, as a terminal's foreground job is.
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '2', '--truth-log', log, '--time-to-first-token', '50ms', '--inter-token-latency', '200ms'], { detached: true });
+    const { child, url, log } = await serve(['--workers', '2'], { detached: true });
     const pgid = child.pid as number;
-    let out = '';
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-        child.stdout.on('data', (piece: Buffer) => {
-          out += piece.toString();
-          const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (match !== null) {
-            clearTimeout(timer);
-            resolve(match[1] as string);
-          }
-        });
-      });
       const exited = exitOf(child, 20_000);
       await openStreams(url, 4, 'group');
       // The primary is held 400 ms while the group's workers get the signal: its copy reaches

@@ -28,10 +28,13 @@ export function runCli(args: readonly string[], timeoutMs = 60_000): Promise<Cli
   });
 }
 
-/** Starts `benchtruth serve` on an ephemeral port and resolves once it prints its address. */
-export function startServeProcess(args: readonly string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
+/**
+ * Starts `benchtruth serve` on an ephemeral port and resolves once it prints its address.
+ * `detached`: in its own process group, as a terminal's foreground job is.
+ */
+export function startServeProcess(args: readonly string[], options: { detached?: boolean } = {}): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args]);
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { detached: options.detached === true });
     let out = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
