@@ -11,7 +11,8 @@ import type { Command } from 'commander';
 import { StopSignals } from '../../contracts/stop-signals.ts';
 import { CliError } from '../../contracts/cli-error.ts';
 import { realClock } from '../../contracts/clock.ts';
-import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type FlagOfPath } from '../config/resolve-config.ts';
+import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type ConfigOptions, type FlagOfPath } from '../config/resolve-config.ts';
+import { prefixReportFiles, removePrefixedReports } from '../report/run-output.ts';
 import { applyInferencePerfSpellings, oursOfPath } from '../config/inference-perf-spellings.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import type { LifecycleReport } from '../report/lifecycle-report.ts';
@@ -271,7 +272,7 @@ export function rawConfigFromFlags(flags: BenchFlags, written = new Map<string, 
   return raw;
 }
 
-export function benchOptionsFromFlags(flags: BenchFlags): BenchOptions {
+export function benchOptionsFromFlags(flags: BenchFlags): ConfigOptions {
   // Keys the file wrote in inference-perf's names: an error names the key as written.
   const written = new Map<string, string>();
   const raw = rawConfigFromFlags(flags, written);
@@ -401,10 +402,15 @@ export function registerBenchCommand(program: Command): void {
       for (const [signal, listener] of listeners) process.on(signal, listener);
       lowerHelperThreadPriority();
       try {
+        // inference-perf's storage.local_storage.report_file_prefix: an earlier run's prefixed
+        // reports go first; this run's get the prefix once all are written.
+        const prefix = options.outputDir !== null ? options.reportFilePrefix : undefined;
+        if (prefix !== undefined) removePrefixedReports(options.outputDir as string, prefix);
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
+        if (prefix !== undefined) prefixReportFiles(options.outputDir as string, prefix);
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         process.stdout.write(`${clientStallLine(result.clientMaxStallMs)}\n`);
-        if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}\n`);
+        if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}${prefix !== undefined ? ` (report names prefixed with ${prefix})` : ''}\n`);
         const unreachable = serverNeverReached(result.report, result.reachedServer);
         if (result.interrupted) process.exitCode = exitCode;
         // Reports are complete, but part of the schedule was never sent.
@@ -417,6 +423,9 @@ export function registerBenchCommand(program: Command): void {
         }
       } catch (error) {
         if (error instanceof BenchError) throw new CliError(error.message);
+        // A directory named by the file's storage section: its problems name that key, not --output.
+        const asOutput = `--output ${options.outputDir ?? ''}: `;
+        if (error instanceof CliError && options.outputDirFrom !== undefined && error.message.startsWith(asOutput)) throw new CliError(`${options.outputDirFrom} ${options.outputDir ?? ''}: ${error.message.slice(asOutput.length)}`);
         throw error;
       } finally {
         for (const [signal, listener] of listeners) process.removeListener(signal, listener);

@@ -210,6 +210,22 @@ export const SHARED_PREFIX = z.strictObject({
   seed: z.number().int().optional(),
 });
 
+/**
+ * Where inference-perf writes its reports: `path` (`{timestamp}` is the run's start,
+ * YYYYmmdd-HHMMSS) and a prefix for each report file's name (a file name part: no `/`).
+ */
+const localStorage = z.strictObject({
+  path: z.string().min(1, 'must not be empty').optional(),
+  report_file_prefix: z
+    .string()
+    .refine((text) => !/[/\\\0]/.test(text) && text !== '.' && text !== '..', {
+      message: 'must be a file-name prefix without / or \\ (fix: put folders in storage.local_storage.path)',
+      params: { value: true },
+    })
+    .nullable()
+    .optional(),
+});
+
 export const configSchema = z.strictObject({
   api: z
     .strictObject({
@@ -226,8 +242,12 @@ export const configSchema = z.strictObject({
       model_name: z.string().min(1, 'must not be empty').optional(),
       api_key: z.string().optional(),
       lora: z.array(z.strictObject({ name: z.string().min(1), weight: positive })).default([]),
-      /** inference-perf's server kind: all three speak the OpenAI-compatible API benchtruth sends. */
-      type: z.enum(['vllm', 'sglang', 'tgi']).optional(),
+      /**
+       * inference-perf's server kind: vllm, sglang and tgi speak the OpenAI-compatible API
+       * benchtruth sends; `mock` (its in-process client, no server) is accepted here so a flag can
+       * replace it, and refused when the run is resolved (resolve-config.ts).
+       */
+      type: z.enum(['vllm', 'sglang', 'tgi', 'mock']).optional(),
       /** Sent as `ignore_eos` with every request, so outputs run to max tokens (inference-perf's default). */
       ignore_eos: z.boolean().default(true),
     })
@@ -354,6 +374,27 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   output: z.strictObject({ dir: z.string().min(1, 'must not be empty').optional() }).prefault({}),
+  /**
+   * inference-perf's `storage` section. `local_storage.path` is the output directory (as
+   * output.dir) and `report_file_prefix` goes in front of each JSON report's name; the two
+   * uploads are refused by name when the run is resolved (null, inference-perf's "none", passes).
+   */
+  storage: z
+    .strictObject({
+      local_storage: localStorage.optional(),
+      google_cloud_storage: localStorage.extend({ bucket_name: z.string() }).nullable().optional(),
+      simple_storage_service: localStorage
+        .extend({
+          bucket_name: z.string(),
+          endpoint_url: z.string().nullable().optional(),
+          region_name: z.string().nullable().optional(),
+          addressing_style: z.enum(['auto', 'virtual', 'path']).nullable().optional(),
+        })
+        .nullable()
+        .optional(),
+    })
+    .nullable()
+    .optional(),
   /** inference-perf's tokenizer section: accepted, unused (benchtruth counts tokens from usage, or its own tokenizer). */
   tokenizer: z.strictObject({ pretrained_model_name_or_path: z.string().optional(), token: z.string().optional(), trust_remote_code: z.boolean().optional() }).optional(),
 });

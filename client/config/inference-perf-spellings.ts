@@ -6,6 +6,7 @@
  */
 import { CliError } from '../../contracts/cli-error.ts';
 import { isPlainMapping, type Json } from './resolve-config.ts';
+import { refuseUnsupportedInferencePerfKeys } from './inference-perf-unsupported.ts';
 
 /** Its key → ours, as full paths: the same value and unit under another name. */
 const RENAMES: ReadonlyArray<readonly [theirs: string, ours: string]> = [
@@ -94,6 +95,23 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
   const oneSetting = (a: string, b: string): never => {
     throw new CliError(`--config ${path}: ${a} and ${b} are one setting (inference-perf's name and benchtruth's); give one`);
   };
+  refuseUnsupportedInferencePerfKeys(raw, `config ${path}`);
+  // Its `mock` data (its default: a few-token prompt per request) is our synthetic data, 4-token
+  // prompts unless the file sets a length.
+  const mockData = mappingAt(raw, 'data');
+  if (mockData !== undefined && mockData.type === 'mock') {
+    mockData.type = 'synthetic';
+    if (!('input' in mockData) && !('input_distribution' in mockData)) mockData.input = 4;
+  }
+  // Its shared-prefix output length given as a distribution is inference-perf's output_distribution.
+  const prefix = mappingAt(raw, 'data.shared_prefix');
+  if (prefix !== undefined && isPlainMapping(prefix.output_len)) {
+    const data = mappingAt(raw, 'data') as Json;
+    if ('output_distribution' in data) oneSetting('data.shared_prefix.output_len', 'data.output_distribution');
+    data.output_distribution = prefix.output_len;
+    delete prefix.output_len;
+    written.set('data.output_distribution', 'data.shared_prefix.output_len');
+  }
   // A sweep block with `type` is inference-perf's (seen before `type` is renamed).
   const theirSweep = 'type' in (mappingAt(raw, 'load.sweep') ?? {});
   for (const [theirs, ours] of RENAMES) {

@@ -16,6 +16,7 @@ import { requestsIn } from '../load/arrivals.ts';
 import { parseTrace, type LoadSpec, type StageSpec } from '../load/load-plan.ts';
 import type { Slo } from '../report/goodput.ts';
 import { DEFAULT_BENCH_OPTIONS, type BenchOptions } from '../run/bench-options.ts';
+import { unsupportedKeyReason } from './inference-perf-unsupported.ts';
 import { configSchema, DEFAULT_STAGES, MAX_LENGTH_TOKENS, MAX_PLANNED_SENDS, SHARED_PREFIX, SWEEP_DEFAULTS, type BenchConfig, type LengthConfig } from './config-schema.ts';
 
 export type Json = Record<string, unknown>;
@@ -204,7 +205,7 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
     const parts = issue.keys.map((key) => {
       const at = issue.path.length > 0 ? `${dotted}.${key}` : key;
       // Own keys only: `__proto__` or `toString` is an unknown key, not Object's property.
-      const unsupported = Object.hasOwn(UNSUPPORTED_KEYS, at) ? UNSUPPORTED_KEYS[at] : undefined;
+      const unsupported = Object.hasOwn(UNSUPPORTED_KEYS, at) ? UNSUPPORTED_KEYS[at] : unsupportedKeyReason(at);
       if (unsupported !== undefined) return `${at} is not supported: ${unsupported}`;
       // A key of another branch of a union (a concurrency stage's `count` in a rate stage): the
       // branch is the mistake, not the key's spelling.
@@ -472,7 +473,11 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   }
   refuseInapplicableDataKeys(data, where, flagOf);
   const needPath = (): string => {
-    if (data.path === undefined) throw new CliError(`${where('data.path')}: required for data.type ${data.type} (fix: --dataset-path FILE)`);
+    if (data.path === undefined) {
+      // inference-perf's shareGPT without a path is a download from Hugging Face.
+      const download = data.type === 'sharegpt' ? ': benchtruth reads a local file and downloads nothing' : '';
+      throw new CliError(`${where('data.path')}: required for data.type ${data.type}${download} (fix: --dataset-path FILE)`);
+    }
     return resolve(baseDir, data.path);
   };
   switch (data.type) {
@@ -565,10 +570,62 @@ function checkHeaders(headers: Readonly<Record<string, string>>, key: (name: str
   }
 }
 
+/** The run's options, and the prefix of its report files' names when inference-perf's storage gives one. */
+export interface ConfigOptions extends BenchOptions {
+  /** storage.local_storage.report_file_prefix: set only when non-empty (run-output.ts prefixReportFiles). */
+  reportFilePrefix?: string;
+  /** Who named outputDir when storage.local_storage did (`config FILE: storage.local_storage.path`), for errors about it. */
+  outputDirFrom?: string;
+}
+
+/** inference-perf's `{timestamp}` in a storage path: the run's start as YYYYmmdd-HHMMSS, local time. */
+export function storageTimestamp(at: Date): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${at.getFullYear()}${two(at.getMonth() + 1)}${two(at.getDate())}-${two(at.getHours())}${two(at.getMinutes())}${two(at.getSeconds())}`;
+}
+
+/**
+ * The output directory and report-file prefix from output.dir and inference-perf's
+ * storage.local_storage (its path, `reports-{timestamp}` when the section gives none, relative to
+ * the working directory as inference-perf writes it). A flag's output.dir (`--output`) wins over
+ * the file's storage path, and a flag's storage path over the file's output.dir; the file giving
+ * both is one setting twice. The uploads (google_cloud_storage, simple_storage_service) are refused.
+ */
+function storageOf(config: BenchConfig, where: Where, flagOf: FlagOfPath | undefined, now: Date): { outputDir: string | null; prefix: string | null; from: string | null } {
+  const storage = config.storage ?? {};
+  const upload = (key: 'google_cloud_storage' | 'simple_storage_service', what: string): void => {
+    if (storage[key] === undefined || storage[key] === null) return;
+    throw new CliError(`${where(`storage.${key}`)} is not supported: benchtruth writes its reports to a local directory and uploads nothing to ${what} (fix: remove it, and copy the output directory, storage.local_storage.path or --output, to the bucket yourself)`);
+  };
+  upload('google_cloud_storage', 'Google Cloud Storage');
+  upload('simple_storage_service', 'S3');
+  const local = storage.local_storage;
+  const storagePath = local === undefined ? undefined : (local.path ?? 'reports-{timestamp}').replaceAll('{timestamp}', storageTimestamp(now));
+  const prefix = local?.report_file_prefix ?? null;
+  const dir = config.output.dir;
+  const dirByFlag = flagOf?.('output.dir', 'flag') !== undefined;
+  const pathByFlag = flagOf?.('storage.local_storage.path', 'flag') !== undefined;
+  if (dir !== undefined && local?.path !== undefined && !dirByFlag && !pathByFlag) {
+    throw new CliError(`${where('storage.local_storage.path')}: it and output.dir are one setting (inference-perf's name and benchtruth's); give one`);
+  }
+  const fromStorage = !dirByFlag && (pathByFlag || dir === undefined) && storagePath !== undefined;
+  const outputDir = fromStorage ? (storagePath as string) : (dir ?? null);
+  return { outputDir, prefix: prefix === '' ? null : prefix, from: fromStorage ? where(local?.path !== undefined ? 'storage.local_storage.path' : 'storage.local_storage') : null };
+}
+
 /** The run's options from a validated config (paths relative to the config file's folder). */
-export function optionsFromConfig(config: BenchConfig, configPath: string | null, flagOf?: FlagOfPath): BenchOptions {
+export function optionsFromConfig(config: BenchConfig, configPath: string | null, flagOf?: FlagOfPath, now = new Date()): ConfigOptions {
   const baseDir = configPath === null ? process.cwd() : dirname(resolve(configPath));
   const where: Where = (path) => flagOf?.(path) ?? (configPath === null ? path : `config ${configPath}: ${path}`);
+  if (config.server.type === 'mock') {
+    throw new CliError(`${where('server.type')}: mock is not supported: inference-perf's mock client answers in-process and contacts no server, and benchtruth measures a real one (fix: server.type vllm, e.g. --set server.type=vllm, with --url at a server; \`benchtruth serve\` is a fake one)`);
+  }
+  const storage = storageOf(config, where, flagOf, now);
+  // inference-perf's sweep files give a worker pool (load.num_workers); benchtruth's sweep probes in one process.
+  // (A flag's --workers meets run-bench's own refusal, which names it.)
+  if (config.load.type === 'sweep' && config.load.workers > 1 && flagOf?.('load.workers', 'flag') === undefined) {
+    throw new CliError(`${where('load.workers')}: ${config.load.workers} workers with a sweep: benchtruth probes saturation and plans the stages in one process (fix: remove it or give 1, e.g. --workers 1)`);
+  }
   const url = config.server.base_url;
   if (url === undefined) throw new CliError('--url is required (e.g. --url http://127.0.0.1:8000, or server.base_url in --config)');
   const load = loadOf(config, baseDir, where, flagOf);
@@ -596,7 +653,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     timeoutMs: config.load.timeout,
     graceMs: config.load.grace,
     startAtEpochMs: config.load.start_at ?? null,
-    outputDir: config.output.dir ?? null,
+    outputDir: storage.outputDir,
     usage: config.api.usage,
     tokenizerFallback: config.api.tokenizer_fallback,
     load,
@@ -613,5 +670,7 @@ export function optionsFromConfig(config: BenchConfig, configPath: string | null
     ignoreEos: config.server.ignore_eos,
     workers: config.load.workers,
     ...(shard !== undefined ? { shard: { index: shard[0], count: shard[1] } } : {}),
+    ...(storage.prefix !== null ? { reportFilePrefix: storage.prefix } : {}),
+    ...(storage.from !== null ? { outputDirFrom: storage.from } : {}),
   };
 }

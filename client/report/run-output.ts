@@ -4,7 +4,7 @@
  * layout and holding only the requests the summary counts), then the summary, one file per
  * stage, server-metric summaries and raw_samples.json (what `benchtruth merge` reads).
  */
-import { accessSync, constants, createWriteStream, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { accessSync, constants, createWriteStream, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { CliError } from '../../contracts/cli-error.ts';
@@ -39,6 +39,34 @@ function end(stream: WriteStream): Promise<void> {
 
 /** The files a run (or merge) writes; a reused directory loses these and only these. */
 const REPORT_FILE = /^(?:requests\.jsonl|raw_samples\.json|per_request_lifecycle_metrics\.json|summary_(?:lifecycle|server)_metrics\.json|stage_\d+_(?:lifecycle|server)_metrics\.json|adapter_.+_(?:stage_\d+_)?lifecycle_metrics\.json|benchmark-.+-(?:inf|\d+(?:\.\d+)?)qps-.+\.json)$/;
+
+/**
+ * The reports inference-perf's `storage.local_storage.report_file_prefix` goes in front of: the
+ * lifecycle and server-metrics JSON. requests.jsonl and raw_samples.json (what `merge` reads by
+ * name) and the latency profile generator's report (its own naming) keep their names.
+ */
+const PREFIXED_REPORT = /^(?:per_request_lifecycle_metrics\.json|summary_(?:lifecycle|server)_metrics\.json|stage_\d+_(?:lifecycle|server)_metrics\.json|adapter_.+_(?:stage_\d+_)?lifecycle_metrics\.json)$/;
+
+/**
+ * Before a run into `dir` with a report-file prefix: removes the prefixed reports an earlier run
+ * with that prefix left (prepareOutputDir removes the unprefixed ones), so none is mistaken for
+ * this run's. A directory that does not exist yet has none.
+ */
+export function removePrefixedReports(dir: string, prefix: string): void {
+  if (isDirectory(dir) !== true) return;
+  for (const name of readdirSync(dir)) if (name.startsWith(prefix) && PREFIXED_REPORT.test(name.slice(prefix.length))) rmSync(join(dir, name), { force: true });
+}
+
+/** After a run: renames each report in `dir` to `prefix` + its name; answers how many. */
+export function prefixReportFiles(dir: string, prefix: string): number {
+  let renamed = 0;
+  for (const name of readdirSync(dir)) {
+    if (!PREFIXED_REPORT.test(name)) continue;
+    renameSync(join(dir, name), join(dir, `${prefix}${name}`));
+    renamed++;
+  }
+  return renamed;
+}
 
 /** An adapter's name as a file name part: anything but letters, digits, `.`, `_` and `-` becomes `_` (a `/` would be a path). */
 export function adapterFilePart(name: string): string {
