@@ -2,8 +2,8 @@
  * How a command counts the stop signals it gets (SIGINT, SIGTERM, SIGHUP): the first stops it
  * gracefully, a second ends the grace, a third leaves at once. A signal that repeats the one just
  * counted within SAME_STOP_WITHIN_MS is its echo, not another stop: launchers pass a signal on
- * to their child and its process group (timeout(1), npx, tsx), and a `--workers` process gets
- * each Ctrl-C from the terminal and again from its primary. Pure: the caller gives the time.
+ * to their child and its process group (timeout(1), npx, tsx). Under `serve --workers` only the
+ * primary counts, and tells the workers each stop. Pure: the caller gives the time.
  */
 
 /** A repeat of the last counted signal this soon is its echo. */

@@ -130,8 +130,9 @@ const REWRITTEN_KEYS: ReadonlySet<string> = new Set(['body', 'events', 'writes',
 
 /**
  * `JSON.stringify(truthToJson(record))` in pieces, for a writer that must not hold its thread
- * for a whole record: the long lists (tokens, events, writes) come `perPiece` items at a time.
- * The pieces joined are that text exactly (the same keys in the same order).
+ * for a whole record: the long lists (tokens, events, writes) come `perPiece` items at a time,
+ * the other fields together. For the records the server makes (plain data, no `toJSON`), the
+ * pieces joined are that text exactly: the same keys in the same order.
  */
 export function* truthJsonPieces(record: TruthRecord, perPiece = 256): Generator<string> {
   const body = Buffer.from(record.body.buffer, record.body.byteOffset, record.body.byteLength);
@@ -153,17 +154,23 @@ export function* truthJsonPieces(record: TruthRecord, perPiece = 256): Generator
     yield `${piece}]`;
   }
   const fields = record as unknown as Record<string, unknown>;
+  // The fields between the lists go out together: one piece, not one each.
+  let scalars = '';
   for (const name of Object.keys(record)) {
     if (REWRITTEN_KEYS.has(name)) continue;
     const value = fields[name];
-    if (name === 'tokens' && Array.isArray(value)) yield* list(name, value, (token) => JSON.stringify(token));
+    if (name === 'tokens' && Array.isArray(value)) {
+      if (scalars !== '') yield scalars;
+      scalars = '';
+      yield* list(name, value, (token) => JSON.stringify(token));
+    }
     // What JSON.stringify leaves out of an object: undefined, functions, symbols.
-    else if (value !== undefined && typeof value !== 'function' && typeof value !== 'symbol') yield `${key(name)}${JSON.stringify(value)}`;
+    else if (value !== undefined && typeof value !== 'function' && typeof value !== 'symbol') scalars += `${key(name)}${JSON.stringify(value)}`;
   }
   const { arrivalEpochMs, end } = record;
-  yield `${key('headersEpochMs')}${JSON.stringify(record.headersMs === null ? null : arrivalEpochMs + record.headersMs)}`;
-  yield `${key('end')}${JSON.stringify(end === null ? null : { atMs: end.atMs, atEpochMs: arrivalEpochMs + end.atMs, how: end.how })}`;
-  yield `${key('bodyBase64')}${JSON.stringify(body.toString('base64'))}`;
+  scalars += `${key('headersEpochMs')}${JSON.stringify(record.headersMs === null ? null : arrivalEpochMs + record.headersMs)}`;
+  scalars += `${key('end')}${JSON.stringify(end === null ? null : { atMs: end.atMs, atEpochMs: arrivalEpochMs + end.atMs, how: end.how })}`;
+  yield `${scalars}${key('bodyBase64')}${JSON.stringify(body.toString('base64'))}`;
   yield* list('events', record.events, (e) => JSON.stringify({ ...e, bytes: body.toString('utf8', e.offset, e.offset + e.length) }));
   yield* list('writes', record.writes, (w) =>
     JSON.stringify({

@@ -117,6 +117,10 @@ export function registerServeCommand(program: Command): void {
       const inherited = inheritedPorts();
       const server = buildServer(inherited === null ? serveOptions : { ...serveOptions, ...inherited });
       const worker = await joinClusterIfWorker(server);
+      // A stop the primary sends while this worker still starts waits until it can act on it.
+      let actOnStop: ((step: StopStep, signal: string) => void) | null = null;
+      const early: { stop: [StopStep, string] | null } = { stop: null };
+      if (worker) onClusterStop((step, signal) => (actOnStop !== null ? actOnStop(step, signal) : (early.stop = [step, signal])));
       let port: number;
       try {
         port = await server.listen();
@@ -158,7 +162,8 @@ export function registerServeCommand(program: Command): void {
         // read as a second stop).
         process.on('SIGINT', () => {});
         process.on('SIGTERM', () => {});
-        onClusterStop(act);
+        actOnStop = act;
+        if (early.stop !== null) act(...early.stop);
       } else {
         process.on('SIGINT', () => onStop('SIGINT'));
         process.on('SIGTERM', () => onStop('SIGTERM'));

@@ -58,6 +58,9 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   const workers: Worker[] = [];
   let listening = 0;
   let stopping = false;
+  const stops = new StopSignals();
+  /** The latest stop told to the workers (null: none yet), for one that starts listening after it. */
+  let lastStop: StopMessage | null = null;
   const listened: boolean[] = new Array(options.workers).fill(false);
   /** A worker could not start: the others would fail alike, so the server stops with its line. */
   const failStart = (line: string): void => {
@@ -103,6 +106,12 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
         listened[index] = true;
         earlyDeaths[index] = 0;
         rescue.flushParked();
+        // A worker that was still starting when a stop was sent may not have heard it (a
+        // message before its listener is lost): it hears the latest one now, and no banner.
+        if (lastStop !== null) {
+          worker.send(lastStop);
+          return;
+        }
         if (++listening !== options.workers) return;
         const [first, ...rest] = banner(message);
         process.stdout.write(`${first ?? ''} with ${options.workers} workers (pids ${workers.map((w) => w.process.pid).join(' ')})\n`);
@@ -144,11 +153,11 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   // The primary alone counts stops (an echo of a signal is no second stop) and tells the workers
   // each one over IPC: a second ends their grace (they cut off, log and exit), a third makes
   // them leave. Workers ignore the signals their process group gets.
-  const stops = new StopSignals();
   const stop = (signal: NodeJS.Signals): void => {
     const step = stops.next(signal, performance.now());
     if (step === 'echo') return;
     const message: StopMessage = { benchtruth: 'stop', step, signal };
+    lastStop = message;
     if (step === 'leave') {
       for (const w of workers) if (w.isConnected()) w.send(message);
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));

@@ -136,7 +136,6 @@ async function copyAdapters(server: BenchtruthServer, ports: readonly number[]):
   return true;
 }
 
-/** Joins the cluster when this process is a `--workers` worker; returns false otherwise. Call before listen(). */
 /** Calls `act` with each stop the primary counted (a worker of `serve --workers` only). */
 export function onClusterStop(act: (step: StopMessage['step'], signal: string) => void): void {
   process.on('message', (message: unknown) => {
@@ -144,6 +143,7 @@ export function onClusterStop(act: (step: StopMessage['step'], signal: string) =
   });
 }
 
+/** Joins the cluster when this process is a `--workers` worker; returns false otherwise. Call before listen(). */
 export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boolean> {
   const raw = process.env[WORKER_INDEX_ENV];
   if (!cluster.isWorker || raw === undefined) return false;

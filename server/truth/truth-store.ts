@@ -55,9 +55,14 @@ const MAX_LOG_BACKLOG_BYTES = 64 * 1024 * 1024;
  */
 const LOG_CLOSE_WAIT_MS = 3_000;
 
-/** List items per serialized piece of a record, and pieces per turn: about a millisecond's work. */
+/**
+ * List items per serialized piece of a record (at most about half a millisecond's work), and
+ * pieces per turn while the log is caught up: each turn takes more pieces as records wait, so
+ * the log never falls behind the requests that end (the work is the same as in one go).
+ */
 const LOG_ITEMS_PER_PIECE = 128;
 const LOG_PIECES_PER_TURN = 2;
+const LOG_WAITING_PER_EXTRA_PIECE = 4;
 
 /**
  * The log's stream: a file is written through the thread pool, a named pipe as a pipe on the
@@ -92,8 +97,11 @@ export class TruthStore {
   #log: Writable | null;
   /** Records handed to the log and not yet taken by it. */
   #logQueued = 0;
-  /** Ended records waiting to be written to the log, oldest first. */
+  /** Ended records waiting to be written to the log, oldest first, and about how many bytes they are. */
   readonly #logWaiting: TruthRecord[] = [];
+  #logWaitingBytes = 0;
+  /** close() has begun: nothing is left out for backlog any more. */
+  #logClosing = false;
   /** The record being serialized, its pieces still to come, and its line so far. */
   #logPieces: Generator<string> | null = null;
   #logLine = '';
@@ -130,7 +138,7 @@ export class TruthStore {
     // A failing disk (full, removed) must not take the server down: warn once, keep serving.
     log.once('error', (error) => {
       if (this.#log === log) this.#log = null;
-      const lost = this.#logQueued + this.#logWaiting.length;
+      const lost = this.#logQueued + this.#logWaiting.length + (this.#logPieces === null ? 0 : 1);
       process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it${lost > 0 ? ` (${lost} not yet taken by it are lost)` : ''}\n`);
     });
     log.on('error', () => {});
@@ -183,10 +191,7 @@ export class TruthStore {
     // Listeners first: the batching engine settles the steps that ended by the response's end
     // (their tokens' engine times) before the record is logged, so the log and GET agree.
     for (const listener of this.#listeners) listener(record);
-    if (this.#log !== null) {
-      this.#logWaiting.push(record);
-      this.#scheduleLog();
-    }
+    if (this.#log !== null) this.#queueForLog(record);
     const kept = this.#records.get(record.id);
     // Evicted already, or its id reused by a newer request: nothing of this one is kept.
     if (kept === undefined || kept.entry !== record) return;
@@ -252,11 +257,32 @@ export class TruthStore {
   }
 
   /**
-   * Writes ended records to the log a slice at a time (LOG_PIECES_PER_TURN pieces of
-   * LOG_ITEMS_PER_PIECE list items), in the emission scheduler's gaps: a record of thousands of
-   * writes is hundreds of kilobytes of JSON, and made in one go it held the thread for 10–20 ms,
-   * so the next request's arrival was stamped that late. Each record still goes to the log in
-   * one write, so the lines of `--workers` processes appending to one file never interleave.
+   * Records wait for the log in the order they end; what waits counts with what the log has not
+   * yet taken against MAX_LOG_BACKLOG_BYTES, past which records are left out (said on stderr).
+   */
+  #queueForLog(record: TruthRecord): void {
+    const log = this.#log as Writable;
+    if (log.writableEnded) {
+      // close() gave up waiting for it (whenIdle's bound): too late for the log, said so.
+      process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: truth record ${JSON.stringify(record.id)} ended after the log was closed; it is left out\n`);
+      return;
+    }
+    const bytes = liveBytes(record);
+    if (!this.#logClosing && log.writableLength + this.#logWaitingBytes + bytes > MAX_LOG_BACKLOG_BYTES && this.#logWaiting.length > 0) {
+      if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
+      return;
+    }
+    this.#logWaiting.push(record);
+    this.#logWaitingBytes += bytes;
+    this.#scheduleLog();
+  }
+
+  /**
+   * Writes ended records to the log a slice at a time, in the emission scheduler's gaps: a
+   * record of thousands of writes is hundreds of kilobytes of JSON, and made in one go it held
+   * the thread for 10–20 ms, so the next request's arrival was stamped that late. Each record
+   * still goes to the log in one write, so the lines of processes appending to one file never
+   * interleave.
    */
   #scheduleLog(): void {
     if (this.#logScheduled) return;
@@ -266,7 +292,7 @@ export class TruthStore {
 
   readonly #writeLogSlice = (): void => {
     this.#logScheduled = false;
-    this.#writeLog(LOG_PIECES_PER_TURN);
+    this.#writeLog(LOG_PIECES_PER_TURN + Math.floor(this.#logWaiting.length / LOG_WAITING_PER_EXTRA_PIECE));
     if (this.#logPieces !== null || this.#logWaiting.length > 0) this.#scheduleLog();
   };
 
@@ -275,6 +301,7 @@ export class TruthStore {
     const log = this.#log;
     if (log === null) {
       this.#logWaiting.length = 0;
+      this.#logWaitingBytes = 0;
       this.#logPieces = null;
       this.#logLine = '';
       return;
@@ -283,13 +310,19 @@ export class TruthStore {
       if (this.#logPieces === null) {
         const next = this.#logWaiting.shift();
         if (next === undefined) return;
-        if (log.writableLength > MAX_LOG_BACKLOG_BYTES) {
-          if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
-          continue;
-        }
+        this.#logWaitingBytes -= liveBytes(next);
         this.#logPieces = truthJsonPieces(next, LOG_ITEMS_PER_PIECE);
       }
-      const piece = this.#logPieces.next();
+      let piece: IteratorResult<string>;
+      try {
+        piece = this.#logPieces.next();
+      } catch (error) {
+        // A record that cannot be serialized is left out whole, never written cut short.
+        this.#logPieces = null;
+        this.#logLine = '';
+        process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: a truth record could not be written (${error instanceof Error ? error.message : String(error)}); it is left out\n`);
+        continue;
+      }
       if (piece.done !== true) {
         this.#logLine += piece.value;
         continue;
@@ -305,6 +338,7 @@ export class TruthStore {
     const log = this.#log;
     if (log === null) return;
     // What still waits is written now, whole: close() comes once every response has ended.
+    this.#logClosing = true;
     this.#writeLog(Infinity);
     let timer: NodeJS.Timeout | undefined;
     const ended = new Promise<boolean>((resolve) => log.end(() => resolve(true)));

@@ -139,3 +139,20 @@ describe('serve --workers 2 stopped through its process group (Ctrl-C in a termi
     }
   }, 40_000);
 });
+
+describe('serve --workers 2 stopped while its workers still start', () => {
+  it('exits soon, not at the backstop: a stop a worker gets before it listens waits for it', async () => {
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('../helpers/cli.ts');
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '2']);
+    const exited = exitOf(child as ChildProcessWithoutNullStreams, 20_000);
+    // The primary forks its workers as soon as it has loaded; they take as long again to load
+    // and listen. (A stop before the primary's handlers are in place ends it by the signal.)
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    child.kill('SIGTERM');
+    const { code, signal, afterMs } = await exited;
+    expect(code === 0 || signal === 'SIGTERM', `code ${String(code)}, signal ${String(signal)}`).toBe(true);
+    // Before, the stop was lost on a starting worker and the primary waited for its 16 s backstop.
+    expect(afterMs).toBeLessThan(8_000);
+  }, 30_000);
+});
