@@ -142,11 +142,7 @@ export class TruthStore {
       process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it${lost > 0 ? ` (${lost} not yet taken by it are lost)` : ''}\n`);
     });
     log.on('error', () => {});
-    log.on('drain', () => {
-      if (this.#logDropped === 0) return;
-      process.stderr.write(`benchtruth: --truth-log ${path}: ${this.#logDropped} truth records were left out while it was backed up; appending again\n`);
-      this.#logDropped = 0;
-    });
+    log.on('drain', () => this.#caughtUp());
     this.#log = log;
   }
 
@@ -294,7 +290,15 @@ export class TruthStore {
     this.#logScheduled = false;
     this.#writeLog(LOG_PIECES_PER_TURN + Math.floor(this.#logWaiting.length / LOG_WAITING_PER_EXTRA_PIECE));
     if (this.#logPieces !== null || this.#logWaiting.length > 0) this.#scheduleLog();
+    else if (this.#log !== null && !this.#log.writableNeedDrain) this.#caughtUp();
   };
+
+  /** Nothing waits any more (none to write, the stream drained): what was left out is said. */
+  #caughtUp(): void {
+    if (this.#logDropped === 0 || this.#logWaiting.length > 0) return;
+    process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: ${this.#logDropped} truth records were left out while it was backed up; appending again\n`);
+    this.#logDropped = 0;
+  }
 
   /** Serializes up to `pieces` pieces of the waiting records, writing each record once whole. */
   #writeLog(pieces: number): void {

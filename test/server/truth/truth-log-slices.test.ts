@@ -91,3 +91,25 @@ describe('the sliced truth log', () => {
     expect(warnings.filter((w) => /truth record "late" ended after the log was closed; it is left out/.test(w))).toHaveLength(1);
   });
 });
+
+describe('a log that fell behind and caught up again', () => {
+  it('says how many records it left out once it caught up, and takes records again', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      warnings.push(String(chunk));
+      return true;
+    });
+    const path = join(mkdtempSync(join(tmpdir(), 'truth-slices-')), 'truth.jsonl');
+    const store = new TruthStore({ capacity: 10, logPath: path });
+    // Past the 64 MiB the log may hold back: the records behind it are left out.
+    store.finish({ ...minimalTruthRecord('huge'), body: new Uint8Array(70 * 1024 * 1024) });
+    store.finish(minimalTruthRecord('left-out-1'));
+    store.finish(minimalTruthRecord('left-out-2'));
+    for (let i = 0; i < 300 && !warnings.some((w) => /appending again/.test(w)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(warnings.filter((w) => /2 truth records were left out while it was backed up; appending again/.test(w))).toHaveLength(1);
+    store.finish(minimalTruthRecord('after'));
+    await store.close();
+    expect(idsIn(path)).toEqual(['huge', 'after']);
+    expect(warnings.filter((w) => /left out/.test(w))).toHaveLength(2);
+  });
+});
