@@ -23,9 +23,4 @@ export class StopSignals {
     this.#count++;
     return this.#count === 1 ? 'stop' : this.#count === 2 ? 'end-grace' : 'leave';
   }
-
-  /** How many stops were counted (echoes left out). */
-  get count(): number {
-    return this.#count;
-  }
 }

@@ -161,7 +161,8 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // `a/json, text/plain`) and would answer 415, a status neither vLLM nor FastAPI sends; under
     // benchtruth's lenient reading (below) such a body is read as JSON like any other.
     const type = request.headers['content-type'];
-    if (type !== undefined && !MEDIA_TYPE.test(type)) request.headers['content-type'] = 'application/json';
+    // (JetStream's routes read the header as FastAPI does, in their own hook.)
+    if (type !== undefined && !MEDIA_TYPE.test(type) && !JETSTREAM_HTTP_PATHS.has(route)) request.headers['content-type'] = 'application/json';
     // Fastify refuses a QUERY without a content type before routing (RFC 10008); Starlette
     // routes it as any other method (/metrics answers it, a known path gives its 405).
     else if (type === undefined && request.method === 'QUERY') request.headers['content-type'] = 'application/json';

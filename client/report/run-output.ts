@@ -57,15 +57,9 @@ export function removePrefixedReports(dir: string, prefix: string): void {
   for (const name of readdirSync(dir)) if (name.startsWith(prefix) && PREFIXED_REPORT.test(name.slice(prefix.length))) rmSync(join(dir, name), { force: true });
 }
 
-/** After a run: renames each report in `dir` to `prefix` + its name; answers how many. */
-export function prefixReportFiles(dir: string, prefix: string): number {
-  let renamed = 0;
-  for (const name of readdirSync(dir)) {
-    if (!PREFIXED_REPORT.test(name)) continue;
-    renameSync(join(dir, name), join(dir, `${prefix}${name}`));
-    renamed++;
-  }
-  return renamed;
+/** After a run: renames each report in `dir` to `prefix` + its name. */
+export function prefixReportFiles(dir: string, prefix: string): void {
+  for (const name of readdirSync(dir)) if (PREFIXED_REPORT.test(name)) renameSync(join(dir, name), join(dir, `${prefix}${name}`));
 }
 
 /** An adapter's name as a file name part: anything but letters, digits, `.`, `_` and `-` becomes `_` (a `/` would be a path). */

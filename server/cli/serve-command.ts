@@ -117,10 +117,6 @@ export function registerServeCommand(program: Command): void {
       const inherited = inheritedPorts();
       const server = buildServer(inherited === null ? serveOptions : { ...serveOptions, ...inherited });
       const worker = await joinClusterIfWorker(server);
-      // A stop the primary sends while this worker still starts waits until it can act on it.
-      let actOnStop: ((step: StopStep, signal: string) => void) | null = null;
-      const early: { stop: [StopStep, string] | null } = { stop: null };
-      if (worker) onClusterStop((step, signal) => (actOnStop !== null ? actOnStop(step, signal) : (early.stop = [step, signal])));
       let port: number;
       try {
         port = await server.listen();
@@ -144,7 +140,14 @@ export function registerServeCommand(program: Command): void {
         setTimeout(() => process.exit(0), SHUTDOWN_WRAP_UP_MS).unref();
       };
       const onStop = (signal: NodeJS.Signals): void => act(stops.next(signal, performance.now()), signal);
+      // Each step once, in order, those before it first: the primary tells a worker that starts
+      // listening after a stop the latest one again, which it may or may not have heard.
+      const STEPS: readonly StopStep[] = ['stop', 'end-grace', 'leave'];
+      let acted = -1;
       const act = (step: StopStep, signal: string): void => {
+        for (const at = STEPS.indexOf(step); acted < at; ) takeStep(STEPS[++acted] as StopStep, signal);
+      };
+      const takeStep = (step: StopStep, signal: string): void => {
         if (step === 'stop') {
           if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
           cutOffSoon = setTimeout(cutOffNow, SHUTDOWN_GRACE_MS).unref();
@@ -162,8 +165,7 @@ export function registerServeCommand(program: Command): void {
         // read as a second stop).
         process.on('SIGINT', () => {});
         process.on('SIGTERM', () => {});
-        actOnStop = act;
-        if (early.stop !== null) act(...early.stop);
+        onClusterStop(act);
       } else {
         process.on('SIGINT', () => onStop('SIGINT'));
         process.on('SIGTERM', () => onStop('SIGTERM'));

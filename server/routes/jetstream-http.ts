@@ -20,7 +20,6 @@ import { methodNotAllowed } from './vllm-method-not-allowed.ts';
 import type { GenerationStart } from './vllm-generation.ts';
 import { recordRefusal, refusalRecord } from './vllm-refusal-truth.ts';
 import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
-import { firstRawHeader } from '../transport/id-header.ts';
 
 /** The paths JetStream's FastAPI apps serve (they install no CORS middleware: vllm-cors.ts). */
 export const JETSTREAM_HTTP_PATHS: ReadonlySet<string> = new Set(['/generate', '/healthcheck', '/v1/generate', '/v1/health', '/']);
@@ -67,8 +66,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
     // encapsulation. The header alone decides, once, at arrival; normalising it there also keeps
     // Fastify from refusing a media type it cannot parse (FastAPI has no 415).
     app.addHook('onRequest', async (request) => {
-      // As sent: the server-wide hook may have rewritten a malformed one for vLLM's routes.
-      const type = firstRawHeader(request.raw.rawHeaders, 'content-type');
+      const type = request.headers['content-type'];
       if (type !== undefined) request.headers['content-type'] = fastapiReadsJson(type) ? 'application/json' : 'text/plain';
     });
     app.removeAllContentTypeParsers();

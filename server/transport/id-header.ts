@@ -26,18 +26,13 @@ export function idHeaderValue(id: string): string {
   return encodeURIComponent(Buffer.from(id, 'utf8').toString('utf8'));
 }
 
-/** The first value of the raw header `name` (lowercase), as the client sent it. */
-export function firstRawHeader(rawHeaders: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === name) return rawHeaders[i + 1];
-  }
-  return undefined;
-}
-
 /**
  * The client's x-request-id: the first of the header's values, as Starlette's `headers.get`
  * reads it (Node joins repeated values with ", ", which would make `a` and `b` the id `a, b`).
  */
 export function sentRequestId(rawHeaders: readonly string[]): string | undefined {
-  return firstRawHeader(rawHeaders, 'x-request-id');
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if ((rawHeaders[i] as string).toLowerCase() === 'x-request-id') return rawHeaders[i + 1];
+  }
+  return undefined;
 }

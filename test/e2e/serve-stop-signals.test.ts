@@ -60,16 +60,20 @@ describe.each([
   ['one process', []],
   ['--workers 2', ['--workers', '2']],
 ])('serve (%s) told to stop twice', (_name, extra) => {
-  it('an echo 50 ms later is the same stop; a second stop 1 s later cuts every open stream off, logged', async () => {
+  it('an echo 10 ms later is the same stop; a second stop 1 s later cuts every open stream off, logged', async () => {
     const { child, url, log } = await serve(extra);
     const exited = exitOf(child, 15_000);
     await openStreams(url, 6, 'twice');
+    const firstAt = performance.now();
     child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Apart, so the kernel delivers both (two pending SIGTERMs would merge into one).
+    await new Promise((resolve) => setTimeout(resolve, 10));
     child.kill('SIGTERM');
+    const echoGapMs = performance.now() - firstAt;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // Still finishing: the echo did not end it.
-    expect(child.exitCode).toBeNull();
+    // Still finishing: the echo did not end it. (A test thread held past the 250 ms echo window
+    // sent a real second stop instead; that case is the one asserted below.)
+    if (echoGapMs < 200) expect(child.exitCode).toBeNull();
     child.kill('SIGTERM');
     const { code, afterMs } = await exited;
     expect(code).toBe(0);

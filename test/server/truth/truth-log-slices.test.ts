@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { TruthStore } from '../../../server/truth/truth-store.ts';
+import { captureStderr } from '../../helpers/stderr.ts';
 import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 
 afterEach(() => vi.restoreAllMocks());
@@ -57,11 +58,7 @@ describe('the sliced truth log', () => {
   });
 
   it('leaves out a record it cannot serialize whole, says so, and writes the next', async () => {
-    const warnings: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      warnings.push(String(chunk));
-      return true;
-    });
+    const warnings = captureStderr();
     const path = join(mkdtempSync(join(tmpdir(), 'truth-slices-')), 'truth.jsonl');
     const { store, turn } = manualStore(path);
     const broken = bigRecord('broken', 600);
@@ -76,11 +73,7 @@ describe('the sliced truth log', () => {
   });
 
   it('says so of a record that ends after the log was closed, and keeps the log whole', async () => {
-    const warnings: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      warnings.push(String(chunk));
-      return true;
-    });
+    const warnings = captureStderr();
     const path = join(mkdtempSync(join(tmpdir(), 'truth-slices-')), 'truth.jsonl');
     const { store } = manualStore(path);
     store.finish(bigRecord('first', 10));
@@ -94,11 +87,7 @@ describe('the sliced truth log', () => {
 
 describe('a log that fell behind and caught up again', () => {
   it('says how many records it left out once it caught up, and takes records again', async () => {
-    const warnings: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      warnings.push(String(chunk));
-      return true;
-    });
+    const warnings = captureStderr();
     const path = join(mkdtempSync(join(tmpdir(), 'truth-slices-')), 'truth.jsonl');
     const store = new TruthStore({ capacity: 10, logPath: path });
     // Past the 64 MiB the log may hold back: the records behind it are left out.

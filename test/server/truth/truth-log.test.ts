@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import { checkTruthLog, TruthStore } from '../../../server/truth/truth-store.ts';
+import { captureStderr } from '../../helpers/stderr.ts';
 import { minimalTruthRecord } from '../../helpers/truth-records.ts';
 
 const record = (id: string): TruthRecord => minimalTruthRecord(id);
@@ -30,11 +31,7 @@ describe('truth log', () => {
   });
 
   it.runIf(existsSync('/dev/full'))('a write that fails later (disk full) warns once and the store keeps working', async () => {
-    const warnings: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      warnings.push(String(chunk));
-      return true;
-    });
+    const warnings = captureStderr();
     const store = new TruthStore({ capacity: 10, logPath: '/dev/full' });
     store.finish(record('a'));
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -57,11 +54,7 @@ describe('truth log', () => {
   });
 
   it('a log that does not keep up leaves records out past 64 MiB waiting, and says so once (audit 10 Z10-2)', async () => {
-    const warnings: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      warnings.push(String(chunk));
-      return true;
-    });
+    const warnings = captureStderr();
     const path = join(mkdtempSync(join(tmpdir(), 'truth-log-')), 'truth.jsonl');
     const store = new TruthStore({ capacity: 10, logPath: path });
     // A huge record: one write is past the limit, so the next one waits behind it.
