@@ -41,7 +41,10 @@ export function playThroughEngine(
   planned: { record: TruthRecord; headers: Record<string, string | number> },
   arrivalMono: number,
   headersAtArrival: boolean,
+  replan?: () => TruthRecord,
 ): void {
   const { record, headers } = planned;
-  admission.admitted.run(record, () => playResponse(res, { record, arrivalMono, headers, headersAtArrival }, ctx));
+  // Only a plan the engine will not touch again may be dropped and rendered anew (PlannedResponse.replan).
+  const again = admission.admitted.plansLater && replan !== undefined ? { replan } : {};
+  admission.admitted.run(record, () => playResponse(res, { record, arrivalMono, headers, headersAtArrival, ...again }, ctx));
 }

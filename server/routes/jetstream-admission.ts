@@ -13,7 +13,13 @@ import type { ScheduledTask } from '../transport/emission-scheduler.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
 
 export type JetstreamAdmission =
-  | { ok: true; planned: PlannedGenerate; play(player: (record: TruthRecord) => ScheduledTask): void }
+  | {
+      ok: true;
+      planned: PlannedGenerate;
+      play(player: (record: TruthRecord) => ScheduledTask): void;
+      /** Plans the same record again, when the engine will not touch the plan (PlannedResponse.replan). */
+      replan?: () => TruthRecord;
+    }
   /**
    * `full`: a queue is full (RESOURCE_EXHAUSTED / 503); `invalid`: the request can never fit;
    * `too_long`: prompt + max_tokens exceed the context (a bad max_tokens: 422 / INVALID_ARGUMENT).
@@ -58,5 +64,8 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   // placeholder would hold the record for days.
   const firstTokenDueMs = admission.options.planTiming.deferred ? undefined : planned.record.tokens[0]?.dueMs;
   if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (firstTokenDueMs ?? Infinity));
-  return { ok: true, planned, play: (player) => admission.admitted.run(planned.record, () => player(planned.record)) };
+  const play = (player: (record: TruthRecord) => ScheduledTask): void => admission.admitted.run(planned.record, () => player(planned.record));
+  if (!admission.admitted.plansLater) return { ok: true, planned, play };
+  const { options } = admission;
+  return { ok: true, planned, play, replan: () => planGenerate({ ...input, options }).record };
 }

@@ -2,14 +2,33 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { alreadyRunning, contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
-import { planChat } from '../dialects/vllm/plan-chat.ts';
+import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
+import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
 import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
+
+/** What planning a chat completion needs beyond the route's checks; the prompt's ids and the echo are worked out when it plans. */
+interface ChatPlanning {
+  base: Omit<ChatPlanInput, 'promptTokenIds' | 'echo'>;
+  tokenizer: VllmState['tokenizer'];
+  /** Echo mode: the answer repeats the last message. */
+  echo: boolean;
+}
+
+function planChatRequest({ base, tokenizer, echo }: ChatPlanning): PlannedCompletion {
+  const { request: req, promptTokens } = base;
+  return planChat({
+    ...base,
+    // The engine's prompt: what truncate_prompt_tokens kept of it.
+    ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)).slice(-promptTokens) } : {}),
+    ...(echo ? { echo: echoTokens(tokenizer, lastMessageText(req.messages)) } : {}),
+  });
+}
 
 export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post(CHAT_COMPLETIONS_PATH, JSON_BODY_ROUTE, async (request, reply) => {
@@ -59,22 +78,26 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
-    const plan = (): ReturnType<typeof planChat> => planChat({
-      wire,
-      options: admission.options,
-      request: req,
-      maxTokens: output.maxTokens,
-      naturalStop: output.naturalStop,
-      requestId: identity.id,
-      requestKey: identity.key,
-      promptTokens,
-      servedModel: model.servedAs,
-      // The engine's prompt: what truncate_prompt_tokens kept of it.
-      ...(req.returnTokenIds ? { promptTokenIds: req.messages.flatMap((m) => tokenizer.encode(m.text)).slice(-promptTokens) } : {}),
-      ...(options.mode === 'echo' ? { echo: echoTokens(tokenizer, lastMessageText(req.messages)) } : {}),
-      created,
-      arrivalEpochMs,
-    });
-    play(ctx, request, reply, plan, start, req.stream, admission, running);
+    const planning: Planning<ChatPlanning> = {
+      planner: planChatRequest,
+      input: {
+        base: {
+          wire,
+          options: admission.options,
+          request: req,
+          maxTokens: output.maxTokens,
+          naturalStop: output.naturalStop,
+          requestId: identity.id,
+          requestKey: identity.key,
+          promptTokens,
+          servedModel: model.servedAs,
+          created,
+          arrivalEpochMs,
+        },
+        tokenizer,
+        echo: options.mode === 'echo',
+      },
+    };
+    play(ctx, request, reply, planning, start, req.stream, admission, running);
   });
 }

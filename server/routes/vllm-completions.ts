@@ -2,11 +2,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { alreadyRunning, badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
-import { planCompletion } from '../dialects/vllm/plan-completion.ts';
+import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -16,6 +16,24 @@ import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 function keepLastTokens(tokenizer: VllmState['tokenizer'], prompt: string | number[], kept: number): string | number[] {
   const ids = typeof prompt === 'string' ? tokenizer.encode(prompt) : prompt;
   return ids.length > kept ? ids.slice(ids.length - kept) : prompt;
+}
+
+/** What planning a completion needs beyond the route's checks; the prompts' ids and texts are worked out when it plans. */
+interface CompletionPlanning {
+  base: Omit<CompletionPlanInput, 'promptTokenIdsOfPrompt' | 'echoPrompts'>;
+  tokenizer: VllmState['tokenizer'];
+  /** The prompts as the engine sees them (after truncate_prompt_tokens), and as sent. */
+  prompts: ReadonlyArray<string | number[]>;
+  sent: ReadonlyArray<string | number[]>;
+}
+
+function planCompletionRequest({ base, tokenizer, prompts, sent }: CompletionPlanning): PlannedCompletion {
+  return planCompletion({
+    ...base,
+    ...(base.request.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
+    // `echo` gives a text prompt back as sent, even one truncate_prompt_tokens cut (vLLM keeps its text).
+    ...(base.request.echo === true ? { echoPrompts: sent.map((s, i) => (typeof s === 'string' ? s : (tokenizer.decode(prompts[i] as number[]) ?? ''))) } : {}),
+  });
 }
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
@@ -96,24 +114,29 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);
-    const plan = (): ReturnType<typeof planCompletion> => planCompletion({
-      wire,
-      options: admission.options,
-      request: { ...req, maxTokens: output.maxTokens },
-      requestId: identity.id,
-      requestKey: identity.key,
-      promptTokens: counts.reduce((a, b) => a + b, 0),
-      promptTokensOfPrompt: counts,
-      ...(req.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
-      servedModel: model.servedAs,
-      // `echo` gives a text prompt back as sent, even one truncate_prompt_tokens cut (vLLM keeps its text).
-      ...(req.echo === true ? { echoPrompts: sent.map((s, i) => (typeof s === 'string' ? s : (tokenizer.decode(prompts[i] as number[]) ?? ''))) } : {}),
-      naturalStop: output.naturalStop,
-      unlimited: !limited,
-      ...(echoes === undefined ? {} : { echoes }),
-      created,
-      arrivalEpochMs,
-    });
-    play(ctx, request, reply, plan, start, req.stream, admission, running);
+    const planning: Planning<CompletionPlanning> = {
+      planner: planCompletionRequest,
+      input: {
+        base: {
+          wire,
+          options: admission.options,
+          request: { ...req, maxTokens: output.maxTokens },
+          requestId: identity.id,
+          requestKey: identity.key,
+          promptTokens: counts.reduce((a, b) => a + b, 0),
+          promptTokensOfPrompt: counts,
+          servedModel: model.servedAs,
+          naturalStop: output.naturalStop,
+          unlimited: !limited,
+          ...(echoes === undefined ? {} : { echoes }),
+          created,
+          arrivalEpochMs,
+        },
+        tokenizer,
+        prompts,
+        sent,
+      },
+    };
+    play(ctx, request, reply, planning, start, req.stream, admission, running);
   });
 }

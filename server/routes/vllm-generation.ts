@@ -10,6 +10,7 @@ import type { PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { EOS_ID } from '../engine/vocabulary.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { RequestIdentity } from './request-identity.ts';
+import type { TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 import { playResponse } from '../transport/response-executor.ts';
@@ -118,16 +119,30 @@ export function admit(
 }
 
 /**
- * Hands the response to the executor. When the engine allows it (`plansLater`), planning (`plan`,
- * pure, a few hundred microseconds for a long answer) runs in the emission scheduler's gaps
+ * A route's planning: a pure planner and its input. Not a closure made in the route, which would
+ * hold the route's whole scope (request, reply, the raw body) for as long as the response lives:
+ * a response that sleeps while idle keeps its planning to render it again (PlannedResponse.replan).
+ */
+export interface Planning<I> {
+  planner: (input: I) => PlannedCompletion;
+  input: I;
+}
+
+function replanOf<I>(planning: Planning<I>): () => TruthRecord {
+  return () => planning.planner(planning.input).record;
+}
+
+/**
+ * Hands the response to the executor. When the engine allows it (`plansLater`), planning (pure,
+ * a few hundred microseconds for a long answer) runs in the emission scheduler's gaps
  * between writes, not where the request was read (EmissionScheduler.defer); the truth's times
  * stay relative to the arrival.
  */
-export function play(
+export function play<I>(
   ctx: ServerContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  plan: () => PlannedCompletion,
+  planning: Planning<I>,
   start: GenerationStart,
   stream: boolean,
   admission?: Extract<EngineAdmission, { ok: true }>,
@@ -147,7 +162,7 @@ export function play(
     }
     let planned: PlannedCompletion;
     try {
-      planned = plan();
+      planned = planning.planner(planning.input);
     } catch (error) {
       // A planner bug: answer as vLLM answers its own (500 InternalServerError), never hang.
       // The engine never saw the request run: it stops counting it.
@@ -157,7 +172,7 @@ export function play(
       return;
     }
     if (planned.record.status === 200) addReplicaHeaders(ctx.options, planned.headers, reply.raw.socket?.localPort ?? ctx.options.port);
-    if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream);
+    if (admission !== undefined) playThroughEngine(ctx, reply.raw, admission, planned, arrivalMono, stream, replanOf(planning));
     else playResponse(reply.raw, { record: planned.record, arrivalMono, headers: planned.headers, headersAtArrival: stream }, ctx);
   };
   if (admission?.admitted.plansLater === true) ctx.scheduler.defer(planAndPlay);

@@ -31,6 +31,11 @@ export interface ScheduledTask {
    * stream, or the process, down with it.
    */
   fail?(error: unknown): void;
+  /**
+   * True while the task's next run writes nothing of its own (a sleeping response queueing the
+   * rendering of its plan): that run is left out of the lateness tally, which is the writes'.
+   */
+  readonly preparing?: boolean;
 }
 
 const SPIN_WINDOW_MS = 1.5;
@@ -132,8 +137,9 @@ export class EmissionScheduler {
     let jobsRun = 0;
     for (;;) {
       while (this.#due.length > 0 && (this.#due[0] as number) <= now && now < turnEnds) {
-        lateness.add(now - (this.#due[0] as number));
+        const dueAt = this.#due[0] as number;
         const task = this.#pop();
+        if (task.preparing !== true) lateness.add(now - dueAt);
         let next: number | null;
         try {
           next = task.run(now);

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../contracts/clock.ts';
-import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
+import type { EndReason, PlannedToken, TruthEvent, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import { pieceGapMs } from '../wire/writes.ts';
@@ -22,6 +22,12 @@ export interface PlannedResponse {
   headers: Record<string, string | number>;
   /** Send the status line and headers at arrival (streams) rather than with the first write. */
   headersAtArrival: boolean;
+  /**
+   * Plans the same response again (planning is pure: the same record, byte for byte). Given, a
+   * response whose first write is far off drops its rendered tokens, events, writes and body
+   * while it waits and renders them again shortly before they are due (see IDLE_SLEEP_MS).
+   */
+  replan?: () => TruthRecord;
 }
 
 export interface ExecutorDeps {
@@ -61,6 +67,25 @@ function ownsChunkedSocket(res: ServerResponse, socket: unknown): socket is Sock
 }
 
 const NO_BYTES = Buffer.alloc(0);
+
+/**
+ * A response whose first write is further off than this sleeps until WAKE_LEAD_MS before it:
+ * an idle stream (a long queue, a slow prefill) or a one-body answer of many tokens then holds
+ * its connection, its scalars and its planner's input, not its rendered plan (an idle stream of
+ * 16 tokens half as much memory, one of 256 tokens a twentieth).
+ */
+const IDLE_SLEEP_MS = 1000;
+/**
+ * How long before its first write a sleeping response asks for its plan to be rendered again:
+ * the rendering (up to a few milliseconds for thousands of tokens) is a deferred job, run in
+ * the scheduler's gaps like any planning, never in a turn's writes.
+ */
+const WAKE_LEAD_MS = 250;
+/** What a sleeping record holds in place of its rendered parts: empty, and never written to. */
+const ASLEEP_TOKENS: PlannedToken[] = Object.freeze([]) as unknown as PlannedToken[];
+const ASLEEP_EVENTS: TruthEvent[] = Object.freeze([]) as unknown as TruthEvent[];
+const ASLEEP_WRITES: TruthWrite[] = Object.freeze([]) as unknown as TruthWrite[];
+const ASLEEP_STAMPS = new Float64Array(0);
 
 /** Sends one run() makes before yielding to the scheduler (a single-byte send costs ~5–20 µs). */
 const MAX_SENDS_PER_RUN = 64;
@@ -108,16 +133,46 @@ function framedChunks(body: Buffer, writes: readonly TruthWrite[], from: number,
   return framed;
 }
 
+/**
+ * A hash of what a sleep drops (body bytes, the writes' places and due times, the tokens): a
+ * plan rendered again must match it. FNV-1a over the bytes, then the numbers mixed in; a few
+ * microseconds for a stream's plan, paid only by responses that sleep.
+ */
+function planFingerprint(record: TruthRecord): number {
+  let hash = 0x811c9dc5;
+  const mix = (value: number): void => {
+    hash = Math.imul(hash ^ (value | 0), 0x01000193);
+    hash = Math.imul(hash ^ ((value * 1000) % 0x7fffffff | 0), 0x01000193);
+  };
+  const body = record.body;
+  for (let i = 0; i < body.length; i++) hash = Math.imul(hash ^ (body[i] as number), 0x01000193);
+  for (const write of record.writes) {
+    mix(write.offset);
+    mix(write.length);
+    mix(write.dueMs);
+  }
+  for (const token of record.tokens) {
+    mix(token.id);
+    mix(token.dueMs);
+  }
+  mix(record.events.length);
+  return hash >>> 0;
+}
+
 class ResponsePlayer implements ScheduledTask {
   readonly #res: ServerResponse;
-  readonly #plan: PlannedResponse;
+  readonly #headers: PlannedResponse['headers'];
   readonly #deps: ExecutorDeps;
+  /** Kept only while the response may still sleep or sleeps: it holds the planner's whole input. */
+  #replan: (() => TruthRecord) | null;
+  /** ScheduledTask.preparing: its next run renders its plan rather than writes. */
+  preparing = false;
   // The plan's parts a turn reads, held here: at thousands of streams every object a turn
   // reaches through is a cache miss, and the plan and its record are one and two of them.
   readonly #record: TruthRecord;
-  readonly #writes: readonly TruthWrite[];
+  #writes: readonly TruthWrite[];
   readonly #arrivalMono: number;
-  readonly #body: Buffer;
+  #body: Buffer;
   readonly #headersDueMs: number;
   readonly #headersAtArrival: boolean;
   readonly #disconnects: boolean;
@@ -130,7 +185,12 @@ class ResponsePlayer implements ScheduledTask {
    * through the old generation's remembered set and copy. With 500 streams of 30 s that made a
    * scavenge of 320 KB of survivors take 7 ms; stamped here, 1.2 ms.
    */
-  readonly #stamps: Float64Array;
+  #stamps: Float64Array;
+  /**
+   * While the rendered parts are dropped (the first write far off, see IDLE_SLEEP_MS): their
+   * fingerprint, to check the plan rendered again against.
+   */
+  #asleep: { fingerprint: number; firstDueMs: number; renderQueued: boolean } | null = null;
   /** Writes whose stamps are in the record already. */
   #settled = 0;
   #next = 0;
@@ -146,7 +206,8 @@ class ResponsePlayer implements ScheduledTask {
 
   constructor(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps) {
     this.#res = res;
-    this.#plan = plan;
+    this.#headers = plan.headers;
+    this.#replan = plan.replan ?? null;
     this.#deps = deps;
     this.#record = plan.record;
     this.#writes = plan.record.writes;
@@ -219,12 +280,96 @@ class ResponsePlayer implements ScheduledTask {
       this.#complete(this.#deps.clock.now());
       return;
     }
+    if (this.#maySleepUntil(next)) {
+      this.#sleep(next);
+      this.#deps.scheduler.schedule(this, this.#arrivalMono + next - WAKE_LEAD_MS);
+      return;
+    }
+    this.#replan = null;
     this.#deps.scheduler.schedule(this, this.#arrivalMono + next);
+  }
+
+  /**
+   * Only before anything of the body left, with no headers due on their own and no planned
+   * disconnect: the parts a sleep drops are then all the player reads until it wakes.
+   */
+  #maySleepUntil(nextDueMs: number): boolean {
+    if (this.#replan === null || this.#next !== 0 || this.#disconnects) return false;
+    if (this.#headersPending && this.#headersAtArrival) return false;
+    return nextDueMs - (this.#deps.clock.now() - this.#arrivalMono) > IDLE_SLEEP_MS;
+  }
+
+  #sleep(firstDueMs: number): void {
+    const record = this.#record;
+    this.#asleep = { fingerprint: planFingerprint(record), firstDueMs, renderQueued: false };
+    this.preparing = true;
+    record.tokens = ASLEEP_TOKENS;
+    record.events = ASLEEP_EVENTS;
+    record.writes = ASLEEP_WRITES;
+    record.body = NO_BYTES;
+    this.#writes = ASLEEP_WRITES;
+    this.#body = NO_BYTES;
+    this.#stamps = ASLEEP_STAMPS;
+  }
+
+  /**
+   * Renders the plan again into the record: before its first write, before anyone reads it,
+   * and when the response ends. False when it could not be rendered: the response is dropped
+   * and its truth ends as a fault (planning is pure, so this is a bug, said on a warning).
+   */
+  #wake(): boolean {
+    const slept = this.#asleep;
+    if (slept === null) return true;
+    const replan = this.#replan as () => TruthRecord;
+    this.#asleep = null;
+    this.#replan = null;
+    this.preparing = false;
+    let fresh: TruthRecord;
+    try {
+      fresh = replan();
+    } catch (error) {
+      process.emitWarning(`benchtruth: request ${JSON.stringify(this.#record.id)} could not be planned again (${error instanceof Error ? error.message : String(error)}); its response is dropped`);
+      if (!this.#finished) this.fail();
+      return false;
+    }
+    if (planFingerprint(fresh) !== slept.fingerprint) {
+      // A planner that is not pure: the engine counted the first rendering, the wire carries this one.
+      process.emitWarning(`benchtruth: request ${JSON.stringify(this.#record.id)} planned again differs from its first plan`);
+    }
+    const record = this.#record;
+    record.tokens = fresh.tokens;
+    record.events = fresh.events;
+    record.writes = fresh.writes;
+    record.body = fresh.body;
+    this.#writes = fresh.writes;
+    this.#body = Buffer.from(fresh.body.buffer, fresh.body.byteOffset, fresh.body.byteLength);
+    this.#stamps = new Float64Array(fresh.writes.length).fill(NaN);
+    return true;
+  }
+
+  /**
+   * A sleeping response's run: the one WAKE_LEAD_MS early queues the rendering in the gaps and
+   * comes back at the first write; should the gaps have been too busy by then, it renders now.
+   */
+  #runAsleep(now: number, asleep: { firstDueMs: number; renderQueued: boolean }): number | null {
+    const firstDueAt = this.#arrivalMono + asleep.firstDueMs;
+    if (now < firstDueAt) {
+      if (!asleep.renderQueued) {
+        asleep.renderQueued = true;
+        this.#deps.scheduler.defer(() => void this.#wake());
+      }
+      // Its next run is its first write, and counts as one.
+      this.preparing = false;
+      return firstDueAt;
+    }
+    return this.#wake() ? this.run(now) : null;
   }
 
   run(now: number): number | null {
     if (this.#finished) return null;
     if (this.#blocked) return Infinity;
+    const asleep = this.#asleep;
+    if (asleep !== null) return this.#runAsleep(now, asleep);
     const record = this.#record;
     const writes = this.#writes;
     const arrivalMono = this.#arrivalMono;
@@ -401,7 +546,7 @@ class ResponsePlayer implements ScheduledTask {
     // Stamped before the bytes are handed over, as every write is: a reader can never see them
     // before their truth time, however long this thread is held between the two.
     this.#record.headersMs = this.#deps.clock.now() - this.#arrivalMono;
-    res.writeHead(this.#record.status, this.#plan.headers);
+    res.writeHead(this.#record.status, this.#headers);
     // Not flushHeaders(): it writes the header block as UTF-8, turning a Latin-1 x-request-id
     // (the bytes a client sent) into different bytes. An empty Latin-1 write carries the
     // headers byte for byte; the uncork sends them now rather than next tick.
@@ -417,6 +562,7 @@ class ResponsePlayer implements ScheduledTask {
 
   /** Copies the stamps of the writes sent so far into the record (its readers see them there). */
   settle(): void {
+    this.#wake();
     const writes = this.#writes;
     const stamps = this.#stamps;
     // Up to the first write still waiting in Node's buffer: it has not been handed over yet.

@@ -107,4 +107,26 @@ describe('EmissionScheduler: a task that throws', () => {
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('Invalid character in header content'));
     warn.mockRestore();
   });
+
+  it('tallies the lateness of writing runs only: a run its task says prepares (writes nothing) is left out', async () => {
+    const scheduler = new EmissionScheduler(realClock);
+    let runs = 0;
+    const preparing: ScheduledTask & { preparing: boolean } = {
+      preparing: true,
+      run: () => {
+        runs++;
+        if (runs === 1) {
+          preparing.preparing = false;
+          return realClock.now();
+        }
+        return null;
+      },
+    };
+    scheduler.schedule(preparing, realClock.now());
+    scheduler.schedule({ run: () => null }, realClock.now());
+    await until(() => runs === 2 && scheduler.pending === 0);
+    expect(runs).toBe(2);
+    // The other task's run and the preparing task's second (writing) run.
+    expect(scheduler.lateness.summary().count).toBe(2);
+  });
 });
