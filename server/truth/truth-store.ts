@@ -7,8 +7,9 @@
 import { closeSync, createWriteStream, fstatSync, openSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
-import { truthJsonPieces, type TruthRecord } from '../../contracts/truth.ts';
+import type { TruthRecord } from '../../contracts/truth.ts';
 import { compactBytes, compactTruth, expandTruth, type CompactTruth } from './compact-truth.ts';
+import { SlicedTruthJson } from './sliced-truth-json.ts';
 
 /**
  * Opens (creating if needed) the JSONL truth log for appending, synchronously, so a path that
@@ -56,15 +57,6 @@ const MAX_LOG_BACKLOG_BYTES = 64 * 1024 * 1024;
 const LOG_CLOSE_WAIT_MS = 3_000;
 
 /**
- * List items per serialized piece of a record (at most about half a millisecond's work), and
- * pieces per turn while the log is caught up: each turn takes more pieces as records wait, so
- * the log never falls behind the requests that end (the work is the same as in one go).
- */
-const LOG_ITEMS_PER_PIECE = 128;
-const LOG_PIECES_PER_TURN = 2;
-const LOG_WAITING_PER_EXTRA_PIECE = 4;
-
-/**
  * The log's stream: a file is written through the thread pool, a named pipe as a pipe on the
  * event loop (libuv makes its descriptor non-blocking), so a reader that stalls never holds a
  * thread — a thread blocked in write() would keep the process from exiting.
@@ -97,16 +89,14 @@ export class TruthStore {
   #log: Writable | null;
   /** Records handed to the log and not yet taken by it. */
   #logQueued = 0;
-  /** Ended records waiting to be written to the log, oldest first, and about how many bytes they are. */
-  readonly #logWaiting: TruthRecord[] = [];
+  /**
+   * Ended records on their way to the log, made into lines a slice at a time in the emission
+   * scheduler's gaps (sliced-truth-json.ts), and about how many bytes wait there.
+   */
+  #logJson: SlicedTruthJson | null = null;
   #logWaitingBytes = 0;
   /** close() has begun: nothing is left out for backlog any more. */
   #logClosing = false;
-  /** The record being serialized, its pieces still to come, and its line so far. */
-  #logPieces: Generator<string> | null = null;
-  #logLine = '';
-  #logScheduled = false;
-  readonly #defer: (job: () => void) => void;
   /** Records left out of a backed-up log since it last drained. */
   #logDropped = 0;
   #logPath = '';
@@ -125,7 +115,6 @@ export class TruthStore {
    * one): where the log's serialization runs.
    */
   constructor(options: { capacity: number; maxBytes?: number; logPath?: string | undefined; defer?: (job: () => void) => void }) {
-    this.#defer = options.defer ?? ((job) => void setImmediate(job));
     this.#capacity = options.capacity;
     this.#maxBytes = options.maxBytes ?? Infinity;
     const path = options.logPath;
@@ -138,12 +127,33 @@ export class TruthStore {
     // A failing disk (full, removed) must not take the server down: warn once, keep serving.
     log.once('error', (error) => {
       if (this.#log === log) this.#log = null;
-      const lost = this.#logQueued + this.#logWaiting.length + (this.#logPieces === null ? 0 : 1);
+      const lost = this.#logQueued + (this.#logJson?.pending ?? 0);
+      this.#logJson?.clear();
+      this.#logWaitingBytes = 0;
       process.stderr.write(`benchtruth: --truth-log ${path}: ${error.message}; no more truth records are appended to it${lost > 0 ? ` (${lost} not yet taken by it are lost)` : ''}\n`);
     });
     log.on('error', () => {});
     log.on('drain', () => this.#caughtUp());
     this.#log = log;
+    this.#logJson = new SlicedTruthJson({
+      defer: options.defer ?? ((job) => void setImmediate(job)),
+      taken: (record) => {
+        this.#logWaitingBytes -= liveBytes(record);
+      },
+      done: (_record, json) => {
+        const current = this.#log;
+        if (current === null) return;
+        // Each record in one write, so the lines of processes appending to one file never interleave.
+        this.#logQueued++;
+        current.write(`${json}\n`, this.#logTook);
+      },
+      failed: (_record, error) => {
+        process.stderr.write(`benchtruth: --truth-log ${path}: a truth record could not be written (${error instanceof Error ? error.message : String(error)}); it is left out\n`);
+      },
+      idle: () => {
+        if (this.#log !== null && !this.#log.writableNeedDrain) this.#caughtUp();
+      },
+    });
   }
 
   /**
@@ -264,78 +274,20 @@ export class TruthStore {
       return;
     }
     const bytes = liveBytes(record);
-    if (!this.#logClosing && log.writableLength + this.#logWaitingBytes + bytes > MAX_LOG_BACKLOG_BYTES && this.#logWaiting.length > 0) {
+    const queue = this.#logJson as SlicedTruthJson;
+    if (!this.#logClosing && log.writableLength + this.#logWaitingBytes + bytes > MAX_LOG_BACKLOG_BYTES && queue.waiting > 0) {
       if (this.#logDropped++ === 0) process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: the log is not keeping up (${MAX_LOG_BACKLOG_BYTES / 1024 / 1024} MiB waiting); records are left out until it drains\n`);
       return;
     }
-    this.#logWaiting.push(record);
     this.#logWaitingBytes += bytes;
-    this.#scheduleLog();
+    queue.push(record);
   }
-
-  /**
-   * Writes ended records to the log a slice at a time, in the emission scheduler's gaps: a
-   * record of thousands of writes is hundreds of kilobytes of JSON, and made in one go it held
-   * the thread for 10–20 ms, so the next request's arrival was stamped that late. Each record
-   * still goes to the log in one write, so the lines of processes appending to one file never
-   * interleave.
-   */
-  #scheduleLog(): void {
-    if (this.#logScheduled) return;
-    this.#logScheduled = true;
-    this.#defer(this.#writeLogSlice);
-  }
-
-  readonly #writeLogSlice = (): void => {
-    this.#logScheduled = false;
-    this.#writeLog(LOG_PIECES_PER_TURN + Math.floor(this.#logWaiting.length / LOG_WAITING_PER_EXTRA_PIECE));
-    if (this.#logPieces !== null || this.#logWaiting.length > 0) this.#scheduleLog();
-    else if (this.#log !== null && !this.#log.writableNeedDrain) this.#caughtUp();
-  };
 
   /** Nothing waits any more (none to write, the stream drained): what was left out is said. */
   #caughtUp(): void {
-    if (this.#logDropped === 0 || this.#logWaiting.length > 0) return;
+    if (this.#logDropped === 0 || (this.#logJson?.waiting ?? 0) > 0) return;
     process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: ${this.#logDropped} truth records were left out while it was backed up; appending again\n`);
     this.#logDropped = 0;
-  }
-
-  /** Serializes up to `pieces` pieces of the waiting records, writing each record once whole. */
-  #writeLog(pieces: number): void {
-    const log = this.#log;
-    if (log === null) {
-      this.#logWaiting.length = 0;
-      this.#logWaitingBytes = 0;
-      this.#logPieces = null;
-      this.#logLine = '';
-      return;
-    }
-    for (let n = 0; n < pieces; n++) {
-      if (this.#logPieces === null) {
-        const next = this.#logWaiting.shift();
-        if (next === undefined) return;
-        this.#logWaitingBytes -= liveBytes(next);
-        this.#logPieces = truthJsonPieces(next, LOG_ITEMS_PER_PIECE);
-      }
-      let piece: IteratorResult<string>;
-      try {
-        piece = this.#logPieces.next();
-      } catch (error) {
-        // A record that cannot be serialized is left out whole, never written cut short.
-        this.#logPieces = null;
-        this.#logLine = '';
-        process.stderr.write(`benchtruth: --truth-log ${this.#logPath}: a truth record could not be written (${error instanceof Error ? error.message : String(error)}); it is left out\n`);
-        continue;
-      }
-      if (piece.done !== true) {
-        this.#logLine += piece.value;
-        continue;
-      }
-      this.#logQueued++;
-      log.write(`${this.#logLine}\n`, this.#logTook);
-      this.#logLine = '';
-      this.#logPieces = null;
-    }
   }
 
   async close(): Promise<void> {
@@ -343,7 +295,7 @@ export class TruthStore {
     if (log === null) return;
     // What still waits is written now, whole: close() comes once every response has ended.
     this.#logClosing = true;
-    this.#writeLog(Infinity);
+    this.#logJson?.flush();
     let timer: NodeJS.Timeout | undefined;
     const ended = new Promise<boolean>((resolve) => log.end(() => resolve(true)));
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), LOG_CLOSE_WAIT_MS)));

@@ -97,3 +97,35 @@ describe('GET /_truth/stream', () => {
     expect(performance.now() - started).toBeLessThan(3000);
   });
 });
+
+describe('GET /_truth/stream: a record is made into JSON in the scheduler’s gaps, once for every feed', () => {
+  it('a record of one-byte writes reaches two feeds as the same JSON /_truth/requests/:id serves, made over many deferred slices, never in the listener', async () => {
+    const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1 });
+    try {
+      const { scheduler, truth } = running.server.context;
+      const first = await openFeed(`${running.url}/_truth/stream`);
+      const second = await openFeed(`${running.url}/_truth/stream`);
+      // Deferred jobs run between the record's end and the feeds' event.
+      let deferred = 0;
+      let ended = false;
+      truth.subscribe((record) => {
+        if (record.id === 'feed-bytes') ended = true;
+      });
+      const defer = scheduler.defer.bind(scheduler);
+      scheduler.defer = (job) => {
+        if (ended && first.events.length === 0) deferred++;
+        defer(job);
+      };
+      await complete(running.url, 'feed-bytes', 'writes=bytes');
+      await Promise.all([first.next(1), second.next(1)]);
+      const served = await (await request(`${running.url}/_truth/requests/feed-bytes`)).body.text();
+      // Thousands of one-byte writes: hundreds of KB of JSON, more than one slice of it.
+      expect(served.length).toBeGreaterThan(100_000);
+      expect(first.events[0]?.data).toBe(served);
+      expect(second.events[0]?.data).toBe(served);
+      expect(deferred).toBeGreaterThan(2);
+    } finally {
+      await running.close();
+    }
+  });
+});
