@@ -23,6 +23,18 @@ import { SlicedTruthJson } from '../truth/sliced-truth-json.ts';
  */
 const MAX_BACKLOG_BYTES = 32 * 1024 * 1024;
 
+/**
+ * How long a closing server lets a feed's reader take what is still queued for it (the records
+ * that ended before the close, made at once: megabytes when their writes were one byte each)
+ * before its connection is dropped; a reader that keeps up is done far sooner ('finish').
+ */
+const SHUTDOWN_DRAIN_MS = 2_000;
+/** A reader that fell MAX_BACKLOG_BYTES behind is not reading: its connection goes almost at once. */
+const BEHIND_DRAIN_MS = 100;
+
+/** Why a feed ends: its reader left, fell too far behind, or the server is closing. */
+type FeedEnd = 'gone' | 'behind' | 'shutdown';
+
 interface FeedQuery {
   model?: string;
   faults?: string;
@@ -32,7 +44,7 @@ interface FeedQuery {
 type FeedSend = (record: TruthRecord, json: string) => void;
 
 export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  const open = new Set<(shutdown: boolean) => void>();
+  const open = new Set<(why: FeedEnd) => void>();
   /** Ended records whose JSON is being made, and the feeds that wanted each. */
   const readers = new Map<TruthRecord, FeedSend[]>();
   const json = new SlicedTruthJson({
@@ -60,7 +72,7 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
   app.addHook('preClose', async () => {
     // What ended before the server began to close reaches the feeds still: made now, whole.
     json.flush();
-    for (const close of [...open]) close(true);
+    for (const close of [...open]) close('shutdown');
   });
   void app.register(async (scope) => {
     await scope.register(FastifySSEPlugin, { retryDelay: false });
@@ -92,7 +104,7 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
         if (!open.has(close)) return;
         if (reply.raw.writableNeedDrain && (backlogBytes += data.length) > MAX_BACKLOG_BYTES) {
           reply.sse({ comment: ` feed closed: the reader fell ${MAX_BACKLOG_BYTES / 1024 / 1024} MiB behind` });
-          close(true);
+          close('behind');
           return;
         }
         reply.sse({ id: idHeaderValue(record.id), event: 'truth', data });
@@ -100,21 +112,22 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
       const unsubscribe = ctx.truth.subscribe((record) => {
         if (wanted(record)) want(record, send);
       });
-      const close = (shutdown: boolean): void => {
+      const close = (why: FeedEnd): void => {
         if (!open.delete(close)) return;
         unsubscribe();
         reply.sseContext.source.end();
-        // On shutdown the connection must go too: a feed client's keep-alive would hold close() open.
-        if (shutdown) {
+        // The connection must go too, once what is queued has left: a feed client's keep-alive
+        // would hold a shutdown open.
+        if (why !== 'gone') {
           const drop = (): void => {
             socket.destroy();
           };
           reply.raw.once('finish', drop);
-          setTimeout(drop, 100).unref();
+          setTimeout(drop, why === 'shutdown' ? SHUTDOWN_DRAIN_MS : BEHIND_DRAIN_MS).unref();
         }
       };
       open.add(close);
-      request.raw.once('close', () => close(false));
+      request.raw.once('close', () => close('gone'));
     });
   });
 }
