@@ -14,6 +14,8 @@
  * --ramp-seconds R (first starts spread over R s; default one stream's length: steady arrivals),
  * --warm-core (with --pin: a nice-19 spinner keeps the server's core from idling; see WARM_CORE),
  * --idle-streams N (idle streams per batch; two batches are opened, default 2000),
+ * --idle-scheduler batching (the idle streams wait in the batching scheduler's queue behind one
+ * request in a 10-minute prefill, instead of each waiting out a 10-minute TTFT of its own),
  * --pin (taskset the server to the last core and the load generator to core 0, so a load
  * generator or another job on the machine cannot take the server's core).
  */
@@ -77,6 +79,8 @@ const RAMP_SECONDS = process.argv.includes('--ramp-seconds') ? Number(process.ar
 const loadRampMs = (streams: number): number => Math.max(rampMs(streams), RAMP_SECONDS * 1000);
 /** Output limit of the idle streams: vLLM's default max_tokens for /v1/completions. */
 const IDLE_MAX_TOKENS = process.argv.includes('--idle-tokens') ? Number(process.argv[process.argv.indexOf('--idle-tokens') + 1]) : 16;
+/** `--idle-scheduler batching`: the idle streams are the batching scheduler's waiting queue (one slot, its request in a 10-minute prefill). */
+const IDLE_BATCHING = process.argv.includes('--idle-scheduler') && process.argv[process.argv.indexOf('--idle-scheduler') + 1] === 'batching';
 /** Extra node flags for the server child (profiling: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/sprof'). */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 /**
@@ -237,7 +241,8 @@ interface IdleFigures {
 }
 
 async function idleMemory(kind: string): Promise<IdleFigures> {
-  const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1, emissionSleep: true });
+  const queued = IDLE_BATCHING && kind !== 'baseline' ? { scheduler: 'batching', maxNumSeqs: 1, maxWaitingQueueLength: 1_000_000 } : {};
+  const { child: server, url } = await startServer(kind, { ttftMs: 600_000, itlMs: 20, seed: 1, emissionSleep: true, ...queued });
   const pid = server.pid as number;
   let retained: number | null = null;
   server.stdout?.on('data', (piece: Buffer) => {
@@ -305,7 +310,7 @@ async function main(): Promise<void> {
   for (const kind of process.argv.includes('--no-idle') ? [] : kinds.filter((k) => k !== SINGLE_GC)) {
     const idle = await idleMemory(kind);
     process.stdout.write(
-      `${kind.padEnd(15)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, first token in 10 min) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each; ` +
+      `${kind.padEnd(15)} idle streams: ${idle.streams} open (max_tokens ${IDLE_MAX_TOKENS}, ${IDLE_BATCHING && kind !== 'baseline' ? 'waiting in the batching queue' : 'first token in 10 min'}) → ${idle.kbPerStream.toFixed(2)} KB of server RSS per stream; the second ${IDLE_STREAMS}: ${idle.marginalKbPerStream.toFixed(2)} KB each; ` +
         `retained by the JS heap and its buffers after collection: ${fmt(idle.retainedKbPerStream)} KB per stream, the second ${IDLE_STREAMS}: ${fmt(idle.marginalRetainedKbPerStream)} KB each\n`,
     );
   }

@@ -11,7 +11,7 @@ import type { ServerOptions } from '../options.ts';
 import type { EmissionScheduler, ScheduledTask } from '../transport/emission-scheduler.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
 import { BatchingCore, widthOf, type CoreListener, type CoreRequest, type Sequence } from './batching-core.ts';
-import type { Admitted, Engine, EngineState, Refused } from './engine.ts';
+import type { Admitted, Engine, EngineState, PlayedResponse, Refused } from './engine.ts';
 import { EngineEvents, type EngineListener, type EngineRequest } from './engine-events.ts';
 import { answeredBeforeEngine, finishedReason } from './isolated-engine.ts';
 import { ModelTimings } from './model-timing.ts';
@@ -22,10 +22,17 @@ import { deferTiming, tokenAvailable, type DeferredTiming } from './token-availa
 interface Tracked {
   request: EngineRequest;
   record: TruthRecord;
-  player: ScheduledTask;
+  player: PlayedResponse;
   timing: DeferredTiming;
   seq: Sequence | null;
 }
+
+/**
+ * A request still waiting in the queue this long after its arrival drops its rendered plan
+ * until the engine schedules it (PlayedResponse.sleep): a deep queue then holds requests, not
+ * their whole responses. Beyond any wait a request meets in a queue that keeps up.
+ */
+const WAITING_SLEEP_MS = 1000;
 
 /** Tokens whose engine time is known (tokenAvailable fills a token's due when its step ran). */
 function producedTokens(record: TruthRecord): number {
@@ -56,7 +63,12 @@ export class BatchingEngine implements Engine {
     this.#clock = clock;
     this.#scheduler = scheduler;
     const listener: CoreListener = {
-      scheduled: (seq, at) => this.#withRequest(seq, (t) => this.#events.scheduled(t.request, at)),
+      scheduled: (seq, at) =>
+        this.#withRequest(seq, (t) => {
+          // Its first token is a prefill step away: a response sleeping in the queue renders its plan in the gaps meanwhile.
+          t.player.render?.('soon');
+          this.#events.scheduled(t.request, at);
+        }),
       token: (seq, index, at) => this.#token(seq, index, at),
       preempted: (seq, at) => this.#withRequest(seq, (t) => this.#events.preempted(t.request, at)),
       finished: () => {},
@@ -100,6 +112,8 @@ export class BatchingEngine implements Engine {
       timing: { deferred: true, model },
       // Admission checked the queue as it stands: the request must join it in the same turn.
       plansLater: false,
+      // A rendering waits for the engine's times as the first did (every due unknown until its token).
+      replanned: (fresh) => void deferTiming(fresh),
       // Nothing is held for a request until it runs.
       abandon: () => {},
       run: (record, play) => {
@@ -133,6 +147,7 @@ export class BatchingEngine implements Engine {
         if (!arrived.ok) throw new Error(`batching engine refused an admitted request: ${arrived.reason}`);
         tracked.seq = arrived.seq;
         this.#bySeq.set(arrived.seq, tracked);
+        if (arrived.seq.state === 'waiting' && player.sleep !== undefined) this.#scheduler.schedule(this.#sleepWhileWaiting(tracked), request.arrivalMono + WAITING_SLEEP_MS);
         this.#arm();
       },
     };
@@ -159,6 +174,8 @@ export class BatchingEngine implements Engine {
     const tracked = this.#bySeq.get(seq);
     if (tracked === undefined) return;
     const { request, record } = tracked;
+    // The times go into the rendered plan: a response still asleep renders it now.
+    tracked.player.render?.('now');
     const due = tokenAvailable(record, tracked.timing, index, at - request.arrivalMono);
     if (due < Infinity) this.#scheduler.wake(tracked.player, request.arrivalMono + due);
     if (index === 0) this.#events.firstToken(request, at);
@@ -182,6 +199,22 @@ export class BatchingEngine implements Engine {
     this.#armed = task;
     this.#armedAt = next;
     this.#scheduler.schedule(task, next);
+  }
+
+  /**
+   * A task in the one scheduler, WAITING_SLEEP_MS after a request joined the queue: if it still
+   * waits, its response drops its rendered plan until the request is scheduled. It writes
+   * nothing, so its run is not a write's lateness (`preparing`).
+   */
+  #sleepWhileWaiting(tracked: Tracked): ScheduledTask {
+    return {
+      preparing: true,
+      run: () => {
+        // Never scheduled yet: the core's `scheduled` (which asks it to render) comes once, the first time.
+        if (tracked.seq?.state === 'waiting' && tracked.seq.scheduledAt === null && this.#byRecord.has(tracked.record)) tracked.player.sleep?.();
+        return null;
+      },
+    };
   }
 
   #ended(record: TruthRecord): void {

@@ -20,13 +20,31 @@ export interface Admitted {
    */
   plansLater: boolean;
   /**
+   * What the engine does to a response's plan rendered again (PlannedResponse.replan) before it
+   * takes the dropped one's place: its own preparation of the record at `run`; absent when
+   * there is none. An engine that reads a sleeping record asks its player to render first
+   * (PlayedResponse.render).
+   */
+  replanned?: (fresh: TruthRecord) => void;
+  /**
    * Called once with the planned record and a function that starts playing it (the route's
    * call into the executor, returning the player): the engine prepares the record's timing,
    * starts the player and follows the request until the truth store reports its end.
    */
-  run(record: TruthRecord, play: () => ScheduledTask): void;
+  run(record: TruthRecord, play: () => PlayedResponse): void;
   /** The route will not call `run` (its planning failed): the engine stops counting the request. */
   abandon(): void;
+}
+
+/**
+ * What plays a response: a scheduler task. An HTTP response can drop its rendered plan while it
+ * waits for its engine to time its first token, and render it again when asked.
+ */
+export interface PlayedResponse extends ScheduledTask {
+  /** Drop the rendered plan while nothing of it is timed (a no-op when it cannot). */
+  sleep?(): void;
+  /** Render the plan again if it was dropped: `soon` in the scheduler's gaps, `now` at once. */
+  render?(when: 'soon' | 'now'): void;
 }
 
 export interface Refused {

@@ -34,6 +34,19 @@ export function admitRequest(ctx: ServerContext, request: EngineRequest): Engine
   return { ok: true, admitted, options: { seed, model, ttftMs, itlMs, multibyteRate, vllmVersion, created, planTiming: admitted.timing } };
 }
 
+/**
+ * A replan whose renderings the engine prepares as it did the first (Admitted.replanned). Made
+ * here, not where it is used: a closure holds its whole scope for as long as the response lives.
+ */
+export function preparedReplan(replan: () => TruthRecord, replanned: ((fresh: TruthRecord) => void) | undefined): () => TruthRecord {
+  if (replanned === undefined) return replan;
+  return () => {
+    const fresh = replan();
+    replanned(fresh);
+    return fresh;
+  };
+}
+
 export function playThroughEngine(
   ctx: ServerContext,
   res: ServerResponse,
@@ -44,7 +57,6 @@ export function playThroughEngine(
   replan?: () => TruthRecord,
 ): void {
   const { record, headers } = planned;
-  // Only a plan the engine will not touch again may be dropped and rendered anew (PlannedResponse.replan).
-  const again = admission.admitted.plansLater && replan !== undefined ? { replan } : {};
+  const again = replan === undefined ? {} : { replan: preparedReplan(replan, admission.admitted.replanned) };
   admission.admitted.run(record, () => playResponse(res, { record, arrivalMono, headers, headersAtArrival, ...again }, ctx));
 }

@@ -7,7 +7,7 @@
 import type { TruthRecord } from '../../contracts/truth.ts';
 import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../dialects/jetstream/plan-generate.ts';
 import { answeredBeforeEngine } from '../engine/isolated-engine.ts';
-import { admitRequest } from '../engine/serve-through-engine.ts';
+import { admitRequest, preparedReplan, type PlanOptions } from '../engine/serve-through-engine.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { ScheduledTask } from '../transport/emission-scheduler.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
@@ -17,8 +17,8 @@ export type JetstreamAdmission =
       ok: true;
       planned: PlannedGenerate;
       play(player: (record: TruthRecord) => ScheduledTask): void;
-      /** Plans the same record again, when the engine will not touch the plan (PlannedResponse.replan). */
-      replan?: () => TruthRecord;
+      /** Plans the same record again, prepared by the engine as the first was (PlannedResponse.replan). */
+      replan: () => TruthRecord;
     }
   /**
    * `full`: a queue is full (RESOURCE_EXHAUSTED / 503); `invalid`: the request can never fit;
@@ -41,6 +41,11 @@ export function exceedsContext(maxModelLen: number, promptTokens: number, maxTok
  * HTTP server always sets it; a gRPC call when it sends one; the proxy never), which is when
  * JetStream observes its wait time.
  */
+/** Plans the request again: made apart from admitJetstream, whose scope holds the first plan. */
+function replanOf(input: Omit<GeneratePlanInput, 'options'>, options: PlanOptions): () => TruthRecord {
+  return () => planGenerate({ ...input, options }).record;
+}
+
 export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number, startTime: boolean): JetstreamAdmission {
   const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
   if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
@@ -65,7 +70,5 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   const firstTokenDueMs = admission.options.planTiming.deferred ? undefined : planned.record.tokens[0]?.dueMs;
   if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (firstTokenDueMs ?? Infinity));
   const play = (player: (record: TruthRecord) => ScheduledTask): void => admission.admitted.run(planned.record, () => player(planned.record));
-  if (!admission.admitted.plansLater) return { ok: true, planned, play };
-  const { options } = admission;
-  return { ok: true, planned, play, replan: () => planGenerate({ ...input, options }).record };
+  return { ok: true, planned, play, replan: preparedReplan(replanOf(input, admission.options), admission.admitted.replanned) };
 }

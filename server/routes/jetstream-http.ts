@@ -120,9 +120,8 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       );
       if (!admission.ok) return refuse(request, reply, start, plan.surface, plan.stream, admissionError(admission.reason, admission.message, plan.maxTokens));
       const { headers } = admission.planned;
-      const again = admission.replan === undefined ? {} : { replan: admission.replan };
       reply.hijack();
-      admission.play((record) => playResponse(reply.raw, { record, arrivalMono, headers, headersAtArrival: record.stream, ...again }, ctx));
+      admission.play((record) => playResponse(reply.raw, { record, arrivalMono, headers, headersAtArrival: record.stream, replan: admission.replan }, ctx));
       return undefined;
     };
 

@@ -280,12 +280,13 @@ class ResponsePlayer implements ScheduledTask {
       this.#complete(this.#deps.clock.now());
       return;
     }
-    if (this.#maySleepUntil(next)) {
+    // A first write its engine has not timed yet (Infinity): the engine says whether it waits long enough to sleep.
+    if (next < Infinity && this.#maySleep() && next - (this.#deps.clock.now() - this.#arrivalMono) > IDLE_SLEEP_MS) {
       this.#sleep(next);
       this.#deps.scheduler.schedule(this, this.#arrivalMono + next - WAKE_LEAD_MS);
       return;
     }
-    this.#replan = null;
+    if (next < Infinity) this.#replan = null;
     this.#deps.scheduler.schedule(this, this.#arrivalMono + next);
   }
 
@@ -293,10 +294,33 @@ class ResponsePlayer implements ScheduledTask {
    * Only before anything of the body left, with no headers due on their own and no planned
    * disconnect: the parts a sleep drops are then all the player reads until it wakes.
    */
-  #maySleepUntil(nextDueMs: number): boolean {
-    if (this.#replan === null || this.#next !== 0 || this.#disconnects) return false;
-    if (this.#headersPending && this.#headersAtArrival) return false;
-    return nextDueMs - (this.#deps.clock.now() - this.#arrivalMono) > IDLE_SLEEP_MS;
+  #maySleep(): boolean {
+    if (this.#replan === null || this.#next !== 0 || this.#disconnects || this.#finished || this.#blocked || this.#asleep !== null) return false;
+    return !(this.#headersPending && this.#headersAtArrival);
+  }
+
+  /**
+   * PlayedResponse.sleep: a response parked until its engine times its first token (a request
+   * in the batching scheduler's waiting queue) drops its rendered plan meanwhile; its engine
+   * asks it to render again (`render`) before it times the tokens.
+   */
+  sleep(): void {
+    if (this.#maySleep() && this.#nextDueMs() === Infinity) this.#sleep(Infinity);
+  }
+
+  /** PlayedResponse.render: a sleeping response renders its plan `soon` (in the scheduler's gaps) or `now`. */
+  render(when: 'soon' | 'now'): void {
+    const asleep = this.#asleep;
+    if (asleep === null) return;
+    if (when === 'now') {
+      // Asked from inside its engine's step: a rendering that fails ends the response a turn
+      // later, not inside the step (the engine would take the end mid-step).
+      this.#wake(true);
+      return;
+    }
+    if (asleep.renderQueued) return;
+    asleep.renderQueued = true;
+    this.#deps.scheduler.defer(() => void this.#wake());
   }
 
   #sleep(firstDueMs: number): void {
@@ -317,7 +341,7 @@ class ResponsePlayer implements ScheduledTask {
    * and when the response ends. False when it could not be rendered: the response is dropped
    * and its truth ends as a fault (planning is pure, so this is a bug, said on a warning).
    */
-  #wake(): boolean {
+  #wake(failLater = false): boolean {
     const slept = this.#asleep;
     if (slept === null) return true;
     const replan = this.#replan as () => TruthRecord;
@@ -329,7 +353,8 @@ class ResponsePlayer implements ScheduledTask {
       fresh = replan();
     } catch (error) {
       process.emitWarning(`benchtruth: request ${JSON.stringify(this.#record.id)} could not be planned again (${error instanceof Error ? error.message : String(error)}); its response is dropped`);
-      if (!this.#finished) this.fail();
+      if (failLater) this.#deps.scheduler.defer(() => void (this.#finished || this.fail()));
+      else if (!this.#finished) this.fail();
       return false;
     }
     if (planFingerprint(fresh) !== slept.fingerprint) {
@@ -353,11 +378,9 @@ class ResponsePlayer implements ScheduledTask {
    */
   #runAsleep(now: number, asleep: { firstDueMs: number; renderQueued: boolean }): number | null {
     const firstDueAt = this.#arrivalMono + asleep.firstDueMs;
-    if (now < firstDueAt) {
-      if (!asleep.renderQueued) {
-        asleep.renderQueued = true;
-        this.#deps.scheduler.defer(() => void this.#wake());
-      }
+    // Infinity: woken by something other than its engine's times (which render first): render and go on.
+    if (now < firstDueAt && firstDueAt < Infinity) {
+      this.render('soon');
       // Its next run is its first write, and counts as one.
       this.preparing = false;
       return firstDueAt;
@@ -452,6 +475,8 @@ class ResponsePlayer implements ScheduledTask {
         return null;
       }
     }
+    // Something of the body left: it never sleeps now, and its planner's input can go.
+    if (this.#replan !== null && this.#next > 0) this.#replan = null;
     const next = this.#nextDueMs();
     if (next === null) {
       this.#complete(this.#deps.clock.now());
@@ -589,7 +614,7 @@ class ResponsePlayer implements ScheduledTask {
  * Returns the player so the batching engine can `scheduler.wake()` it when tokens it waits for
  * become available (a write due at Infinity parks the player until then).
  */
-export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask {
+export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask & { sleep(): void; render(when: 'soon' | 'now'): void } {
   const player = new ResponsePlayer(res, plan, deps);
   deps.truth.begin(plan.record, () => player.settle());
   player.start();

@@ -116,3 +116,52 @@ describe('a response idle before its first token sleeps without its plan, and no
     expect(metrics).toMatch(/^vllm:kv_cache_usage_perc\{[^}]*\} 0$/m);
   });
 });
+
+describe('under --scheduler batching: a request still waiting in the queue a second after it arrived sleeps until the engine schedules it', () => {
+  it('sleeps while queued, and its tokens, writes and bytes are those its engine timed (one slot, three requests of ~0.9 s each)', async () => {
+    const warnings = vi.spyOn(process, 'emitWarning');
+    const batching = buildServer({ scheduler: 'batching', seed: 5, ttftMs: 10, itlMs: 30, maxNumSeqs: 1 });
+    const url = `http://127.0.0.1:${await batching.listen(0)}`;
+    watchBegins(batching);
+    try {
+      const ids = ['queued-0', 'queued-1', 'queued-2'];
+      const answers = ids.map((id, i) =>
+        request(`${url}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': id },
+          body: JSON.stringify({ model: '', prompt: 'Hello there', max_tokens: 30, stream: true, ...(i === 2 ? { n: 2, stop: [' the'] } : {}) }),
+        }).then(async (r) => Buffer.from(await r.body.arrayBuffer())),
+      );
+      // The third waits for the first two (~1.8 s): asleep once it has waited a second.
+      const deadline = Date.now() + 1700;
+      let slept = false;
+      while (!slept && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        slept = begun.get('queued-2')?.writes.length === 0;
+      }
+      expect(slept).toBe(true);
+      const received = await Promise.all(answers);
+      for (const [i, id] of ids.entries()) {
+        const ended = await endedRecord(batching, id, 10_000);
+        expect(ended.end?.how, id).toBe('completed');
+        expect(received[i]?.equals(Buffer.from(ended.body)), id).toBe(true);
+        // Every token timed by the engine, every write sent at or after its due.
+        expect(ended.tokens.every((t) => Number.isFinite(t.dueMs)), id).toBe(true);
+        expect(ended.writes.every((w) => w.actualMs !== null && w.actualMs >= w.dueMs), id).toBe(true);
+      }
+      // One slot: the third's first token after the second's last.
+      const second = await endedRecord(batching, 'queued-1', 1000);
+      const third = await endedRecord(batching, 'queued-2', 1000);
+      const lastOfSecond = second.arrivalEpochMs + Math.max(...second.tokens.map((t) => t.dueMs));
+      const firstOfThird = third.arrivalEpochMs + Math.min(...third.tokens.map((t) => t.dueMs));
+      expect(firstOfThird).toBeGreaterThan(lastOfSecond);
+      expect(warnings.mock.calls.map((call) => String(call[0]))).toEqual([]);
+      const metrics = await (await request(`${url}/metrics`)).body.text();
+      expect(metrics).toMatch(/^vllm:num_requests_waiting\{[^}]*\} 0$/m);
+      expect(metrics).toMatch(/^vllm:num_requests_running\{[^}]*\} 0$/m);
+    } finally {
+      warnings.mockRestore();
+      await batching.close();
+    }
+  });
+});

@@ -249,3 +249,77 @@ describe('ResponsePlayer: a response idle before its first write', () => {
     }
   });
 });
+
+describe('ResponsePlayer: a response its engine has not timed yet (a request in the batching queue)', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** Every due unknown, as the batching engine's deferTiming leaves a plan until its tokens come. */
+  const untimed = (plan: () => TruthRecord) => (): TruthRecord => {
+    const record = plan();
+    for (const item of [...record.tokens, ...record.events, ...record.writes]) item.dueMs = Infinity;
+    return record;
+  };
+
+  it('does not sleep by itself; sleeps when its engine asks, renders when asked, soon or now', () => {
+    const clock = new VirtualClock();
+    const played = play(clock, 5000, true, untimed(planner(5000)));
+    const player = played.task as ScheduledTask & { sleep(): void; render(when: 'soon' | 'now'): void };
+    expect(played.dueAt()).toBe(Infinity);
+    expect(played.record.writes.length).toBeGreaterThan(0);
+    player.sleep();
+    expect(played.record.writes).toHaveLength(0);
+    player.render('soon');
+    player.render('soon');
+    expect(played.jobs).toHaveLength(1);
+    expect(played.replans()).toBe(0);
+    (played.jobs.pop() as () => void)();
+    expect(played.replans()).toBe(1);
+    expect(played.record.writes.length).toBeGreaterThan(0);
+    // Once rendered again it keeps its plan: asked again, it neither sleeps nor renders.
+    player.sleep();
+    player.render('now');
+    expect(played.replans()).toBe(1);
+    expect(played.record.tokens).toHaveLength(3);
+    const fresh = play(new VirtualClock(), 5000, true, untimed(planner(5000)));
+    const freshPlayer = fresh.task as ScheduledTask & { sleep(): void; render(when: 'soon' | 'now'): void };
+    freshPlayer.sleep();
+    freshPlayer.render('now');
+    expect(fresh.replans()).toBe(1);
+    expect(fresh.record.tokens).toHaveLength(3);
+    expect(fresh.jobs).toHaveLength(0);
+  });
+
+  it('a rendering asked for `now` (inside its engine’s step) that fails ends the response a turn later, not inside the step', () => {
+    const warnings = captureWarnings();
+    const clock = new VirtualClock();
+    const broken = (): TruthRecord => {
+      throw new Error('planner bug');
+    };
+    const played = play(clock, 5000, true, untimed(planner(5000)), broken);
+    const player = played.task as ScheduledTask & { sleep(): void; render(when: 'soon' | 'now'): void };
+    const ended: TruthRecord[] = [];
+    played.truth.subscribe((record) => ended.push(record));
+    player.sleep();
+    player.render('now');
+    expect(ended).toHaveLength(0);
+    expect(played.record.end).toBeNull();
+    for (const job of played.jobs.splice(0)) job();
+    expect(ended).toHaveLength(1);
+    expect(played.record.end?.how).toBe('fault');
+    expect(warnings.lines().join('\n')).toMatch(/could not be planned again \(planner bug\)/);
+  });
+
+  it('refuses to sleep once its first write is timed or anything of it has left', () => {
+    const clock = new VirtualClock();
+    const timed = play(clock, 5000, true);
+    const player = timed.task as ScheduledTask & { sleep(): void };
+    // Asleep at its start already (its first write is 5 s away): asked again, nothing changes.
+    player.sleep();
+    expect(timed.replans()).toBe(0);
+    const near = play(new VirtualClock(), 500, true);
+    (near.task as ScheduledTask & { sleep(): void }).sleep();
+    expect(near.record.writes.length).toBeGreaterThan(0);
+  });
+});
