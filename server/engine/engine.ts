@@ -4,7 +4,9 @@
  * and its player so the engine can follow the request to its end.
  */
 import type { TruthRecord } from '../../contracts/truth.ts';
-import type { ScheduledTask } from '../transport/emission-scheduler.ts';
+import type { PlayedResponse } from '../transport/response-executor.ts';
+
+export type { PlayedResponse };
 import type { EngineListener, EngineRequest } from './engine-events.ts';
 import type { SchedulerKind } from './engine-options.ts';
 import type { PlanTiming } from './plan.ts';
@@ -34,17 +36,6 @@ export interface Admitted {
   run(record: TruthRecord, play: () => PlayedResponse): void;
   /** The route will not call `run` (its planning failed): the engine stops counting the request. */
   abandon(): void;
-}
-
-/**
- * What plays a response: a scheduler task. An HTTP response can drop its rendered plan while it
- * waits for its engine to time its first token, and render it again when asked.
- */
-export interface PlayedResponse extends ScheduledTask {
-  /** Drop the rendered plan while nothing of it is timed (a no-op when it cannot). */
-  sleep?(): void;
-  /** Render the plan again if it was dropped: `soon` in the scheduler's gaps, `now` at once. */
-  render?(when: 'soon' | 'now'): void;
 }
 
 export interface Refused {

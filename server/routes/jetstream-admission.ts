@@ -9,14 +9,14 @@ import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../d
 import { answeredBeforeEngine } from '../engine/isolated-engine.ts';
 import { admitRequest, preparedReplan, type PlanOptions } from '../engine/serve-through-engine.ts';
 import type { ServerContext } from '../server-context.ts';
-import type { ScheduledTask } from '../transport/emission-scheduler.ts';
+import type { PlayedResponse } from '../transport/response-executor.ts';
 import type { JetstreamRuntime } from './jetstream-runtime.ts';
 
 export type JetstreamAdmission =
   | {
       ok: true;
       planned: PlannedGenerate;
-      play(player: (record: TruthRecord) => ScheduledTask): void;
+      play(player: (record: TruthRecord) => PlayedResponse): void;
       /** Plans the same record again, prepared by the engine as the first was (PlannedResponse.replan). */
       replan: () => TruthRecord;
     }
@@ -36,16 +36,16 @@ export function exceedsContext(maxModelLen: number, promptTokens: number, maxTok
   return `prompt (${promptTokens} tokens) + max_tokens (${maxTokens}) exceeds the maximum length ${maxModelLen}`;
 }
 
+/** Plans the request again: made apart from admitJetstream, whose scope holds the first plan. */
+function replanGenerate(input: Omit<GeneratePlanInput, 'options'>, options: PlanOptions): () => TruthRecord {
+  return () => planGenerate({ ...input, options }).record;
+}
+
 /**
  * `startTime`: the request reaches the orchestrator with `metadata.start_time` set (JetStream's
  * HTTP server always sets it; a gRPC call when it sends one; the proxy never), which is when
  * JetStream observes its wait time.
  */
-/** Plans the request again: made apart from admitJetstream, whose scope holds the first plan. */
-function replanOf(input: Omit<GeneratePlanInput, 'options'>, options: PlanOptions): () => TruthRecord {
-  return () => planGenerate({ ...input, options }).record;
-}
-
 export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number, startTime: boolean): JetstreamAdmission {
   const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
   if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
@@ -69,6 +69,6 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   // placeholder would hold the record for days.
   const firstTokenDueMs = admission.options.planTiming.deferred ? undefined : planned.record.tokens[0]?.dueMs;
   if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (firstTokenDueMs ?? Infinity));
-  const play = (player: (record: TruthRecord) => ScheduledTask): void => admission.admitted.run(planned.record, () => player(planned.record));
-  return { ok: true, planned, play, replan: preparedReplan(replanOf(input, admission.options), admission.admitted.replanned) };
+  const play = (player: (record: TruthRecord) => PlayedResponse): void => admission.admitted.run(planned.record, () => player(planned.record));
+  return { ok: true, planned, play, replan: preparedReplan(replanGenerate(input, admission.options), admission.admitted.replanned) };
 }

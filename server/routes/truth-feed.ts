@@ -52,7 +52,14 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
     done: (record, text) => {
       const sends = readers.get(record) ?? [];
       readers.delete(record);
-      for (const send of sends) send(record, text);
+      for (const send of sends) {
+        // One feed's failure is its own: the others still get the record.
+        try {
+          send(record, text);
+        } catch (error) {
+          process.emitWarning(`benchtruth: /_truth/stream: a feed could not be sent truth record ${JSON.stringify(record.id)} (${error instanceof Error ? error.message : String(error)})`);
+        }
+      }
     },
     failed: (record, error) => {
       readers.delete(record);

@@ -30,6 +30,18 @@ export interface PlannedResponse {
   replan?: () => TruthRecord;
 }
 
+/**
+ * What plays a response: a scheduler task. An HTTP response can drop its rendered plan while it
+ * waits for its engine to time its first token, and render it again when asked (gRPC's player
+ * cannot: both are optional).
+ */
+export interface PlayedResponse extends ScheduledTask {
+  /** Drop the rendered plan while nothing of it is timed (a no-op when it cannot). */
+  sleep?(): void;
+  /** Render the plan again if it was dropped: `soon` in the scheduler's gaps, `now` at once. */
+  render?(when: 'soon' | 'now'): void;
+}
+
 export interface ExecutorDeps {
   clock: Clock;
   scheduler: EmissionScheduler;
@@ -191,6 +203,8 @@ class ResponsePlayer implements ScheduledTask {
    * fingerprint, to check the plan rendered again against.
    */
   #asleep: { fingerprint: number; firstDueMs: number; renderQueued: boolean } | null = null;
+  /** Its plan could not be rendered again: however it ends, it ends as a fault (its parts are gone). */
+  #renderFailed = false;
   /** Writes whose stamps are in the record already. */
   #settled = 0;
   #next = 0;
@@ -311,7 +325,11 @@ class ResponsePlayer implements ScheduledTask {
   /** PlayedResponse.render: a sleeping response renders its plan `soon` (in the scheduler's gaps) or `now`. */
   render(when: 'soon' | 'now'): void {
     const asleep = this.#asleep;
-    if (asleep === null) return;
+    if (asleep === null) {
+      // Its engine has scheduled it: it never sleeps now, and its planner's input can go.
+      this.#replan = null;
+      return;
+    }
     if (when === 'now') {
       // Asked from inside its engine's step: a rendering that fails ends the response a turn
       // later, not inside the step (the engine would take the end mid-step).
@@ -353,6 +371,7 @@ class ResponsePlayer implements ScheduledTask {
       fresh = replan();
     } catch (error) {
       process.emitWarning(`benchtruth: request ${JSON.stringify(this.#record.id)} could not be planned again (${error instanceof Error ? error.message : String(error)}); its response is dropped`);
+      this.#renderFailed = true;
       if (failLater) this.#deps.scheduler.defer(() => void (this.#finished || this.fail()));
       else if (!this.#finished) this.fail();
       return false;
@@ -385,7 +404,10 @@ class ResponsePlayer implements ScheduledTask {
       this.preparing = false;
       return firstDueAt;
     }
-    return this.#wake() ? this.run(now) : null;
+    if (!this.#wake()) return null;
+    // Late (the thread was held past its first write): back in the heap, due now, so that
+    // write's run is a write's and its lateness is tallied.
+    return firstDueAt < Infinity ? firstDueAt : this.run(now);
   }
 
   run(now: number): number | null {
@@ -605,7 +627,7 @@ class ResponsePlayer implements ScheduledTask {
     this.#finished = true;
     this.settle();
     const record = this.#record;
-    record.end = { atMs: atMono - this.#arrivalMono, how };
+    record.end = { atMs: atMono - this.#arrivalMono, how: this.#renderFailed ? 'fault' : how };
     this.#deps.truth.finish(record);
   }
 }
@@ -614,7 +636,7 @@ class ResponsePlayer implements ScheduledTask {
  * Returns the player so the batching engine can `scheduler.wake()` it when tokens it waits for
  * become available (a write due at Infinity parks the player until then).
  */
-export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): ScheduledTask & { sleep(): void; render(when: 'soon' | 'now'): void } {
+export function playResponse(res: ServerResponse, plan: PlannedResponse, deps: ExecutorDeps): PlayedResponse {
   const player = new ResponsePlayer(res, plan, deps);
   deps.truth.begin(plan.record, () => player.settle());
   player.start();

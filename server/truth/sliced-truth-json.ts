@@ -77,9 +77,13 @@ export class SlicedTruthJson {
 
   readonly #turn = (): void => {
     this.#scheduled = false;
-    this.#serialize(PIECES_PER_TURN + Math.floor(this.#waiting.length / WAITING_PER_EXTRA_PIECE));
-    if (this.pending > 0) this.#schedule();
-    else this.#options.idle?.();
+    try {
+      this.#serialize(PIECES_PER_TURN + Math.floor(this.#waiting.length / WAITING_PER_EXTRA_PIECE));
+    } finally {
+      // A consumer that threw (its job's failure is said by the scheduler) must not stall the rest.
+      if (this.pending > 0) this.#schedule();
+      else this.#options.idle?.();
+    }
   };
 
   #serialize(pieces: number): void {

@@ -205,9 +205,13 @@ describe('ResponsePlayer: a response idle before its first write', () => {
     clock.set(4750);
     expect(sleeping.task.run(clock.now())).toBe(5000);
     clock.set(5000);
-    // The queued rendering has not run: the write's own run renders, then sends.
-    expect(sleeping.task.run(clock.now())).not.toBeNull();
+    // The queued rendering has not run: that run renders, and is back in the heap due now, so
+    // the write's own run (a write's, tallied as one) sends it.
+    expect(sleeping.task.run(clock.now())).toBe(5000);
     expect(sleeping.replans()).toBe(1);
+    expect(sleeping.task.preparing).toBe(false);
+    expect(sleeping.sends).toHaveLength(0);
+    expect(sleeping.task.run(clock.now())).not.toBeNull();
     expect(sleeping.sends.length).toBeGreaterThan(0);
     // The queued job, run late, finds it awake: nothing more.
     for (const job of sleeping.jobs.splice(0)) job();
@@ -247,6 +251,24 @@ describe('ResponsePlayer: a response idle before its first write', () => {
       expect(warnings.lines().join('\n'), by).toMatch(/request "r" could not be planned again \(planner bug\); its response is dropped/);
       vi.restoreAllMocks();
     }
+  });
+});
+
+describe('ResponsePlayer: a rendering that fails while the response ends', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('a client that leaves a sleeping response whose plan cannot be rendered again: it ends as a fault, not client_aborted with nothing in it', () => {
+    const warnings = captureWarnings();
+    const clock = new VirtualClock();
+    const sleeping = play(clock, 5000, true, planner(5000), () => {
+      throw new Error('planner bug');
+    });
+    clock.set(2000);
+    sleeping.res.emit('close');
+    expect(sleeping.record.end).toEqual({ atMs: 2000, how: 'fault' });
+    expect(warnings.lines().join('\n')).toMatch(/could not be planned again/);
   });
 });
 

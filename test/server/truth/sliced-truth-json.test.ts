@@ -44,6 +44,29 @@ describe('SlicedTruthJson', () => {
     expect(sliced.pending).toBe(0);
   });
 
+  it('a consumer that throws does not stall the records after it: the next turn is still asked for', () => {
+    const jobs: Array<() => void> = [];
+    const done: string[] = [];
+    const sliced = new SlicedTruthJson({
+      defer: (job) => void jobs.push(job),
+      done: (record) => {
+        done.push(record.id);
+        if (record.id === 'first') throw new Error('a consumer bug');
+      },
+      failed: () => {},
+    });
+    sliced.push(bigRecord('first', 1));
+    sliced.push(bigRecord('second', 2000));
+    for (let turns = 0; jobs.length > 0 && turns < 1000; turns++) {
+      try {
+        (jobs.shift() as () => void)();
+      } catch {
+        // The scheduler catches a job's error and says it; the serializer must go on regardless.
+      }
+    }
+    expect(done).toEqual(['first', 'second']);
+  });
+
   it('a record that cannot be serialized is left out whole; the ones after it are made', () => {
     const jobs: Array<() => void> = [];
     const done: string[] = [];
