@@ -8,11 +8,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../contracts/clock.ts';
-import type { EndReason, PlannedToken, TruthEvent, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
+import type { EndReason, TruthRecord, TruthWrite } from '../../contracts/truth.ts';
 import type { TruthStore } from '../truth/truth-store.ts';
 import { endsAsFailure } from '../wire/stream-faults.ts';
 import { pieceGapMs } from '../wire/writes.ts';
 import type { EmissionScheduler, ScheduledTask } from './emission-scheduler.ts';
+import { dropRenderedPlan, IDLE_SLEEP_MS, restoreRenderedPlan, WAKE_LEAD_MS } from './rendered-plan.ts';
 import { sendBuffer } from './send-slab.ts';
 
 export interface PlannedResponse {
@@ -79,25 +80,7 @@ function ownsChunkedSocket(res: ServerResponse, socket: unknown): socket is Sock
 }
 
 const NO_BYTES = Buffer.alloc(0);
-
-/**
- * A response whose first write is further off than this sleeps until WAKE_LEAD_MS before it:
- * an idle stream (a long queue, a slow prefill) or a one-body answer of many tokens then holds
- * its connection, its scalars and its planner's input, not its rendered plan (an idle stream of
- * 16 tokens half as much memory, one of 256 tokens a twentieth).
- */
-const IDLE_SLEEP_MS = 1000;
-/**
- * How long before its first write a sleeping response asks for its plan to be rendered again:
- * the rendering (up to a few milliseconds for thousands of tokens) is a deferred job, run in
- * the scheduler's gaps like any planning, never in a turn's writes.
- */
-const WAKE_LEAD_MS = 250;
-/** What a sleeping record holds in place of its rendered parts: empty, and never written to. */
-const ASLEEP_TOKENS: PlannedToken[] = Object.freeze([]) as unknown as PlannedToken[];
-const ASLEEP_EVENTS: TruthEvent[] = Object.freeze([]) as unknown as TruthEvent[];
-const ASLEEP_WRITES: TruthWrite[] = Object.freeze([]) as unknown as TruthWrite[];
-const ASLEEP_STAMPS = new Float64Array(0);
+const NO_STAMPS = new Float64Array(0);
 
 /** Sends one run() makes before yielding to the scheduler (a single-byte send costs ~5–20 µs). */
 const MAX_SENDS_PER_RUN = 64;
@@ -143,32 +126,6 @@ function framedChunks(body: Buffer, writes: readonly TruthWrite[], from: number,
     framed[at++] = LF;
   }
   return framed;
-}
-
-/**
- * A hash of what a sleep drops (body bytes, the writes' places and due times, the tokens): a
- * plan rendered again must match it. FNV-1a over the bytes, then the numbers mixed in; a few
- * microseconds for a stream's plan, paid only by responses that sleep.
- */
-function planFingerprint(record: TruthRecord): number {
-  let hash = 0x811c9dc5;
-  const mix = (value: number): void => {
-    hash = Math.imul(hash ^ (value | 0), 0x01000193);
-    hash = Math.imul(hash ^ ((value * 1000) % 0x7fffffff | 0), 0x01000193);
-  };
-  const body = record.body;
-  for (let i = 0; i < body.length; i++) hash = Math.imul(hash ^ (body[i] as number), 0x01000193);
-  for (const write of record.writes) {
-    mix(write.offset);
-    mix(write.length);
-    mix(write.dueMs);
-  }
-  for (const token of record.tokens) {
-    mix(token.id);
-    mix(token.dueMs);
-  }
-  mix(record.events.length);
-  return hash >>> 0;
 }
 
 class ResponsePlayer implements ScheduledTask {
@@ -342,16 +299,11 @@ class ResponsePlayer implements ScheduledTask {
   }
 
   #sleep(firstDueMs: number): void {
-    const record = this.#record;
-    this.#asleep = { fingerprint: planFingerprint(record), firstDueMs, renderQueued: false };
+    this.#asleep = { fingerprint: dropRenderedPlan(this.#record), firstDueMs, renderQueued: false };
     this.preparing = true;
-    record.tokens = ASLEEP_TOKENS;
-    record.events = ASLEEP_EVENTS;
-    record.writes = ASLEEP_WRITES;
-    record.body = NO_BYTES;
-    this.#writes = ASLEEP_WRITES;
+    this.#writes = this.#record.writes;
     this.#body = NO_BYTES;
-    this.#stamps = ASLEEP_STAMPS;
+    this.#stamps = NO_STAMPS;
   }
 
   /**
@@ -376,15 +328,10 @@ class ResponsePlayer implements ScheduledTask {
       else if (!this.#finished) this.fail();
       return false;
     }
-    if (planFingerprint(fresh) !== slept.fingerprint) {
+    if (!restoreRenderedPlan(this.#record, fresh, slept.fingerprint)) {
       // A planner that is not pure: the engine counted the first rendering, the wire carries this one.
       process.emitWarning(`benchtruth: request ${JSON.stringify(this.#record.id)} planned again differs from its first plan`);
     }
-    const record = this.#record;
-    record.tokens = fresh.tokens;
-    record.events = fresh.events;
-    record.writes = fresh.writes;
-    record.body = fresh.body;
     this.#writes = fresh.writes;
     this.#body = Buffer.from(fresh.body.buffer, fresh.body.byteOffset, fresh.body.byteLength);
     this.#stamps = new Float64Array(fresh.writes.length).fill(NaN);
