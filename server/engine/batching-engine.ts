@@ -174,8 +174,9 @@ export class BatchingEngine implements Engine {
     const tracked = this.#bySeq.get(seq);
     if (tracked === undefined) return;
     const { request, record } = tracked;
-    // The times go into the rendered plan: a response still asleep renders it now.
-    tracked.player.render?.('now');
+    // The times go into the rendered plan: a response still asleep renders it now. Only the
+    // first token can find it asleep (a request the core scheduled never sleeps).
+    if (index === 0) tracked.player.render?.('now');
     const due = tokenAvailable(record, tracked.timing, index, at - request.arrivalMono);
     if (due < Infinity) this.#scheduler.wake(tracked.player, request.arrivalMono + due);
     if (index === 0) this.#events.firstToken(request, at);

@@ -5,11 +5,11 @@
  */
 import type { TruthRecord } from '../../contracts/truth.ts';
 import type { PlayedResponse } from '../transport/response-executor.ts';
-
-export type { PlayedResponse };
 import type { EngineListener, EngineRequest } from './engine-events.ts';
 import type { SchedulerKind } from './engine-options.ts';
 import type { PlanTiming } from './plan.ts';
+
+export type { PlayedResponse };
 
 export type { PlanTiming };
 

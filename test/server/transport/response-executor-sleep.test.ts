@@ -110,6 +110,10 @@ function runToEnd(clock: VirtualClock, played: Played): void {
   expect(next).toBeNull();
 }
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 /** The warnings the player emits, kept instead of printed. */
 function captureWarnings(): { lines: () => string[] } {
   const spy = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
@@ -117,10 +121,6 @@ function captureWarnings(): { lines: () => string[] } {
 }
 
 describe('ResponsePlayer: a response idle before its first write', () => {
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
-
   it('sleeps without its rendered plan, wakes before its first write, and sends the same bytes at the same stamps as one that never slept', () => {
     const warnings = captureWarnings();
     const sleepingClock = new VirtualClock();
@@ -255,10 +255,6 @@ describe('ResponsePlayer: a response idle before its first write', () => {
 });
 
 describe('ResponsePlayer: a rendering that fails while the response ends', () => {
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
-
   it('a client that leaves a sleeping response whose plan cannot be rendered again: it ends as a fault, not client_aborted with nothing in it', () => {
     const warnings = captureWarnings();
     const clock = new VirtualClock();
@@ -273,10 +269,6 @@ describe('ResponsePlayer: a rendering that fails while the response ends', () =>
 });
 
 describe('ResponsePlayer: a response its engine has not timed yet (a request in the batching queue)', () => {
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
-
   /** Every due unknown, as the batching engine's deferTiming leaves a plan until its tokens come. */
   const untimed = (plan: () => TruthRecord) => (): TruthRecord => {
     const record = plan();
@@ -333,15 +325,19 @@ describe('ResponsePlayer: a response its engine has not timed yet (a request in 
     expect(warnings.lines().join('\n')).toMatch(/could not be planned again \(planner bug\)/);
   });
 
-  it('refuses to sleep once its first write is timed or anything of it has left', () => {
+  it('refuses to sleep once its first write is timed near, or once anything of it has left', () => {
+    type Sleeper = ScheduledTask & { sleep(): void };
+    // Its first write 0.5 s away: it never slept, and asked to, it does not.
     const clock = new VirtualClock();
-    const timed = play(clock, 5000, true);
-    const player = timed.task as ScheduledTask & { sleep(): void };
-    // Asleep at its start already (its first write is 5 s away): asked again, nothing changes.
-    player.sleep();
+    const timed = play(clock, 500, true);
+    (timed.task as Sleeper).sleep();
+    expect(timed.record.writes.length).toBeGreaterThan(0);
+    // Once its first write has left, nothing more drops.
+    clock.set(500);
+    expect(timed.task.run(500)).not.toBeNull();
+    expect(timed.sends.length).toBeGreaterThan(0);
+    (timed.task as Sleeper).sleep();
+    expect(timed.record.writes.length).toBeGreaterThan(0);
     expect(timed.replans()).toBe(0);
-    const near = play(new VirtualClock(), 500, true);
-    (near.task as ScheduledTask & { sleep(): void }).sleep();
-    expect(near.record.writes.length).toBeGreaterThan(0);
   });
 });
