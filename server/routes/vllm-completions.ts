@@ -1,6 +1,6 @@
 /** `POST /v1/completions`: validate, resolve the model, count prompt tokens, plan, play. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { promptList, parseCompletionRequest } from '../dialects/vllm/completion-request.ts';
+import { promptList, parseCompletionRequest, type CompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { alreadyRunning, badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
@@ -28,12 +28,29 @@ interface CompletionPlanning {
 }
 
 function planCompletionRequest({ base, tokenizer, prompts, sent }: CompletionPlanning): PlannedCompletion {
+  const { request } = base;
+  const idsReturned = request.returnTokenIds === true;
+  const echo = request.echo === true;
   return planCompletion({
     ...base,
-    ...(base.request.returnTokenIds === true ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
-    // `echo` gives a text prompt back as sent, even one truncate_prompt_tokens cut (vLLM keeps its text).
-    ...(base.request.echo === true ? { echoPrompts: sent.map((s, i) => (typeof s === 'string' ? s : (tokenizer.decode(prompts[i] as number[]) ?? ''))) } : {}),
+    // A streamed echo sends the prompt's ids on its first chunk even unasked (vLLM's echo branch).
+    ...(idsReturned || (echo && request.stream) ? { promptTokenIdsOfPrompt: prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : p)) } : {}),
+    // `echo` gives a text prompt back as sent, even one truncate_prompt_tokens cut (vLLM keeps its
+    // text); with `return_token_ids` the prompt comes back as ids only (its text is "").
+    ...(echo && !idsReturned ? { echoPrompts: sent.map((s, i) => (typeof s === 'string' ? s : (tokenizer.decode(prompts[i] as number[]) ?? ''))) } : {}),
   });
+}
+
+/**
+ * vLLM streams a completion only when `best_of` is unset or equals `n`, and never under beam
+ * search (serving_completion.py): any other `stream: true` request is answered as a JSON body,
+ * its engine errors as plain 400s.
+ */
+function vllmStreamDecision(req: CompletionRequest): CompletionRequest {
+  if (!req.stream) return req;
+  const bestOf = req.sampling?.bestOf ?? null;
+  const streams = (bestOf === null || bestOf === (req.n ?? 1)) && req.useBeamSearch !== true;
+  return streams ? req : { ...req, stream: false };
 }
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
@@ -44,7 +61,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const { identity, arrivalMono } = start;
     const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens);
     if (!parsed.ok) return refuse(parsed.error);
-    const req = parsed.value;
+    const req = vllmStreamDecision(parsed.value);
     const { options } = ctx;
     const model = resolveModel(state, req.model);
     if (model instanceof VllmError) return refuse(model);

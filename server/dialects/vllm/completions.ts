@@ -25,8 +25,14 @@ export interface CompletionContext {
   version?: VllmVersion;
   /** Prompt tokens behind each choice index (continuous usage counts per prompt); default all. */
   promptTokensOfChoice?: readonly number[];
-  /** `return_token_ids`: each choice's prompt token ids (0.11 shape only). */
+  /**
+   * Each choice's prompt token ids (0.11 shape only), sent on its first streamed chunk: asked for
+   * by `return_token_ids`, and given by a streamed `echo` whether asked for or not (vLLM's echo
+   * branch sets them unconditionally).
+   */
   promptTokenIdsOfChoice?: ReadonlyArray<readonly number[]>;
+  /** `return_token_ids`: `token_ids` per chunk, and both id fields in a non-streamed body. */
+  returnTokenIds?: boolean;
   /** `logprobs` asked for: deterministic stand-in values (logprobs.ts). */
   logprobs?: LogprobSpec;
   /** `echo`: code points of the prompt each choice's first chunk puts before its text (no offset counts them). */
@@ -47,9 +53,7 @@ function streamChoice(ctx: CompletionContext, step: StreamStep, textOffset: numb
     const promptIds = ctx.promptTokenIdsOfChoice?.[step.choice.index];
     // Prompt ids ride on a choice's first chunk only.
     const first = step.completionTokens === step.tokenCount;
-    ids = promptIds === undefined
-      ? ',"prompt_token_ids":null,"token_ids":null'
-      : `,"prompt_token_ids":${first ? q(promptIds) : 'null'},"token_ids":${stepTokenIds(step)}`;
+    ids = `,"prompt_token_ids":${promptIds !== undefined && first ? q(promptIds) : 'null'},"token_ids":${ctx.returnTokenIds === true ? stepTokenIds(step) : 'null'}`;
   }
   const logprobs = ctx.logprobs === undefined
     ? 'null'
@@ -107,7 +111,7 @@ export function completionBody(ctx: CompletionContext, choices: readonly Planned
     const logprobs = ctx.logprobs === undefined ? 'null' : completionLogprobsJson(ctx.logprobs, choice.index, choice.tokens, 0, choice.tokens.length, 0);
     const common = `{"index":${choice.index},"text":${q(choice.text)},"logprobs":${logprobs},"finish_reason":${q(choice.finishReason)},"stop_reason":${choice.stopReason === null ? 'null' : q(choice.stopReason)}`;
     if (!modern) return `${common},"prompt_logprobs":null}`;
-    const promptIds = ctx.promptTokenIdsOfChoice?.[choice.index];
+    const promptIds = ctx.returnTokenIds === true ? ctx.promptTokenIdsOfChoice?.[choice.index] : undefined;
     if (promptIds === undefined) return `${common},"token_ids":null,"prompt_logprobs":null,"prompt_token_ids":null}`;
     return `${common},"token_ids":${q(choice.tokens.map((t) => t.id))},"prompt_logprobs":null,"prompt_token_ids":${q(promptIds)}}`;
   });

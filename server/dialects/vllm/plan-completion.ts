@@ -25,7 +25,7 @@ export interface CompletionPlanInput {
   promptTokensOfPrompt?: readonly number[];
   /** `echo: true`: each prompt's text, put in front of its choices' text (first chunk). */
   echoPrompts?: readonly string[];
-  /** `return_token_ids`: each prompt's token ids. */
+  /** Each prompt's token ids: for `return_token_ids`, and for a streamed `echo` (see CompletionContext). */
   promptTokenIdsOfPrompt?: ReadonlyArray<readonly number[]>;
   /** Echo mode: each prompt's tokens, given back as the output. */
   echoes?: ReadonlyArray<readonly GeneratedToken[]>;
@@ -74,6 +74,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     version: options.vllmVersion,
     promptTokensOfChoice: choices.map((c) => promptCounts[Math.floor(c.index / n)] ?? input.promptTokens),
     ...(request.logprobs === undefined || request.logprobs === null ? {} : { logprobs: { top: request.logprobs, salt: hashString(input.requestKey), asTokenIds: request.sampling?.tokensAsIds === true } }),
+    ...(request.returnTokenIds === true ? { returnTokenIds: true } : {}),
     ...(input.promptTokenIdsOfPrompt === undefined ? {} : { promptTokenIdsOfChoice: choices.map((c) => input.promptTokenIdsOfPrompt?.[Math.floor(c.index / n)] ?? []) }),
     ...(input.echoPrompts === undefined ? {} : { echoedCharsOfChoice: choices.map((c) => [...(input.echoPrompts?.[Math.floor(c.index / n)] ?? '')].length) }),
   };

@@ -38,8 +38,17 @@ describe('best_of (vLLM V1 samples no best-of)', () => {
     expect(error).toEqual({ message: 'vLLM V1 does not yet support best_of.', type: 'BadRequestError', param: null, code: 400 });
   });
 
-  it('streamed, the engine refuses it after the 200: one error event, then [DONE], recorded', async () => {
-    const response = await post('/v1/completions', { ...COMPLETION, best_of: 2, stream: true }, { 'x-request-id': 'bo-stream' });
+  it('streamed with best_of ≠ n, vLLM does not stream a completion: the refusal is a plain 400', async () => {
+    for (const extra of [{ best_of: 2 }, { best_of: 3, n: 2 }]) {
+      const response = await post('/v1/completions', { ...COMPLETION, ...extra, stream: true });
+      expect(response.statusCode).toBe(400);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(errorOf(response.body).message).toBe('vLLM V1 does not yet support best_of.');
+    }
+  });
+
+  it('streamed with best_of = n, the engine refuses it after the 200: one error event, then [DONE], recorded', async () => {
+    const response = await post('/v1/completions', { ...COMPLETION, best_of: 2, n: 2, stream: true }, { 'x-request-id': 'bo-stream' });
     expect(response.statusCode).toBe(200);
     expect(sseData(response.body)).toEqual(['{"error": {"message": "vLLM V1 does not yet support best_of.", "type": "BadRequestError", "param": null, "code": 400}}', '[DONE]']);
     expect((await truthOf(server, 'bo-stream')).status).toBe(200);
@@ -53,6 +62,16 @@ describe('best_of (vLLM V1 samples no best-of)', () => {
   it('best_of 1 (and 0, falsy to vLLM) is served', async () => {
     expect((await post('/v1/completions', { ...COMPLETION, best_of: 1 })).statusCode).toBe(200);
     expect((await post('/v1/completions', { ...COMPLETION, best_of: 0 })).statusCode).toBe(200);
+  });
+
+  it('stream: true with best_of 0 (not n) is answered as one JSON body, as vLLM does; best_of 1 = n streams', async () => {
+    const body = await post('/v1/completions', { ...COMPLETION, best_of: 0, stream: true });
+    expect(body.statusCode).toBe(200);
+    expect(body.headers['content-type']).toMatch(/^application\/json/);
+    expect((JSON.parse(body.body) as { object: string }).object).toBe('text_completion');
+    const streamed = await post('/v1/completions', { ...COMPLETION, best_of: 1, stream: true });
+    expect(streamed.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(sseData(streamed.body).at(-1)).toBe('[DONE]');
   });
 
   it('a best_of that is not an integer is pydantic’s int_parsing', async () => {

@@ -156,6 +156,28 @@ describe('return_token_ids (0.11 only)', () => {
     expect(streamed.slice(1).flatMap((c) => firstChoice(c).token_ids as number[])).toEqual(firstChoice(whole).token_ids);
   });
 
+  it('with echo: the prompt comes back as ids only (its text is ""), as vLLM does, streamed and not', async () => {
+    const body = { prompt: ' the model', max_tokens: 3, echo: true, return_token_ids: true };
+    const plain = firstChoice(JSON.parse((await post('0.11', '/v1/completions', { ...body, echo: false })).body) as Json);
+    const whole = firstChoice(JSON.parse((await post('0.11', '/v1/completions', body)).body) as Json);
+    expect(whole.text).toBe(plain.text);
+    expect(whole.prompt_token_ids).toEqual(PROMPT_IDS);
+    expect(whole.token_ids).toEqual(plain.token_ids);
+    const streamed = chunks((await post('0.11', '/v1/completions', { ...body, stream: true })).body);
+    expect(streamed.map((c) => firstChoice(c).text).join('')).toBe(plain.text);
+    expect(streamed.map((c) => firstChoice(c).prompt_token_ids)).toEqual([PROMPT_IDS, null, null]);
+  });
+
+  it('a streamed echo sends the prompt ids on its first chunk unasked (vLLM\'s echo branch), no token ids; a body does not', async () => {
+    const body = { prompt: ' the model', max_tokens: 3, echo: true };
+    const streamed = chunks((await post('0.11', '/v1/completions', { ...body, stream: true })).body);
+    expect(firstChoice(streamed[0] as Json).text).toMatch(/^ the model/);
+    expect(streamed.map((c) => firstChoice(c).prompt_token_ids)).toEqual([PROMPT_IDS, null, null]);
+    expect(streamed.map((c) => firstChoice(c).token_ids)).toEqual([null, null, null]);
+    const whole = firstChoice(JSON.parse((await post('0.11', '/v1/completions', body)).body) as Json);
+    expect([whole.prompt_token_ids, whole.token_ids]).toEqual([null, null]);
+  });
+
   it('is ignored by the 0.10.1 shape, which has no such fields', async () => {
     const whole = JSON.parse((await post('0.10.1', '/v1/completions', { prompt: ' the model', max_tokens: 3, return_token_ids: true })).body) as Json;
     expect('token_ids' in firstChoice(whole)).toBe(false);

@@ -207,11 +207,15 @@ describe('requests vLLM serves that a naive reading would refuse (audit 10 Z9)',
       expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 2, temperature: 0 })).status, url).toBe(200);
       expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 3, top_p: 0 })).status, url).toBe(200);
       expect((await ask(s, url, { ...base, max_tokens: 2, use_beam_search: true, n: 11 })).message, url).toBe('Requested sample logprobs of 22, which is greater than max allowed: 20');
-      // The engine's check: a stream has its 200 already, and gets the error as an event.
+      // The engine's check: a chat stream has its 200 already, and gets the error as an event;
+      // vLLM never streams a beam-search completion, so there it is a plain 400.
       const streamed = await s.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ ...base, max_tokens: 2, use_beam_search: true, n: 11, stream: true }) });
-      expect(streamed.statusCode, url).toBe(200);
+      expect(streamed.statusCode, url).toBe(url === '/v1/completions' ? 400 : 200);
       expect(streamed.body, url).toContain('Requested sample logprobs of 22');
     }
+    const beam = await s.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ prompt: 'x', max_tokens: 2, use_beam_search: true, n: 2, stream: true }) });
+    expect(beam.headers['content-type']).toMatch(/^application\/json/);
+    expect((JSON.parse(beam.body) as { choices: unknown[] }).choices).toHaveLength(2);
   });
 
   it('a tiny positive temperature is raised to 0.01, not greedy: n > 1 is served; 0 is still greedy', async () => {
