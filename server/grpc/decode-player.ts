@@ -3,7 +3,8 @@
  * due time, through the shared emission scheduler, stamping into the truth record the moment
  * each is handed to grpc-js. The gRPC twin of transport/response-executor.ts, faults included
  * (dialects/jetstream/decode-sends.ts): a slow-headers fault holds the response metadata back,
- * a status ends the call (trailers-only when nothing went before it), a malformed message is
+ * a status ends the call (an HTTP fault's trailers-only; an in-stream error's after the response
+ * metadata, even when no message went before it), a malformed message is
  * half an encoding, and a disconnect resets the HTTP/2 stream once what went before it is out.
  */
 import { constants as http2 } from 'node:http2';
@@ -93,7 +94,13 @@ class DecodePlayer implements ScheduledTask {
       const send = sends[this.#next] as DecodeSend;
       write.actualMs = this.#deps.clock.now() - arrivalMono;
       this.#next++;
-      if (send.kind === 'status') return this.#sendStatus(send.httpStatus, send.details, write.actualMs);
+      if (send.kind === 'status') {
+        // An in-stream error ends a call that has begun: its metadata leaves first even with no
+        // message before it (error:0), or the status would be trailers-only, a refusal to any
+        // reader, and the record would claim headers that never left.
+        if (record.headersMs === null && record.fault?.kind === 'error') this.#sendMetadata(write.actualMs);
+        return this.#sendStatus(send.httpStatus, send.details, write.actualMs);
+      }
       // JetStream's Decode never sends its metadata on its own: grpcio sends it with the first
       // message, so a client sees the response start at its first token (an HTTP fault, a
       // status with nothing before it, is trailers-only and has none).

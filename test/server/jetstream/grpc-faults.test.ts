@@ -102,6 +102,21 @@ describe('faults inside the stream', () => {
     expect((await measured(`grpc-error-code-${code}`, `error:2:${code}`)).failure?.kind).toBe('stream_error');
   });
 
+  it('error:0 ends the call after its response metadata, not trailers-only: a stream_error, and the record holds the headers that left', async () => {
+    const outcome = await decode('grpc-error-0', 'error:0');
+    expect(outcome.messages).toHaveLength(0);
+    expect(outcome.metadataAt).not.toBeNull();
+    expect(outcome.error?.code).toBe(status.INVALID_ARGUMENT);
+    const truth = server.context.truth.get('grpc-error-0');
+    expect(truth?.headersMs).not.toBeNull();
+    expect(truth?.fault?.kind).toBe('error');
+    expect((await measured('grpc-error-0-m', 'error:0')).failure?.kind).toBe('stream_error');
+    // An HTTP fault of the same code stays a refusal: a trailers-only status, no metadata.
+    const refused = await decode('grpc-http-400', 'http:400');
+    expect(refused.metadataAt).toBeNull();
+    expect(server.context.truth.get('grpc-http-400')?.status).toBe(400);
+  });
+
   it('error:3 sends three tokens, then ends the call with the status it names', async () => {
     const outcome = await decode('grpc-error', 'error:3:503');
     expect(tokensOf(outcome)).toBe(3);
