@@ -94,7 +94,8 @@ export class BatchingEngine implements Engine {
     // The queue as it stood when the request arrived: steps that ended by then have run.
     this.#core.advanceTo(this.#arrivalTime(request));
     const kv = { sequences: request.sequences ?? 1, sequencePromptTokens: request.sequencePromptTokens ?? request.promptTokens };
-    const verdict = this.#core.canAccept({ promptTokens: request.promptTokens, outputTokens: Math.max(1, request.maxTokens), lora: request.lora, ...kv });
+    // An answer the wire fault gives before any stream takes no place in the queue (run ignores it).
+    const verdict = request.answeredBeforeEngine === true ? 'ok' : this.#core.canAccept({ promptTokens: request.promptTokens, outputTokens: Math.max(1, request.maxTokens), lora: request.lora, ...kv });
     if (verdict === 'queue_full') {
       return { ok: false, status: 429, message: `The waiting queue is full (${this.#options.maxWaitingQueueLength} requests); retry later.` };
     }

@@ -30,6 +30,11 @@ export interface EngineRequest {
   sequencePromptTokens?: number;
   /** Monotonic clock reading of arrival. */
   arrivalMono: number;
+  /**
+   * The request's plan answers it with an HTTP-error fault (drawn before admission,
+   * drawsHttpFault): it never reaches the engine, so no full queue or KV limit refuses it.
+   */
+  answeredBeforeEngine?: boolean;
 }
 
 /** Everything measured about a request once its response has ended (milliseconds). */

@@ -7,6 +7,7 @@
 import type { TruthRecord } from '../../contracts/truth.ts';
 import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../dialects/jetstream/plan-generate.ts';
 import { answeredBeforeEngine } from '../engine/isolated-engine.ts';
+import { drawsHttpFault } from '../wire/stream-faults.ts';
 import { admitRequest, preparedReplan, type PlanOptions } from '../engine/serve-through-engine.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { PlayedResponse } from '../transport/response-executor.ts';
@@ -49,7 +50,9 @@ function replanGenerate(input: Omit<GeneratePlanInput, 'options'>, options: Plan
 export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, input: Omit<GeneratePlanInput, 'options'>, arrivalMono: number, startTime: boolean): JetstreamAdmission {
   const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
   if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
-  if (runtime.slots.full) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests waiting for prefill)` };
+  // An answer its wire fault gives before any stream takes neither a slot nor a queue place.
+  const answered = input.wire !== undefined && drawsHttpFault(input.wire.faults, ctx.options.seed, input.requestKey, input.surface !== 'proxy' || input.stream);
+  if (runtime.slots.full && !answered) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests waiting for prefill)` };
   const admission = admitRequest(ctx, {
     id: input.requestId,
     key: input.requestKey,
@@ -59,6 +62,7 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
     // One step more than tokens: JetStream's EOS step holds the slot too (plan-generate.ts).
     maxTokens: input.maxTokens + 1,
     arrivalMono,
+    ...(answered ? { answeredBeforeEngine: true } : {}),
   });
   if (!admission.ok) return { ok: false, reason: admission.refused.status === 429 ? 'full' : 'invalid', message: admission.refused.message };
   const planned = planGenerate({ ...input, options: admission.options });

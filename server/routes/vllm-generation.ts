@@ -17,6 +17,7 @@ import { playResponse } from '../transport/response-executor.ts';
 import { sentRequestId } from '../transport/id-header.ts';
 import { requestWirePolicy, sentWireHeader, WIRE_HEADER } from '../wire/request-wire.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
+import { drawsHttpFault } from '../wire/stream-faults.ts';
 import { sendVllmError } from './vllm-errors.ts';
 import { failInStream, failPlanning } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -92,7 +93,8 @@ export function createdAt(ctx: ServerContext): number {
 /**
  * Asks the engine for a slot (server/engine/serve-through-engine.ts). A refusal is vLLM's
  * error shape (429 queue full); an admission's `options` carry the engine's token timing and
- * must be the options the request is planned with.
+ * must be the options the request is planned with. A request its wire policy answers with an
+ * HTTP-error fault is never refused: that answer does not reach the engine.
  */
 export function admit(
   ctx: ServerContext,
@@ -100,7 +102,8 @@ export function admit(
   model: ResolvedModel,
   promptTokens: number,
   maxTokens: number,
-  sequences: { count: number; promptTokens: number } = { count: 1, promptTokens },
+  sequences: { count: number; promptTokens: number },
+  wire: { policy: Readonly<WirePolicy>; stream: boolean },
 ): Extract<EngineAdmission, { ok: true }> | VllmError {
   const admission = admitRequest(ctx, {
     id: start.identity.id,
@@ -112,6 +115,7 @@ export function admit(
     sequences: sequences.count,
     sequencePromptTokens: sequences.promptTokens,
     arrivalMono: start.arrivalMono,
+    ...(drawsHttpFault(wire.policy.faults, ctx.options.seed, start.identity.key, wire.stream) ? { answeredBeforeEngine: true } : {}),
   });
   if (admission.ok) return admission;
   const { status, message } = admission.refused;

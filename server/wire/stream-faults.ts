@@ -3,7 +3,7 @@
  * request (seeded), and how it rewrites the event list. Dialect-neutral: the dialect supplies
  * the bytes of its in-stream error; everything else is moving, dropping or adding events.
  */
-import type { Rng } from '../../contracts/rng.ts';
+import { requestRng, type Rng } from '../../contracts/rng.ts';
 import type { TruthFault } from '../../contracts/truth.ts';
 import type { PayloadEvent } from './payload-event.ts';
 import { sendsRetryAfter, type FaultKind, type FaultSpec } from './wire-policy.ts';
@@ -43,6 +43,17 @@ export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: bool
     if (fires && (stream || WHOLE_BODY_FAULTS.has(fault.kind))) return fault;
   }
   return null;
+}
+
+/**
+ * Whether a request's plan will answer it with an HTTP-error fault: the draw planWireResponse
+ * makes from the request's stream (its `wire:fault` child, which no other draw moves), made
+ * before planning so that an answer which never reaches the engine is not refused by the
+ * engine's full queue first.
+ */
+export function drawsHttpFault(faults: readonly FaultSpec[], seed: number, requestKey: string, stream: boolean): boolean {
+  if (!faults.some((fault) => fault.kind === 'http')) return false;
+  return chooseFault(faults, requestRng(seed, requestKey).derive('wire:fault'), stream)?.kind === 'http';
 }
 
 /** The event kind a fault removes or repeats; faults not listed act on any stream. */
