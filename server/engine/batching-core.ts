@@ -85,6 +85,11 @@ export interface CoreRequest {
   sequences?: number;
   /** The prompt one of those sequences holds (default promptTokens; the longest of a list). */
   sequencePromptTokens?: number;
+  /**
+   * The prompt tokens of all its sequences together, as vLLM's iteration stats count them
+   * (each child request its own prompt: n × the prompts); default promptTokens.
+   */
+  prefilledPromptTokens?: number;
 }
 
 export interface CoreListener {
@@ -499,7 +504,7 @@ export class BatchingCore {
       seq.chunk = 0;
       seq.decoding = false;
       if (seq.computed >= seq.target) {
-        iterationTokens += (seq.generated === 0 ? seq.request.promptTokens : 0) + (seq.request.sequences ?? 1);
+        iterationTokens += (seq.generated === 0 ? (seq.request.prefilledPromptTokens ?? seq.request.promptTokens) : 0) + (seq.request.sequences ?? 1);
         this.#emit(seq, at);
       }
     }

@@ -93,7 +93,7 @@ export class BatchingEngine implements Engine {
   admit(request: EngineRequest): Admitted | Refused {
     // The queue as it stood when the request arrived: steps that ended by then have run.
     this.#core.advanceTo(this.#arrivalTime(request));
-    const kv = { sequences: request.sequences ?? 1, sequencePromptTokens: request.sequencePromptTokens ?? request.promptTokens };
+    const kv = { sequences: request.sequences ?? 1, sequencePromptTokens: request.sequencePromptTokens ?? request.promptTokens, prefilledPromptTokens: request.prefilledPromptTokens ?? request.promptTokens };
     // An answer the wire fault gives before any stream takes no place in the queue (run ignores it).
     const verdict = request.answeredBeforeEngine === true ? 'ok' : this.#core.canAccept({ promptTokens: request.promptTokens, outputTokens: Math.max(1, request.maxTokens), lora: request.lora, ...kv });
     if (verdict === 'queue_full') {

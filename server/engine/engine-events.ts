@@ -28,6 +28,8 @@ export interface EngineRequest {
    */
   sequences?: number;
   sequencePromptTokens?: number;
+  /** The prompt tokens of all its sequences together (n × the prompts); default promptTokens. */
+  prefilledPromptTokens?: number;
   /** Monotonic clock reading of arrival. */
   arrivalMono: number;
   /**

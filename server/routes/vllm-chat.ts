@@ -74,7 +74,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos, req.sampling?.minTokens);
     const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop.length });
     if (huge !== null) return refuse(huge);
-    const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens }, { policy: wire, stream: req.stream });
+    const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens, choicesPerPrompt: req.n }, { policy: wire, stream: req.stream });
     if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);

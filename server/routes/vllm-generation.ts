@@ -102,7 +102,7 @@ export function admit(
   model: ResolvedModel,
   promptTokens: number,
   maxTokens: number,
-  sequences: { count: number; promptTokens: number },
+  sequences: { count: number; promptTokens: number; choicesPerPrompt: number },
   wire: { policy: Readonly<WirePolicy>; stream: boolean },
 ): Extract<EngineAdmission, { ok: true }> | VllmError {
   const admission = admitRequest(ctx, {
@@ -114,6 +114,7 @@ export function admit(
     maxTokens,
     sequences: sequences.count,
     sequencePromptTokens: sequences.promptTokens,
+    prefilledPromptTokens: promptTokens * sequences.choicesPerPrompt,
     arrivalMono: start.arrivalMono,
     ...(drawsHttpFault(wire.policy.faults, ctx.options.seed, start.identity.key, wire.stream) ? { answeredBeforeEngine: true } : {}),
   });

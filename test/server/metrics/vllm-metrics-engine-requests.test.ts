@@ -127,6 +127,26 @@ describe('vllm:iteration_tokens_total (audit 16-J finding 5)', () => {
     expect(value(families, 'vllm:iteration_tokens_total_bucket', { ...MODEL, le: '1' })).toBe(9);
   });
 
+  it('n > 1 and prompt lists: each choice prefills its own prompt, so the sum equals prompt_tokens_total + generation_tokens_total', async () => {
+    const server = buildServer({ scheduler: 'batching', seed: 9, ttftMs: 5, itlMs: 2, maxNumSeqs: 16 });
+    servers.push(server);
+    const url = `http://127.0.0.1:${await server.listen(0)}`;
+    await (await post(url, 'iteration-n', { max_tokens: 3, n: 4 })).text();
+    await (await post(url, 'iteration-list', { max_tokens: 2, n: 2, prompt: ['one two', 'three four five six'] })).text();
+    await (
+      await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'a b c' }], max_tokens: 2, n: 3 }),
+      })
+    ).text();
+    await until('the requests to finish', () => server.context.engine.state().running === 0);
+    const families = await scrape(url);
+    const total = value(families, 'vllm:prompt_tokens_total') + value(families, 'vllm:generation_tokens_total');
+    expect(value(families, 'vllm:generation_tokens_total')).toBe(12 + 8 + 6);
+    expect(value(families, 'vllm:iteration_tokens_total_sum')).toBe(total);
+  });
+
   it('under --scheduler isolated, which has no steps, it is not exported', async () => {
     const server = buildServer({ scheduler: 'isolated', seed: 9, ttftMs: 1, itlMs: 1 });
     servers.push(server);
