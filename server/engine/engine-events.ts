@@ -28,6 +28,11 @@ export interface EngineRequest {
    */
   sequences?: number;
   sequencePromptTokens?: number;
+  /**
+   * The request's own max_tokens when the engine runs more steps than it asked for (JetStream's
+   * EOS step): what `vllm:request_params_max_tokens` observes; default maxTokens.
+   */
+  maxTokensParam?: number;
   /** The prompt tokens of all its sequences together (n × the prompts); default promptTokens. */
   prefilledPromptTokens?: number;
   /** Monotonic clock reading of arrival. */

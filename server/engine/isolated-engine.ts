@@ -42,7 +42,7 @@ export class IsolatedEngine implements Engine {
   readonly kind = 'isolated';
   readonly #options: ServerOptions;
   readonly #events = new EngineEvents();
-  readonly #inFlight = new Map<TruthRecord, EngineRequest>();
+  readonly #inFlight = new Map<TruthRecord, { request: EngineRequest; blocks: number }>();
   readonly #loras = new Map<string, number>();
   readonly #timings: ModelTimings;
   /** Admitted, not yet run: counted by the load factor of the requests admitted after them. */
@@ -83,8 +83,9 @@ export class IsolatedEngine implements Engine {
           return;
         }
         // Counted before it plays: a response can end inside play() (its client already gone).
-        this.#inFlight.set(record, request);
-        this.#blocks += this.#blocksOf(record);
+        const blocks = this.#blocksOf(request, record);
+        this.#inFlight.set(record, { request, blocks });
+        this.#blocks += blocks;
         this.#sequences += request.sequences ?? 1;
         if (request.lora !== null) this.#loras.set(request.lora, (this.#loras.get(request.lora) ?? 0) + 1);
         this.#events.queued(request, request.arrivalMono);
@@ -95,10 +96,11 @@ export class IsolatedEngine implements Engine {
   }
 
   #ended(record: TruthRecord): void {
-    const request = this.#inFlight.get(record);
-    if (request === undefined) return;
+    const held = this.#inFlight.get(record);
+    if (held === undefined) return;
+    const { request } = held;
     this.#inFlight.delete(record);
-    this.#blocks -= this.#blocksOf(record);
+    this.#blocks -= held.blocks;
     this.#sequences -= request.sequences ?? 1;
     if (request.lora !== null) {
       const left = (this.#loras.get(request.lora) ?? 1) - 1;
@@ -128,8 +130,15 @@ export class IsolatedEngine implements Engine {
     });
   }
 
-  #blocksOf(record: TruthRecord): number {
-    return Math.ceil((record.promptTokens + record.tokens.length) / this.#options.blockSize);
+  /**
+   * The KV blocks a request holds at its largest: every sequence (n choices of each prompt) its
+   * own copy of its prompt and its share of the output, in blocks of its own, as vLLM (and the
+   * batching engine) allocate them. Booked whole for the request's life: this engine has no steps.
+   */
+  #blocksOf(request: EngineRequest, record: TruthRecord): number {
+    const sequences = request.sequences ?? 1;
+    const prompt = request.sequencePromptTokens ?? request.promptTokens;
+    return sequences * Math.ceil((prompt + Math.ceil(record.tokens.length / sequences)) / this.#options.blockSize);
   }
 
   subscribe(listener: EngineListener): () => void {

@@ -196,7 +196,7 @@ export function vllmMetrics({ registry, engine, options }: MetricSetContext): ()
     if (layout === undefined) {
       // A request without vLLM's sampling parameters (JetStream's) is one sequence of its
       // engine limit, so every per-request family counts it, as the e2e one does.
-      finishedSequence(outcome, times, record.promptTokens, outcome.reason, params === undefined ? outcome.request.maxTokens : params.maxTokens);
+      finishedSequence(outcome, times, record.promptTokens, outcome.reason, params === undefined ? (outcome.request.maxTokensParam ?? outcome.request.maxTokens) : params.maxTokens);
       finishedParent(1, [times.length]);
       return;
     }

@@ -61,6 +61,7 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
     promptTokens: input.promptTokens,
     // One step more than tokens: JetStream's EOS step holds the slot too (plan-generate.ts).
     maxTokens: input.maxTokens + 1,
+    maxTokensParam: input.maxTokens,
     arrivalMono,
     ...(answered ? { answeredBeforeEngine: true } : {}),
   });

@@ -196,6 +196,8 @@ describe('vllm:* on the JetStream dialect', () => {
       const text = (await small.app.inject({ method: 'GET', url: '/metrics' })).body;
       const count = (name: string): number => Number(new RegExp(`^${name}_count\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
       for (const name of ['vllm:e2e_request_latency_seconds', 'vllm:request_params_n', 'vllm:request_params_max_tokens', 'vllm:request_max_num_generation_tokens']) expect(count(name), name).toBe(2);
+      // The request's own max_tokens, not the engine's limit with JetStream's EOS step.
+      expect(Number(/^vllm:request_params_max_tokens_sum\{[^}]*\} (\S+)$/m.exec(text)?.[1])).toBe(2 * 3);
     } finally {
       await small.close();
     }
