@@ -407,12 +407,23 @@ export function registerBenchCommand(program: Command): void {
         const prefix = options.outputDir !== null ? options.reportFilePrefix : undefined;
         if (prefix !== undefined) removePrefixedReports(options.outputDir as string, prefix);
         const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
-        if (prefix !== undefined) prefixReportFiles(options.outputDir as string, prefix);
+        let outputFailure = result.outputFailure;
+        if (prefix !== undefined && outputFailure === null) {
+          try {
+            prefixReportFiles(options.outputDir as string, prefix);
+          } catch (error) {
+            outputFailure = `--output ${options.outputDir ?? ''}: cannot prefix the report names (${error instanceof Error ? error.message : String(error)})`;
+          }
+        }
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         process.stdout.write(`${clientStallLine(result.clientMaxStallMs)}\n`);
-        if (options.outputDir !== null) process.stdout.write(`reports written to ${options.outputDir}${prefix !== undefined ? ` (report names prefixed with ${prefix})` : ''}\n`);
+        if (options.outputDir !== null && outputFailure === null) process.stdout.write(`reports written to ${options.outputDir}${prefix !== undefined ? ` (report names prefixed with ${prefix})` : ''}\n`);
         const unreachable = serverNeverReached(result.report, result.reachedServer);
-        if (result.interrupted) process.exitCode = exitCode;
+        // The run measured what it measured (the summary above); its files could not all be written.
+        if (outputFailure !== null) {
+          process.stderr.write(`benchtruth: ${outputFailure}\n`);
+          process.exitCode = result.interrupted ? exitCode : 2;
+        } else if (result.interrupted) process.exitCode = exitCode;
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;
         // Every request is in the reports, but a run that never reached the server is a wrong

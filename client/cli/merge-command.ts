@@ -122,6 +122,8 @@ export function registerMergeCommand(program: Command): void {
               await out.drained();
             }
           } catch (error) {
+            // The merged output could not be written: that is what went wrong, not the shard.
+            if (error instanceof CliError) throw error;
             throw new CliError(`merge: ${shard.requests}: cannot read (${error instanceof Error ? error.message : String(error)}); the merged requests.jsonl in ${flags.output} is incomplete`);
           }
         }
@@ -131,7 +133,9 @@ export function registerMergeCommand(program: Command): void {
         const adapterSwitches = shards.find((s) => s.raw.adapter_reports !== undefined)?.raw.adapter_reports ?? DEFAULT_ADAPTER_REPORTS;
         const rawSamples = { ...rawSamplesFile(merged.samples, merged.contexts, merged.slo, identity, merged.percentiles), ...(lpg === null ? {} : { lpg }), ...client, adapter_reports: adapterSwitches };
         await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches } });
-        if (lpg !== null) writeLpgReports(flags.output, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) });
+        if (lpg !== null) out.attempt('the latency profile generator report', () => writeLpgReports(flags.output as string, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) }));
+        const failure = out.failure();
+        if (failure !== null) throw new CliError(failure);
       } else {
         warn(warnings);
       }

@@ -4,7 +4,7 @@
  * layout and holding only the requests the summary counts), then the summary, one file per
  * stage, server-metric summaries and raw_samples.json (what `benchtruth merge` reads).
  */
-import { accessSync, constants, createWriteStream, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { accessSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { CliError } from '../../contracts/cli-error.ts';
@@ -12,14 +12,26 @@ import type { LifecycleReport } from './lifecycle-report.ts';
 import { perRequestEntry } from './request-line.ts';
 import type { RunReports } from './run-reports.ts';
 
+/**
+ * A run's files, written as it goes. A write that fails (a full disk, a file system gone
+ * read-only) never ends the run nor throws from a write: the first failure is kept, the lines
+ * after it are counted as lost, every later report is still tried, and `failure()` says what
+ * happened, so the command can print its console summary and then the one line.
+ */
 export interface RunOutput {
   writeLine(line: string): void;
   /**
    * Resolves once the lines written so far have left the write buffers (at once when they
-   * have): a writer copying many lines (merge) waits on it now and then, so memory stays bounded.
+   * have): a writer copying many lines (merge) waits on it now and then, so memory stays
+   * bounded. Rejects with a CliError naming the file once a write has failed.
    */
   drained(): Promise<void>;
+  /** Writes every report it can; never throws (see failure()). */
   writeReports(files: RunReportFiles): Promise<void>;
+  /** Runs one more write into the directory (the LPG report, the prefix renames) under the same rule. */
+  attempt(what: string, write: () => void): void;
+  /** The first write that failed, as one line naming the directory and the file; null when none did. */
+  failure(): string | null;
 }
 
 export interface RunReportFiles {
@@ -34,7 +46,11 @@ export interface RunReportFiles {
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 function end(stream: WriteStream): Promise<void> {
-  return new Promise((resolve) => stream.end(resolve));
+  // The callback runs on finish or on the stream's error (kept by its 'error' listener).
+  return new Promise((resolve) => {
+    if (stream.destroyed) resolve();
+    else stream.end(() => resolve());
+  });
 }
 
 /** The files a run (or merge) writes; a reused directory loses these and only these. */
@@ -66,6 +82,13 @@ export function prefixReportFiles(dir: string, prefix: string): void {
 export function adapterFilePart(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_');
 }
+
+/** An error as `CODE: message` (Node's messages already start with the code's meaning). */
+const errorText = (error: unknown): string => {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' && !message.startsWith(code) ? `${code}: ${message}` : message;
+};
 
 const reason = (error: unknown): string => ((error as { code?: unknown }).code as string | undefined) ?? (error instanceof Error ? error.message : String(error));
 
@@ -119,14 +142,50 @@ export function prepareOutputDir(dir: string, flag = '--output'): void {
   }
 }
 
+/** A file the run writes as it goes, opened now so that a directory it cannot write in is one line before the run. */
+function openStream(dir: string, name: string, flag: string): WriteStream {
+  let fd: number;
+  try {
+    fd = openSync(join(dir, name), 'w');
+  } catch (error) {
+    throw new CliError(`${flag} ${dir}: cannot create ${name} (${reason(error)})`);
+  }
+  return createWriteStream(join(dir, name), { fd });
+}
+
 export function openRunOutput(dir: string, perRequest: boolean, flag = '--output'): RunOutput {
   prepareOutputDir(dir, flag);
-  const lines = createWriteStream(join(dir, 'requests.jsonl'));
-  const perRequestFile = perRequest ? createWriteStream(join(dir, 'per_request_lifecycle_metrics.json')) : null;
+  let failed: { file: string; error: unknown } | null = null;
+  let lostLines = 0;
+  const keep = (file: string) => (error: unknown): void => {
+    failed ??= { file, error };
+  };
+  const lines = openStream(dir, 'requests.jsonl', flag);
+  lines.on('error', keep('requests.jsonl'));
+  const perRequestFile = perRequest ? openStream(dir, 'per_request_lifecycle_metrics.json', flag) : null;
+  perRequestFile?.on('error', keep('per_request_lifecycle_metrics.json'));
+  const failure = (): string | null => {
+    if (failed === null) return null;
+    const lost = lostLines === 0 ? '' : `; ${lostLines} request line${lostLines === 1 ? '' : 's'} after it not written`;
+    return `${flag} ${dir}: cannot write ${failed.file} (${errorText(failed.error)})${lost}; the reports there are incomplete`;
+  };
+  const attempt = (what: string, write: () => void): void => {
+    try {
+      write();
+    } catch (error) {
+      keep(what)(error);
+    }
+  };
   let first = true;
   perRequestFile?.write('[');
   return {
+    failure,
+    attempt,
     writeLine(line) {
+      if (failed !== null) {
+        lostLines++;
+        return;
+      }
       lines.write(`${line}\n`);
       const entry = perRequestFile === null ? null : perRequestEntry(line);
       if (perRequestFile !== null && entry !== null) {
@@ -135,30 +194,33 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
       }
     },
     async drained() {
-      // once() rejects on the stream's error, so a failed write never leaves the writer waiting.
       for (const stream of [lines, perRequestFile]) {
-        if (stream === null || !stream.writableNeedDrain) continue;
-        if (stream.destroyed) throw stream.errored ?? new Error('the output file closed before its lines were written');
-        await once(stream, 'drain');
+        if (stream === null || failed !== null || !stream.writableNeedDrain) continue;
+        // once() rejects on the stream's error, so a failed write never leaves the writer waiting.
+        if (!stream.destroyed) await once(stream, 'drain').catch(() => undefined);
       }
+      const failedNow = failure();
+      if (failedNow !== null) throw new CliError(failedNow);
     },
     async writeReports({ summary, stages, rawSamples, adapters, serverMetrics }) {
       await end(lines);
       if (perRequestFile !== null) {
-        perRequestFile.write('\n]\n');
+        if (failed === null) perRequestFile.write('\n]\n');
         await end(perRequestFile);
       }
-      writeFileSync(join(dir, 'summary_lifecycle_metrics.json'), json(summary));
-      for (const [stage, report] of stages) writeFileSync(join(dir, `stage_${stage}_lifecycle_metrics.json`), json(report));
+      const write = (name: string, text: string): void => attempt(name, () => writeFileSync(join(dir, name), text));
+      // raw_samples.json first: with it, `merge` can rebuild every other report.
+      write('raw_samples.json', `${JSON.stringify(rawSamples)}\n`);
+      write('summary_lifecycle_metrics.json', json(summary));
+      for (const [stage, report] of stages) write(`stage_${stage}_lifecycle_metrics.json`, json(report));
       for (const [name, reports] of adapters?.reports ?? []) {
         const part = adapterFilePart(name);
-        if (adapters?.summary === true) writeFileSync(join(dir, `adapter_${part}_lifecycle_metrics.json`), json(reports.summary));
-        if (adapters?.stages === true) for (const [stage, report] of reports.stages) writeFileSync(join(dir, `adapter_${part}_stage_${stage}_lifecycle_metrics.json`), json(report));
+        if (adapters?.summary === true) write(`adapter_${part}_lifecycle_metrics.json`, json(reports.summary));
+        if (adapters?.stages === true) for (const [stage, report] of reports.stages) write(`adapter_${part}_stage_${stage}_lifecycle_metrics.json`, json(report));
       }
-      writeFileSync(join(dir, 'raw_samples.json'), `${JSON.stringify(rawSamples)}\n`);
       if (serverMetrics) {
-        writeFileSync(join(dir, 'summary_server_metrics.json'), json({ url: serverMetrics.url, ...serverMetrics.summary, failed_scrapes: serverMetrics.failed_scrapes }));
-        for (const [stage, summary] of serverMetrics.stages) writeFileSync(join(dir, `stage_${stage}_server_metrics.json`), json(summary));
+        write('summary_server_metrics.json', json({ url: serverMetrics.url, ...serverMetrics.summary, failed_scrapes: serverMetrics.failed_scrapes }));
+        for (const [stage, summary] of serverMetrics.stages) write(`stage_${stage}_server_metrics.json`, json(summary));
       }
     },
   };

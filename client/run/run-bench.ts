@@ -52,6 +52,8 @@ export interface BenchResult {
    * every arrival stamp taken inside a stall is late by up to its length.
    */
   clientMaxStallMs: number;
+  /** The first write into --output that failed (RunOutput.failure), as one line; null when all were written. */
+  outputFailure: string | null;
 }
 
 export interface BenchDeps {
@@ -293,11 +295,11 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         adapter_reports: adapterSwitches,
       };
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches }, serverMetrics });
-      if (options.reportFormat === 'lpg') writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null });
+      if (options.reportFormat === 'lpg') output.attempt('the latency profile generator report', () => writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null }));
     }
     // Its requests.jsonl has company: a directory any tool (and merge) can read, then the one line.
     if (sweepFailure !== null) throw sweepFailure;
-    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs, reachedServer: counters.reached > 0 };
+    return { records, report: reports.summary, stageReports: reports.stages, samples, serverMetrics, model, originMs, originEpochMs, interrupted, lostWorkers, clientMaxStallMs, reachedServer: counters.reached > 0, outputFailure: output?.failure() ?? null };
   } finally {
     deps.signal?.removeEventListener('abort', relayAbort);
     if (scraper !== null) await scraper.stop();

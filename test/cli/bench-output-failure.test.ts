@@ -1,0 +1,62 @@
+/**
+ * A run whose --output cannot take its files (a full disk; here a file-size limit, which fails
+ * writes with EFBIG as ENOSPC would) still finishes: the console summary is printed, the other
+ * reports are still tried, and the failure is one line naming the file, exit 2, never a stack
+ * trace. A directory it cannot create files in is one line before the run.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer, type BenchtruthServer } from '../../server/app.ts';
+import { BIN, type CliResult } from '../helpers/cli.ts';
+
+let server: BenchtruthServer;
+let url: string;
+const root = mkdtempSync(join(tmpdir(), 'benchtruth-output-failure-'));
+
+beforeAll(async () => {
+  server = buildServer({ seed: 4, ttftMs: 2, itlMs: 1 });
+  url = `http://127.0.0.1:${await server.listen(0)}`;
+});
+
+afterAll(async () => {
+  await server.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** `benchtruth` under `ulimit -f` (KiB): node ignores SIGXFSZ, so a write past it fails with EFBIG. */
+function runLimited(limitKiB: number, args: readonly string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const command = `ulimit -f ${limitKiB} && exec "$0" "$@"`;
+    const child = spawn('bash', ['-c', command, process.execPath, BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('bench did not finish within 60 s'));
+    }, 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('bench --output on a disk that fills', () => {
+  it('finishes the run, prints its summary, and says in one line which file failed (exit 2)', async () => {
+    const dir = join(root, 'full');
+    const result = await runLimited(4, ['bench', '--url', url, '--rate', '40', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--output', dir]);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.at(-1)).toMatch(new RegExp(`^benchtruth: --output ${dir}: cannot write requests\\.jsonl \\(EFBIG: .*\\); \\d+ request lines after it not written; the reports there are incomplete$`));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/requests/i);
+    expect(result.stdout).not.toMatch(/reports written to/);
+    // Later reports were still tried: the small ones fit under the limit.
+    expect(existsSync(join(dir, 'summary_lifecycle_metrics.json'))).toBe(true);
+  }, 90_000);
+});
