@@ -8,9 +8,8 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isatty } from 'node:tty';
 import type { Command } from 'commander';
-import { StopSignals } from '../../contracts/stop-signals.ts';
+import { listenForStops } from './run-stops.ts';
 import { CliError } from '../../contracts/cli-error.ts';
-import { realClock } from '../../contracts/clock.ts';
 import { checkConfigFile, flagScalar, optionsFromConfig, readConfigFile, setPath, validateConfig, type ConfigOptions, type FlagOfPath } from '../config/resolve-config.ts';
 import { prefixReportFiles, removePrefixedReports } from '../report/run-output.ts';
 import { applyInferencePerfSpellings, oursOfPath } from '../config/inference-perf-spellings.ts';
@@ -21,8 +20,6 @@ import { BenchError, runBench } from '../run/run-bench.ts';
 import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 
 /** The signals that stop a run as Ctrl-C does, with their numbers (exit status 128 + n). */
-const STOP_SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
-type StopSignal = keyof typeof STOP_SIGNALS;
 
 export interface BenchFlags {
   config?: string;
@@ -361,14 +358,10 @@ export function registerBenchCommand(program: Command): void {
     .action(async (flags: BenchFlags) => {
       const options = benchOptionsFromFlags(flags);
       checkDatasetFile(options, flags);
-      const controller = new AbortController();
-      const cutOff = new AbortController();
-      // 1st Ctrl-C: stop scheduling, grace for in-flight requests; 2nd: no more grace, they fail
-      // now and every report is still written; 3rd: leave at once (reports may be incomplete).
-      // SIGTERM (a Kubernetes Job's stop, timeout(1), docker stop) and SIGHUP count the same,
-      // so a stopped shard still reports; the exit status is 128 + the first signal's number.
-      const stops = new StopSignals();
-      let exitCode = 130;
+      // 1st stop signal: stop scheduling, grace for in-flight requests; 2nd: no more grace, they
+      // fail now and every report is still written; 3rd: leave at once (run-stops.ts). SIGTERM
+      // and SIGHUP count the same, so a stopped shard still reports.
+      const stops = listenForStops(options.graceMs);
       // A terminal that hung up (at any moment, even as the run ends): Node's exit resets the
       // terminal's settings and aborts on the dead device. Dying of the hang-up itself, as a
       // process without a handler would (129 to a shell), skips that reset; by the 'exit' event
@@ -379,34 +372,13 @@ export function registerBenchCommand(program: Command): void {
         process.removeAllListeners('SIGHUP');
         process.kill(process.pid, 'SIGHUP');
       });
-      const onSignal = (signal: StopSignal): void => {
-        // timeout(1) signals its child and then its own process group, so one stop arrives twice
-        // within microseconds: that echo is the same stop, not a second one cutting off the grace.
-        const step = stops.next(signal, realClock.now());
-        if (step === 'echo') return;
-        // A Job or timeout(1) sends the same signal again later, a terminal user presses Ctrl-C again.
-        const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
-        if (step === 'stop') {
-          exitCode = 128 + STOP_SIGNALS[signal];
-          const what = signal === 'SIGINT' ? 'interrupted' : `stopped by ${signal}`;
-          process.stderr.write(`\nbenchtruth: ${what}: no new requests; waiting up to ${options.graceMs / 1000} s for in-flight ones (${again} again to stop waiting)\n`);
-          controller.abort();
-        } else if (step === 'end-grace') {
-          process.stderr.write(`benchtruth: ${again} again: in-flight requests are cut off as timeouts; writing reports\n`);
-          cutOff.abort();
-        } else {
-          process.exit(exitCode);
-        }
-      };
-      const listeners = (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => [signal, () => onSignal(signal)] as const);
-      for (const [signal, listener] of listeners) process.on(signal, listener);
       lowerHelperThreadPriority();
       try {
         // inference-perf's storage.local_storage.report_file_prefix: an earlier run's prefixed
         // reports go first; this run's get the prefix once all are written.
         const prefix = options.outputDir !== null ? options.reportFilePrefix : undefined;
         if (prefix !== undefined) removePrefixedReports(options.outputDir as string, prefix);
-        const result = await runBench({ ...options, keepRecords: false }, { signal: controller.signal, cutOff: cutOff.signal });
+        const result = await runBench({ ...options, keepRecords: false }, { signal: stops.stop, cutOff: stops.cutOff });
         let outputFailure = result.outputFailure;
         if (prefix !== undefined && outputFailure === null) {
           try {
@@ -422,8 +394,8 @@ export function registerBenchCommand(program: Command): void {
         // The run measured what it measured (the summary above); its files could not all be written.
         if (outputFailure !== null) {
           process.stderr.write(`benchtruth: ${outputFailure}\n`);
-          process.exitCode = result.interrupted ? exitCode : 2;
-        } else if (result.interrupted) process.exitCode = exitCode;
+          process.exitCode = result.interrupted ? stops.exitCode() : 2;
+        } else if (result.interrupted) process.exitCode = stops.exitCode();
         // Reports are complete, but part of the schedule was never sent.
         else if (result.lostWorkers > 0) process.exitCode = 1;
         // Every request is in the reports, but a run that never reached the server is a wrong
@@ -439,7 +411,7 @@ export function registerBenchCommand(program: Command): void {
         if (error instanceof CliError && options.outputDirFrom !== undefined && error.message.startsWith(asOutput)) throw new CliError(`${options.outputDirFrom} ${options.outputDir ?? ''}: ${error.message.slice(asOutput.length)}`);
         throw error;
       } finally {
-        for (const [signal, listener] of listeners) process.removeListener(signal, listener);
+        stops.dispose();
       }
     });
 }

@@ -16,6 +16,7 @@ import { consoleSummary } from '../report/console-summary.ts';
 import { DEFAULT_BENCH_OPTIONS } from '../run/bench-options.ts';
 import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
 import { runBench } from '../run/run-bench.ts';
+import { listenForStops } from './run-stops.ts';
 import { prepareOutputDir } from '../report/run-output.ts';
 
 const MAX_ATTEMPTS = 5;
@@ -47,6 +48,9 @@ export function registerDemoCommand(program: Command): void {
       lowerHelperThreadPriority();
       const server = await startServerThread({ port: 0, seed: 7, ttftMs: 120, itlMs: 15, emissionSleep: true });
       process.stdout.write(`demo: benchtruth server on 127.0.0.1:${server.port} (TTFT 120 ms, ITL 15 ms); streaming ${rate} req/s for ${durationSec} s\n\n`);
+      // As bench: a stop signal ends the sending, in-flight requests finish (or are cut off at a
+      // second one), and the reports and the comparison still come out; exit 128 + the signal.
+      const stops = listenForStops(DEFAULT_BENCH_OPTIONS.graceMs);
       try {
         const bench = () =>
           runBench({
@@ -62,7 +66,7 @@ export function registerDemoCommand(program: Command): void {
             promptTokens: 64,
             seed: 7,
             outputDir: flags.output ?? null,
-          });
+          }, { signal: stops.stop, cutOff: stops.cutOff });
         const truthsOf = async (records: RequestRecord[]): Promise<Map<string, TruthRecord>> => {
           const truths = new Map<string, TruthRecord>();
           for (const record of records) {
@@ -81,7 +85,8 @@ export function registerDemoCommand(program: Command): void {
           const stalledMs = watch.stop();
           const truths = await truthsOf(result.records);
           let comparison = compareRunWithTruth(result.records, (id) => truths.get(id));
-          const stalled = !comparison.pass && stalledMs >= STALL_EVIDENCE_MS;
+          // An interrupted run is judged as it is: a repeat would send again after the stop.
+          const stalled = !comparison.pass && stalledMs >= STALL_EVIDENCE_MS && !result.interrupted;
           if (stalled && attempt >= MAX_ATTEMPTS) comparison = compareRunWithTruth(result.records, (id) => truths.get(id), stalledMs);
           if (stalled && attempt < MAX_ATTEMPTS) {
             process.stdout.write(
@@ -92,10 +97,12 @@ export function registerDemoCommand(program: Command): void {
           process.stdout.write(`${consoleSummary(result.report)}\n\n`);
           process.stdout.write(`${formatTruthComparison(comparison)}\n`);
           process.stdout.write(`longest stall of this process during the run: ${stalledMs.toFixed(1)} ms\n`);
-          process.exitCode = comparison.pass ? 0 : 1;
+          if (result.outputFailure !== null) process.stderr.write(`benchtruth: ${result.outputFailure}\n`);
+          process.exitCode = result.interrupted ? stops.exitCode() : result.outputFailure !== null ? 2 : comparison.pass ? 0 : 1;
           break;
         }
       } finally {
+        stops.dispose();
         await server.close();
       }
     });

@@ -149,11 +149,11 @@ export function registerServeCommand(program: Command): void {
       };
       const takeStep = (step: StopStep, signal: string): void => {
         if (step === 'stop') {
-          if (!worker) process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
+          if (!worker) process.stderr.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
           cutOffSoon = setTimeout(cutOffNow, SHUTDOWN_GRACE_MS).unref();
           void server.close().then(() => process.exit(0));
         } else if (step === 'end-grace') {
-          if (!worker) process.stdout.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
+          if (!worker) process.stderr.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
           cutOffNow();
         } else if (step === 'leave') {
           process.exit(128 + (signal === 'SIGINT' ? 2 : 15));

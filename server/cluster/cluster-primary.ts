@@ -163,8 +163,8 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }
     // Said once for the server; the workers finish their streams quietly.
-    if (step === 'stop') process.stdout.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
-    else process.stdout.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
+    if (step === 'stop') process.stderr.write(`benchtruth: ${signal}, finishing open streams (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to cut them off now)\n`);
+    else process.stderr.write(`benchtruth: ${signal} again, cutting off open streams (each recorded server_shutdown)\n`);
     const first = step === 'stop';
     // Set before the workers hear it: one that exits now is not to be replaced.
     stopping = true;

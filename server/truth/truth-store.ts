@@ -4,7 +4,7 @@
  * A record in flight is the live object its executor stamps; once it ends it is packed
  * (compact-truth.ts) and unpacked again for whoever asks for it.
  */
-import { closeSync, createWriteStream, fstatSync, openSync, statSync } from 'node:fs';
+import { closeSync, constants, createWriteStream, fstatSync, openSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import type { TruthRecord } from '../../contracts/truth.ts';
@@ -17,6 +17,7 @@ import { SlicedTruthJson } from './sliced-truth-json.ts';
  */
 function openTruthLog(path: string): number {
   try {
+    if (isNamedPipe(path)) return openPipeForWriting(path);
     return openSync(path, 'a');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -32,6 +33,20 @@ function openTruthLog(path: string): number {
 export function checkTruthLog(path: string): void {
   // Absent, the open below creates it, or says why it cannot.
   if (!isNamedPipe(path)) closeSync(openTruthLog(path));
+}
+
+/**
+ * A named pipe's open for writing waits for its reader: said first on stderr, so a server whose
+ * log reader has not started yet is seen waiting, not hung (Ctrl-C still ends it).
+ */
+function openPipeForWriting(path: string): number {
+  try {
+    return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error;
+  }
+  process.stderr.write(`benchtruth: truth log ${JSON.stringify(path)} is a named pipe with no reader yet; waiting for one before listening\n`);
+  return openSync(path, 'a');
 }
 
 /** Whether `path` is a named pipe (false when it does not exist yet). */

@@ -2,13 +2,13 @@
  * `benchtruth serve` answers bad flags and config with one `benchtruth:` line and exit code 2
  * (audit 6-B: B1, B6, B11, B12, D1, D5 and the serve nits), run as the real CLI process.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createReadStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { BIN, runCli } from '../helpers/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bt-serve-bad-'));
 let configs = 0;
@@ -80,6 +80,32 @@ describe('serve: one line and exit 2 for bad input', () => {
     const fifo = join(dir, 'truth-pipe');
     execFileSync('mkfifo', [fifo]);
     await expectOneLine(['--truth-log', fifo, '--workers', '2'], /^benchtruth: --truth-log .*truth-pipe: a named pipe cannot take the records of 2 workers without mixing their lines/m);
+  });
+
+  it('a named pipe as the truth log with no reader yet: the server says it waits, then listens once a reader comes (review 20)', async () => {
+    const fifo = join(dir, 'log-pipe');
+    execFileSync('mkfifo', [fifo]);
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--truth-log', fifo], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      for (let i = 0; i < 400 && !err.includes('no reader yet'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(err).toMatch(/^benchtruth: truth log ".*log-pipe" is a named pipe with no reader yet; waiting for one before listening$/m);
+      expect(out).toBe('');
+      const reader = createReadStream(fifo);
+      reader.resume();
+      for (let i = 0; i < 400 && !out.includes('serving'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(out).toMatch(/serving .* on http:\/\/127\.0\.0\.1:\d+/);
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      reader.destroy();
+    } finally {
+      clearTimeout(killer);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
   });
 
   it("a bad value in a scenario's server block names the scenario and its key, not a flag never typed (audit 12-R18-F3)", async () => {
