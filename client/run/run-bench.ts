@@ -17,6 +17,7 @@ import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import { LiveCounters, startProgress } from '../report/progress.ts';
 import { requestLine } from '../report/request-line.ts';
 import { openRunOutput, type RunOutput } from '../report/run-output.ts';
+import { saturationRate } from '../load/saturation-probe.ts';
 import { buildRunReports, rawSamplesFile, type StageContext } from '../report/run-reports.ts';
 import { runIdentity } from '../report/run-identity.ts';
 import { startStageScraper, type ServerMetricsReport } from '../scrape/stage-scraper.ts';
@@ -248,7 +249,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         records = first.records;
         interrupted = first.interrupted;
         const probed = load.type === 'sweep' && !interrupted;
-        const saturation = probed ? saturationRate(probeRecords) : null;
+        const saturation = probed ? saturationRate(probeRecords, load.sweep.probeConcurrency) : null;
         if (probed && saturation === null) sweepFailure = new BenchError('the sweep probe finished no request successfully; cannot find the saturation rate');
         const rates = load.type === 'sweep' && saturation !== null ? sweepRates(saturation, load.sweep) : [];
         // Only the probe tells a sweep's size: its stages are held to the run's cap here, not before.
@@ -319,17 +320,4 @@ function shardContext(context: StageContext, shard: { index: number; count: numb
     intendedRate: context.intendedRate === null ? null : context.intendedRate / shard.count,
     concurrency: context.concurrency === null ? null : ownConcurrency(context.concurrency),
   };
-}
-
-/** The probe's completed requests per second over its window: the rate the server sustains. */
-function saturationRate(probe: readonly RequestRecord[]): number | null {
-  const ok = probe.filter((r) => r.failure === null);
-  if (ok.length < 2) return null;
-  let start = Infinity;
-  let end = -Infinity;
-  for (const r of probe) {
-    start = Math.min(start, r.startMs);
-    end = Math.max(end, r.endMs);
-  }
-  return end > start ? (ok.length * 1000) / (end - start) : null;
 }
