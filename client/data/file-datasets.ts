@@ -209,15 +209,23 @@ export function shareGptEntries(path: string, options: ShareGptOptions): Entry[]
   // answer does not matter. A distribution is checked at its upper bound, when it has one.
   const configuredOutput = options.output === null ? null : outputBound(options.output);
   const entries: Entry[] = [];
+  // Elements that are not ShareGPT conversations at all, apart from those the limits pruned.
+  let misshapen = 0;
   for (const [start, end] of ranges) {
     const read = readPythonJson(bytes.toString('utf8', start, end));
     if (!read.ok) throw new DatasetError(`${path} is not JSON: ${oneLine(read.message)} (in the list element at byte ${start})`);
     const item = read.value;
     const turns = (item as { conversations?: unknown })?.conversations;
-    if (!Array.isArray(turns) || turns.length < 2) continue;
+    if (!Array.isArray(turns) || turns.length < 2) {
+      misshapen++;
+      continue;
+    }
     const prompt = (turns[0] as { value?: unknown })?.value;
     const answer = (turns[1] as { value?: unknown })?.value;
-    if (typeof prompt !== 'string' || typeof answer !== 'string') continue;
+    if (typeof prompt !== 'string' || typeof answer !== 'string') {
+      misshapen++;
+      continue;
+    }
     const promptTokens = countTokens(prompt);
     const outputTokens = countTokens(answer);
     if (promptTokens < limits.minTokens || promptTokens > limits.maxPromptTokens) continue;
@@ -226,6 +234,12 @@ export function shareGptEntries(path: string, options: ShareGptOptions): Entry[]
     if (checkedOutput !== null && promptTokens + checkedOutput > limits.maxTotalTokens) continue;
     if (!within(promptTokens, limits.promptRange) || !within(outputTokens, limits.answerRange)) continue;
     entries.push({ prompt, promptTokens, outputTokens });
+  }
+  // Nothing in the file has ShareGPT's shape: that is what to fix, not the limits.
+  if (entries.length === 0 && misshapen === ranges.length) {
+    throw new DatasetError(
+      `${path}: no element is a ShareGPT conversation (each needs "conversations": [{"from": ..., "value": "<prompt>"}, {"from": ..., "value": "<answer>"}, ...] with two or more turns)`,
+    );
   }
   if (entries.length === 0 && (limits.promptRange !== undefined || limits.answerRange !== undefined)) {
     const range = (r: readonly [number, number] | undefined): string => (r === undefined ? 'any number of' : `${r[0]}–${r[1]}`);

@@ -42,18 +42,22 @@ export function jsonArrayElements(bytes: Uint8Array): Array<[number, number]> {
       break;
     }
     const start = i;
-    let depth = 0;
+    // The brackets open inside this element, innermost last: a close must match the last one.
+    const open: number[] = [];
     for (; i < bytes.length; i++) {
       const b = bytes[i] as number;
       if (b === QUOTE) {
         // Past the string: an escaped character never ends it.
         for (i++; i < bytes.length && bytes[i] !== QUOTE; i++) if (bytes[i] === BACKSLASH) i++;
         if (i >= bytes.length) throw new JsonScanError(`a string starting in the element at byte ${start} is not closed`);
-      } else if (b === OPEN_CURLY || b === OPEN_SQUARE) depth++;
+      } else if (b === OPEN_CURLY || b === OPEN_SQUARE) open.push(b);
       else if (b === CLOSE_CURLY || b === CLOSE_SQUARE) {
-        if (depth === 0) break;
-        depth--;
-      } else if (b === COMMA && depth === 0) break;
+        const opener = open.pop();
+        if (opener === undefined) break;
+        if ((opener === OPEN_CURLY) !== (b === CLOSE_CURLY)) {
+          throw new JsonScanError(`"${String.fromCharCode(b)}" at byte ${i} closes a "${String.fromCharCode(opener)}" (in the list element at byte ${start})`);
+        }
+      } else if (b === COMMA && open.length === 0) break;
     }
     let end = i;
     while (end > start && isSpace(bytes[end - 1] as number)) end--;

@@ -139,6 +139,14 @@ describe('file datasets', () => {
     expect(() => kept({ output: null, minTokens: 10 })).toThrow(/no usable conversations/);
   });
 
+  it('ShareGPT: a file in another format (OpenAI messages, bare values) says what a conversation looks like, not to change the limits (review 20)', () => {
+    for (const [name, content] of [['messages.json', [{ messages: [{ role: 'user', content: 'hello there how are you' }] }]], ['numbers.json', [1, 2, 3]], ['one-turn.json', [{ conversations: [{ from: 'human', value: 'hi' }] }]]] as const) {
+      const path = join(dir, name);
+      writeFileSync(path, JSON.stringify(content));
+      expect(() => shareGptDataset(path, { output: null }, 0), name).toThrow(/no element is a ShareGPT conversation \(each needs "conversations"/);
+    }
+  });
+
   it('ShareGPT: a file with nothing inside the limits is a clear error naming the keys', () => {
     expect(() => shareGptDataset(sharegpt, { output: null, maxTotalTokens: 5 }, 0)).toThrow(/data\.max_total_tokens/);
   });

@@ -36,6 +36,11 @@ describe('jsonArrayElements', () => {
 });
 
 describe('lineRanges', () => {
+  it('names a bracket that closes the wrong opener, rather than calling the list unclosed (review 20)', () => {
+    expect(() => jsonArrayElements(Buffer.from('[{"id": 1, "conversations": [}]'))).toThrow('"}" at byte 29 closes a "[" (in the list element at byte 1)');
+    expect(() => jsonArrayElements(Buffer.from('[[1, {"a": 2]]'))).toThrow('"]" at byte 12 closes a "{"');
+  });
+
   it('splits LF and CRLF lines, past a BOM', () => {
     const bytes = Buffer.from('\ufeffa\r\nbc\n\nd', 'utf8');
     expect(lineRanges(bytes).map(([s, e]) => bytes.toString('utf8', s, e))).toEqual(['a', 'bc', '', 'd']);
