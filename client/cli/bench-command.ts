@@ -18,6 +18,7 @@ import type { LifecycleReport } from '../report/lifecycle-report.ts';
 import type { BenchOptions } from '../run/bench-options.ts';
 import { BenchError, runBench } from '../run/run-bench.ts';
 import { lowerHelperThreadPriority } from '../run/helper-threads.ts';
+import type { ServerMetricsReport } from '../scrape/stage-scraper.ts';
 
 /** The signals that stop a run as Ctrl-C does, with their numbers (exit status 128 + n). */
 
@@ -309,6 +310,14 @@ export function serverNeverReached(report: LifecycleReport, anyReached: boolean)
   return `no request reached the server: all ${report.failures.count} failed with connect_error${sample === undefined ? '' : ` (${sample})`}; check --url (server.base_url)`;
 }
 
+/** Scrapes of the server's metrics that failed, said once at the end (the reports count them too); null when none did. */
+export function failedScrapesNote(metrics: ServerMetricsReport | null): string | null {
+  if (metrics === null || metrics.failed_scrapes === 0) return null;
+  const { failed_scrapes: failed, summary, url } = metrics;
+  const none = summary.scrapes === 0 ? '; the reports hold no server metrics' : '';
+  return `server metrics: ${failed} of ${failed + summary.scrapes} scrapes of ${url} failed${none}`;
+}
+
 export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
@@ -389,6 +398,8 @@ export function registerBenchCommand(program: Command): void {
         }
         process.stdout.write(`${consoleSummary(result.report, result.stageReports)}\n`);
         process.stdout.write(`${clientStallLine(result.clientMaxStallMs)}\n`);
+        const scrapeNote = failedScrapesNote(result.serverMetrics);
+        if (scrapeNote !== null) process.stderr.write(`benchtruth: ${scrapeNote}\n`);
         if (options.outputDir !== null && outputFailure === null) process.stdout.write(`reports written to ${options.outputDir}${prefix !== undefined ? ` (report names prefixed with ${prefix})` : ''}\n`);
         const unreachable = serverNeverReached(result.report, result.reachedServer);
         // The run measured what it measured (the summary above); its files could not all be written.
