@@ -85,17 +85,36 @@ export function sweepProbe(sweep: SweepSpec): StagePlan {
   return { stage: -1, kind: 'closed', loadType: 'concurrency', concurrency: sweep.probeConcurrency, count: sweep.probeRequests, warmupMs: 0 };
 }
 
+/**
+ * Python's round(x, 2): the double's exact value to two decimals (toFixed reads it exactly, so
+ * 5.725, stored as 5.72499…, is 5.72, where Math.round(x · 100) / 100 says 5.73), and an exact
+ * tie to the even one. Only odd multiples of 1/8 are exact ties at two decimals (k/200 is a
+ * binary fraction only when 25 divides k), and × 8 is exact in binary.
+ */
+export function roundTwoDecimalsLikePython(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  const eighths = x * 8;
+  if (Number.isInteger(eighths) && Math.abs(eighths % 2) === 1) {
+    const below = Math.floor(x * 100);
+    return (below % 2 === 0 ? below : below + 1) / 100;
+  }
+  return Number(x.toFixed(2));
+}
+
 /** Rates of a sweep's stages, from saturation / numStages up to saturation. */
 export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
   const n = sweep.numStages;
   if (sweep.rates === 'inference-perf') {
     const t = (i: number): number => (n === 1 ? 0 : i / (n - 1));
+    // numpy's linspace(1, sat, n) in its own arithmetic (i · step + start, the last exactly
+    // stop), so a rate that lands on a rounding edge rounds as inference-perf's does.
+    const linear = (i: number): number => (n === 1 ? 1 : i === n - 1 ? saturationRate : i * ((saturationRate - 1) / (n - 1)) + 1);
     // Its two decimals; a saturation under 0.005 requests/s would round a stage to 0, which
     // sends nothing for ever: the least such a stage runs at is 0.01.
-    const round = (rate: number): number => Math.max(0.01, Math.round(rate * 100) / 100);
+    const round = (rate: number): number => Math.max(0.01, roundTwoDecimalsLikePython(rate));
     return Array.from({ length: n }, (_, i) =>
       // geomspace(sat, 1, n)[i] = sat · (1/sat)^t; numpy's linspace(1, sat, 1) is [1].
-      round(sweep.spacing === 'linear' ? 1 + (saturationRate - 1) * t(i) : 1 + saturationRate - saturationRate * Math.pow(1 / saturationRate, t(i))),
+      round(sweep.spacing === 'linear' ? linear(i) : 1 + saturationRate - saturationRate * Math.pow(1 / saturationRate, t(i))),
     );
   }
   const low = saturationRate / n;
