@@ -68,23 +68,27 @@ export interface ServerMetricsSummary {
 }
 
 /**
- * Cumulative buckets (upper bound ascending, the last +Inf) → the q-quantile, or null when empty.
+ * Cumulative buckets (upper bound ascending, the last +Inf) → the q-quantile, or null when empty
+ * or without the +Inf bucket (PromQL's NaN).
  * Counts that go down from one bucket to the next (buckets scraped at slightly different
  * moments, a layout that changed) are raised to the one before, as PromQL's ensureMonotonic does.
  */
 export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; count: number }>): number | null {
   let total = 0;
   for (const { count } of buckets) if (count > total) total = count;
-  if (total <= 0) return null;
+  // Without its +Inf bucket a histogram has no known total: PromQL answers NaN.
+  if (total <= 0 || buckets[buckets.length - 1]?.le !== Infinity) return null;
   const rank = q * total;
   let previousLe = 0;
   let previousCount = 0;
-  for (const bucket of buckets) {
+  for (const [index, bucket] of buckets.entries()) {
     const le = bucket.le;
     const count = Math.max(bucket.count, previousCount);
     if (count >= rank && count > previousCount) {
       // The +Inf bucket has no upper bound: answer the highest finite bound, as Prometheus does.
       if (le === Infinity) return previousLe;
+      // A first bucket at or below 0 has no lower bound to interpolate from: PromQL answers its bound.
+      if (index === 0 && le <= 0) return le;
       // PromQL's order of operations (rank share first), so figures match histogram_quantile's bit for bit.
       return previousLe + (le - previousLe) * ((rank - previousCount) / (count - previousCount));
     }
