@@ -76,7 +76,6 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const first = prompts[0];
     if (first === undefined || (Array.isArray(first) && first.length === 0)) return refuse(badRequest('please provide at least one prompt'));
     const counts = prompts.map((p) => (typeof p === 'string' ? tokenizer.count(p) : p.length));
-    if (counts.some((c) => c === 0)) return refuse(badRequest('The decoder prompt cannot be empty'));
     const limited = Number.isFinite(req.maxTokens);
     // 0.11 checks prompts in its renderer (max_model_len − max_tokens); 0.10.1 in _validate_input.
     for (const count of counts) {
@@ -98,6 +97,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const running = (): VllmError => alreadyRunning(`cmpl-${identity.id}-0`, req.n ?? 1);
     const engineError =
       engineRefusal({ ...req, n: req.n ?? 1 }, tokenizer.maxTokenId) ??
+      // V1's processor checks each prompt's tokens: an empty one (a text of no tokens, a later
+      // list left empty) is refused there, so after a stream's 200.
+      (counts.some((c) => c === 0) ? badRequest('The decoder prompt cannot be empty') : null) ??
       outOfVocabulary(tokenizer, prompts) ??
       (ctx.truth.isLiveOn(identity.id, COMPLETIONS_PATH) ? running() : null);
     if (engineError !== null) {

@@ -59,5 +59,12 @@ describe('an empty prompt list', () => {
     expect(await ask([])).toMatchObject({ error: { message: 'please provide at least one prompt', type: 'BadRequestError', code: 400 } });
     expect(await ask([[]])).toMatchObject({ error: { message: 'please provide at least one prompt', type: 'BadRequestError', code: 400 } });
     expect(await ask([[1], []])).toMatchObject({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', code: 400 } });
+    expect(await ask('')).toMatchObject({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', code: 400 } });
+    // The engine's check (V1's processor), so a stream has its 200 and gets it as an event, as an out-of-vocabulary id does.
+    for (const prompt of [[[1], []], '']) {
+      const streamed = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', prompt, max_tokens: 2, stream: true }) });
+      expect(streamed.status).toBe(200);
+      expect(await streamed.text()).toBe('data: {"error": {"message": "The decoder prompt cannot be empty", "type": "BadRequestError", "param": null, "code": 400}}\n\ndata: [DONE]\n\n');
+    }
   });
 });
