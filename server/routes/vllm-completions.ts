@@ -10,6 +10,7 @@ import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, star
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
+import { DEFAULT_VLLM_VERSION, hasTokenIdFields } from '../dialects/vllm/dialect-version.ts';
 import { JSON_BODY_ROUTE } from '../dialects/python-json.ts';
 
 /** A prompt cut to its last `kept` tokens (as ids); one that fits is left as sent. */
@@ -29,7 +30,8 @@ interface CompletionPlanning {
 
 function planCompletionRequest({ base, tokenizer, prompts, sent }: CompletionPlanning): PlannedCompletion {
   const { request } = base;
-  const idsReturned = request.returnTokenIds === true;
+  // 0.10.1 has no token-id fields and ignores return_token_ids.
+  const idsReturned = request.returnTokenIds === true && hasTokenIdFields(base.options.vllmVersion ?? DEFAULT_VLLM_VERSION);
   const echo = request.echo === true;
   return planCompletion({
     ...base,
@@ -43,14 +45,15 @@ function planCompletionRequest({ base, tokenizer, prompts, sent }: CompletionPla
 
 /**
  * vLLM streams a completion only when `best_of` is unset or equals `n`, and never under beam
- * search (serving_completion.py): any other `stream: true` request is answered as a JSON body,
- * its engine errors as plain 400s.
+ * search (serving_completion.py): any other `stream: true` request is generated whole and sent
+ * as one event of the non-streamed body, then `[DONE]`, its headers with it; its engine errors
+ * are plain 400s, as a non-streamed request's.
  */
 function vllmStreamDecision(req: CompletionRequest): CompletionRequest {
   if (!req.stream) return req;
   const bestOf = req.sampling?.bestOf ?? null;
   const streams = (bestOf === null || bestOf === (req.n ?? 1)) && req.useBeamSearch !== true;
-  return streams ? req : { ...req, stream: false };
+  return streams ? req : { ...req, oneEventStream: true };
 }
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
@@ -103,7 +106,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       outOfVocabulary(tokenizer, prompts) ??
       (ctx.truth.isLiveOn(identity.id, COMPLETIONS_PATH) ? running() : null);
     if (engineError !== null) {
-      if (!req.stream) return refuse(engineError);
+      if (!req.stream || req.oneEventStream === true) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);
       return reply;
     }
@@ -156,6 +159,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
         sent,
       },
     };
-    play(ctx, request, reply, planning, start, req.stream, admission, running);
+    // A one-event stream's headers leave with its only event, as a body's do.
+    play(ctx, request, reply, planning, start, req.stream && req.oneEventStream !== true, admission, running);
   });
 }

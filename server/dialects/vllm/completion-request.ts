@@ -15,6 +15,12 @@ export interface CompletionRequest {
   /** Output token limit per choice; Infinity when the request sent `max_tokens: null`. */
   maxTokens: number;
   stream: boolean;
+  /**
+   * A `stream: true` request vLLM does not stream (best_of ≠ n, beam search): it generates the
+   * whole answer, then sends it as one event of the non-streamed body and `[DONE]`
+   * (serving_completion.py's fake_stream_generator).
+   */
+  oneEventStream?: boolean;
   streamOptions: StreamOptions | null;
   ignoreEos: boolean;
   /** Choices per prompt (default 1). */

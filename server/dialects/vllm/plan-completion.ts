@@ -82,6 +82,7 @@ export function planCompletion(input: CompletionPlanInput): PlannedCompletion {
     choices,
     rng,
     stream: request.stream,
+    ...(request.oneEventStream === true ? { oneEventStream: true } : {}),
     wire: input.wire,
     body: () => completionBody(completion, choices),
     chunks: (steps, completionTokens) => completionChunkEvents(completion, steps, completionTokens),

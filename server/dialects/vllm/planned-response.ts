@@ -67,6 +67,8 @@ export interface VllmResponseInput {
   /** The request's random stream, handed on from planning its choices. */
   rng: Rng;
   stream: boolean;
+  /** The stream is one event of the whole body, then `[DONE]` (CompletionRequest.oneEventStream). */
+  oneEventStream?: boolean;
   wire?: Readonly<WirePolicy> | undefined;
   /** The endpoint's whole non-streamed body. */
   body(): string;
@@ -91,10 +93,11 @@ export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
     framing: 'sse',
     tokenCount,
     render: (groups) => {
-      if (!stream) {
+      if (!stream || input.oneEventStream === true) {
         merged = mergeSteps(choices);
         const lastDue = merged.steps.reduce((max, s) => Math.max(max, s.dueMs), 0);
-        return [{ kind: 'content', tokenStart: 0, tokenCount, data: input.body(), dueMs: lastDue }];
+        const whole: PayloadEvent = { kind: stream ? 'finish' : 'content', tokenStart: 0, tokenCount, data: input.body(), dueMs: lastDue };
+        return stream ? [whole, { kind: 'done', tokenStart: 0, tokenCount: 0, data: '[DONE]', dueMs: lastDue }] : [whole];
       }
       merged = mergeSteps(choices, groups);
       return input.chunks(merged.steps, tokenCount);

@@ -64,11 +64,14 @@ describe('best_of (vLLM V1 samples no best-of)', () => {
     expect((await post('/v1/completions', { ...COMPLETION, best_of: 0 })).statusCode).toBe(200);
   });
 
-  it('stream: true with best_of 0 (not n) is answered as one JSON body, as vLLM does; best_of 1 = n streams', async () => {
-    const body = await post('/v1/completions', { ...COMPLETION, best_of: 0, stream: true });
+  it('stream: true with best_of 0 (not n) is one event of the whole body, then [DONE], as vLLM’s fake stream; best_of 1 = n streams', async () => {
+    const body = await post('/v1/completions', { ...COMPLETION, best_of: 0, stream: true }, { 'x-request-id': 'bo-fake' });
+    const whole = await post('/v1/completions', { ...COMPLETION, best_of: 0 }, { 'x-request-id': 'bo-fake' });
     expect(body.statusCode).toBe(200);
-    expect(body.headers['content-type']).toMatch(/^application\/json/);
-    expect((JSON.parse(body.body) as { object: string }).object).toBe('text_completion');
+    expect(body.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    const events = sseData(body.body);
+    expect(events).toEqual([whole.body, '[DONE]']);
+    expect((JSON.parse(events[0] as string) as { object: string }).object).toBe('text_completion');
     const streamed = await post('/v1/completions', { ...COMPLETION, best_of: 1, stream: true });
     expect(streamed.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(sseData(streamed.body).at(-1)).toBe('[DONE]');

@@ -181,6 +181,9 @@ describe('return_token_ids (0.11 only)', () => {
   it('is ignored by the 0.10.1 shape, which has no such fields', async () => {
     const whole = JSON.parse((await post('0.10.1', '/v1/completions', { prompt: ' the model', max_tokens: 3, return_token_ids: true })).body) as Json;
     expect('token_ids' in firstChoice(whole)).toBe(false);
+    // So echo still gives the prompt's text there (review 20).
+    const echoed = JSON.parse((await post('0.10.1', '/v1/completions', { prompt: ' the model', max_tokens: 3, echo: true, return_token_ids: true })).body) as Json;
+    expect(firstChoice(echoed).text).toBe(` the model${firstChoice(whole).text as string}`);
   });
 });
 

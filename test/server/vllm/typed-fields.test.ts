@@ -213,9 +213,12 @@ describe('requests vLLM serves that a naive reading would refuse (audit 10 Z9)',
       expect(streamed.statusCode, url).toBe(url === '/v1/completions' ? 400 : 200);
       expect(streamed.body, url).toContain('Requested sample logprobs of 22');
     }
+    // A beam-search completion asked to stream: the whole answer as one event, then [DONE].
     const beam = await s.app.inject({ method: 'POST', url: '/v1/completions', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ prompt: 'x', max_tokens: 2, use_beam_search: true, n: 2, stream: true }) });
-    expect(beam.headers['content-type']).toMatch(/^application\/json/);
-    expect((JSON.parse(beam.body) as { choices: unknown[] }).choices).toHaveLength(2);
+    expect(beam.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    const [first, done, ...rest] = beam.body.split('\n\n');
+    expect([done, rest]).toEqual(['data: [DONE]', ['']]);
+    expect((JSON.parse((first as string).slice('data: '.length)) as { choices: unknown[] }).choices).toHaveLength(2);
   });
 
   it('a tiny positive temperature is raised to 0.01, not greedy: n > 1 is served; 0 is still greedy', async () => {
