@@ -119,11 +119,11 @@ export function registerMergeCommand(program: Command): void {
           try {
             for await (const batch of lineBatches(shard.requests)) {
               for (const line of batch) if (line !== '') out.writeLine(line);
-              await out.drained();
+              // A merged file that failed takes no more (out counts the lines it lost): the
+              // reports are still tried, and the failure said once they are.
+              if (out.failure() === null) await out.drained().catch(() => undefined);
             }
           } catch (error) {
-            // The merged output could not be written: that is what went wrong, not the shard.
-            if (error instanceof CliError) throw error;
             throw new CliError(`merge: ${shard.requests}: cannot read (${error instanceof Error ? error.message : String(error)}); the merged requests.jsonl in ${flags.output} is incomplete`);
           }
         }
@@ -135,7 +135,10 @@ export function registerMergeCommand(program: Command): void {
         await out.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches } });
         if (lpg !== null) out.attempt('the latency profile generator report', () => writeLpgReports(flags.output as string, { ...lpg, stages: merged.samples, stageRates: lpgStageRates(merged.contexts) }));
         const failure = out.failure();
-        if (failure !== null) throw new CliError(failure);
+        if (failure !== null) {
+          process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
+          throw new CliError(failure);
+        }
       } else {
         warn(warnings);
       }

@@ -4,7 +4,7 @@
  * layout and holding only the requests the summary counts), then the summary, one file per
  * stage, server-metric summaries and raw_samples.json (what `benchtruth merge` reads).
  */
-import { accessSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { accessSync, closeSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { CliError } from '../../contracts/cli-error.ts';
@@ -142,6 +142,28 @@ export function prepareOutputDir(dir: string, flag = '--output'): void {
   }
 }
 
+/** The newline-ended lines a file holds (read back once, after a write into it failed); null when it cannot be read. */
+function countWholeLines(path: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    let count = 0;
+    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) {
+      for (let at = chunk.indexOf(10); at !== -1 && at < read; at = chunk.indexOf(10, at + 1)) count++;
+    }
+    return count;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A file the run writes as it goes, opened now so that a directory it cannot write in is one line before the run. */
 function openStream(dir: string, name: string, flag: string): WriteStream {
   let fd: number;
@@ -156,7 +178,10 @@ function openStream(dir: string, name: string, flag: string): WriteStream {
 export function openRunOutput(dir: string, perRequest: boolean, flag = '--output'): RunOutput {
   prepareOutputDir(dir, flag);
   let failed: { file: string; error: unknown } | null = null;
-  let lostLines = 0;
+  // Lines given to requests.jsonl, and (once it has closed after a failure) those it holds whole:
+  // the rest are lost, whether they came after the failure or sat in a write that failed part way.
+  let handedLines = 0;
+  let wholeLines: number | null = null;
   const keep = (file: string) => (error: unknown): void => {
     failed ??= { file, error };
   };
@@ -166,7 +191,8 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
   perRequestFile?.on('error', keep('per_request_lifecycle_metrics.json'));
   const failure = (): string | null => {
     if (failed === null) return null;
-    const lost = lostLines === 0 ? '' : `; ${lostLines} request line${lostLines === 1 ? '' : 's'} after it not written`;
+    const lostLines = wholeLines === null ? null : handedLines - wholeLines;
+    const lost = lostLines === null ? '' : lostLines <= 0 ? '' : `; ${lostLines} of ${handedLines} request line${handedLines === 1 ? '' : 's'} not written`;
     return `${flag} ${dir}: cannot write ${failed.file} (${errorText(failed.error)})${lost}; the reports there are incomplete`;
   };
   const attempt = (what: string, write: () => void): void => {
@@ -182,10 +208,8 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
     failure,
     attempt,
     writeLine(line) {
-      if (failed !== null) {
-        lostLines++;
-        return;
-      }
+      handedLines++;
+      if (failed !== null) return;
       lines.write(`${line}\n`);
       const entry = perRequestFile === null ? null : perRequestEntry(line);
       if (perRequestFile !== null && entry !== null) {
@@ -204,6 +228,7 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
     },
     async writeReports({ summary, stages, rawSamples, adapters, serverMetrics }) {
       await end(lines);
+      if (failed !== null) wholeLines = countWholeLines(join(dir, 'requests.jsonl'));
       if (perRequestFile !== null) {
         if (failed === null) perRequestFile.write('\n]\n');
         await end(perRequestFile);

@@ -5,7 +5,7 @@
  * trace. A directory it cannot create files in is one line before the run.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,11 +52,33 @@ describe('bench --output on a disk that fills', () => {
     const result = await runLimited(4, ['bench', '--url', url, '--rate', '40', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--output', dir]);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     const lines = result.stderr.trim().split('\n');
-    expect(lines.at(-1)).toMatch(new RegExp(`^benchtruth: --output ${dir}: cannot write requests\\.jsonl \\(EFBIG: .*\\); \\d+ request lines after it not written; the reports there are incomplete$`));
+    const said = new RegExp(`^benchtruth: --output ${dir}: cannot write requests\\.jsonl \\(EFBIG: .*\\); (\\d+) of (\\d+) request lines not written; the reports there are incomplete$`).exec(lines.at(-1) ?? '');
+    expect(said, lines.at(-1)).not.toBeNull();
+    // Every line is accounted for: those the file holds whole, and those said lost.
+    const whole = readFileSync(join(dir, 'requests.jsonl'), 'utf8').split('\n').length - 1;
+    expect(Number(said?.[1]) + whole).toBe(Number(said?.[2]));
+    expect(Number(said?.[2])).toBe(40);
     expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/requests/i);
     expect(result.stdout).not.toMatch(/reports written to/);
     // Later reports were still tried: the small ones fit under the limit.
     expect(existsSync(join(dir, 'summary_lifecycle_metrics.json'))).toBe(true);
+  }, 90_000);
+
+  it('merge --output on a disk that fills: every line accounted for, the summary printed, one line, exit 2', async () => {
+    const shards = [0, 1].map((i) => join(root, `shard-${i}`));
+    for (const [i, dir] of shards.entries()) {
+      const run = await runLimited(100_000, ['bench', '--url', url, '--rate', '60', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--shard', `${i}/2`, '--output', dir]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const merged = join(root, 'merged');
+    const result = await runLimited(4, ['merge', ...shards, '--output', merged]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const said = new RegExp(`^benchtruth: merge --output ${merged}: cannot write requests\\.jsonl \\(EFBIG: .*\\); (\\d+) of 60 request lines not written; the reports there are incomplete$`).exec(result.stderr.trim().split('\n').at(-1) ?? '');
+    expect(said, result.stderr).not.toBeNull();
+    const whole = readFileSync(join(merged, 'requests.jsonl'), 'utf8').split('\n').length - 1;
+    expect(Number(said?.[1]) + whole).toBe(60);
+    expect(result.stdout).toMatch(/requests/i);
   }, 90_000);
 });
