@@ -55,6 +55,8 @@ function isLoraChange(value: unknown): value is LoraChange {
 }
 
 /** A percent-encoded path segment as text, or null when its escapes are malformed. */
+const PEER_TRUTH = '/_peer/truth?id=';
+
 function decodedSegment(segment: string): string | null {
   try {
     return decodeURIComponent(segment);
@@ -72,8 +74,10 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
   const { truth, metrics } = server.context;
   return (req, res) => {
     const url = req.url ?? '';
-    if (url.startsWith('/_peer/truth/')) {
-      const id = decodedSegment(url.slice('/_peer/truth/'.length));
+    // The id rides in the query: a path segment `.` or `..` (even as %2E) is a dot segment to
+    // fetch's URL parser and would never reach this handler.
+    if (url.startsWith(PEER_TRUTH)) {
+      const id = decodedSegment(url.slice(PEER_TRUTH.length));
       const record = id === null ? undefined : findTruth(truth, id);
       if (record === undefined) res.writeHead(404).end();
       else res.writeHead(200, { 'content-type': 'application/json', [ARRIVAL_HEADER]: String(record.arrivalEpochMs) }).end(JSON.stringify(truthToJson(record)));
@@ -182,7 +186,7 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
     if (id === null || peers.length === 0) return;
     const local = findTruth(context.truth, id);
     const wait = local === undefined ? PEER_TIMEOUT_MS : NEWER_TRUTH_TIMEOUT_MS;
-    const answers = await Promise.all(peers.map((p) => askPeer(p, `/_peer/truth/${encodeURIComponent(id)}`, undefined, wait)));
+    const answers = await Promise.all(peers.map((p) => askPeer(p, `${PEER_TRUTH}${encodeURIComponent(id)}`, undefined, wait)));
     let newest: PeerAnswer | null = null;
     for (const a of answers) if (a?.status === 200 && (newest === null || a.arrivalEpochMs > newest.arrivalEpochMs)) newest = a;
     // The local record answers through the route unless a peer holds a later request of that id.

@@ -4,11 +4,25 @@
  * request once, in the vllm:* and the jetstream_* families alike.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../../client/cli/bin.mjs', import.meta.url));
+
+/** A GET on a fresh connection with its path as written (a URL string, to fetch or http.get, folds `%2E` into a dot segment). */
+function statusOfRawGet(base: string, path: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(base);
+    const request = httpGet({ hostname, port, path, agent: false, headers: { connection: 'close' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode));
+    });
+    request.setTimeout(10_000, () => request.destroy(new Error('timed out')));
+    request.on('error', reject);
+  });
+}
 let child: ChildProcess | null = null;
 
 afterAll(async () => {
@@ -188,6 +202,11 @@ describe('serve --workers 2', () => {
       for (let i = 0; i < 4; i++) {
         const truth = (await (await fetch(`${base}/_truth/requests/again`, { headers: { connection: 'close' } })).json()) as { tokens: unknown[] };
         expect(truth.tokens).toHaveLength(3);
+      }
+      // Ids `.` and `..` are found from every worker too (the peers are asked by query, not path).
+      for (const id of ['.', '..']) await (await post('/v1/completions', { prompt: 'hi', max_tokens: 2 }, { 'x-request-id': id })).text();
+      for (const encoded of ['%2E', '%2E%2E']) {
+        for (let i = 0; i < 4; i++) expect(await statusOfRawGet(base, `/_truth/requests/${encoded}`), `${encoded} #${i}`).toBe(200);
       }
 
       const streams = await Promise.all(Array.from({ length: 4 }, () => post('/v1/completions', { prompt: 'hi', max_tokens: 8, stream: true })));
