@@ -86,19 +86,15 @@ export function sweepProbe(sweep: SweepSpec): StagePlan {
 }
 
 /**
- * Python's round(x, 2): the double's exact value to two decimals (toFixed reads it exactly, so
- * 5.725, stored as 5.72499…, is 5.72, where Math.round(x · 100) / 100 says 5.73), and an exact
- * tie to the even one. Only odd multiples of 1/8 are exact ties at two decimals (k/200 is a
- * binary fraction only when 25 divides k), and × 8 is exact in binary.
+ * inference-perf's round(r, 2) on numpy's float64 (its rates come from np.linspace and
+ * np.geomspace): numpy rounds the product, x · 100 to the nearest integer, ties to even, then
+ * divides; not Python's round of the double's exact value (2.675 is 2.68 here, 2.67 there).
  */
-export function roundTwoDecimalsLikePython(x: number): number {
-  if (!Number.isFinite(x)) return x;
-  const eighths = x * 8;
-  if (Number.isInteger(eighths) && Math.abs(eighths % 2) === 1) {
-    const below = Math.floor(x * 100);
-    return (below % 2 === 0 ? below : below + 1) / 100;
-  }
-  return Number(x.toFixed(2));
+export function roundTwoDecimalsLikeNumpy(x: number): number {
+  const scaled = x * 100;
+  const below = Math.floor(scaled);
+  const above = scaled - below;
+  return (above > 0.5 || (above === 0.5 && below % 2 !== 0) ? below + 1 : below) / 100;
 }
 
 /** Rates of a sweep's stages, from saturation / numStages up to saturation. */
@@ -107,11 +103,11 @@ export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
   if (sweep.rates === 'inference-perf') {
     const t = (i: number): number => (n === 1 ? 0 : i / (n - 1));
     // numpy's linspace(1, sat, n) in its own arithmetic (i · step + start, the last exactly
-    // stop), so a rate that lands on a rounding edge rounds as inference-perf's does.
+    // stop) and numpy's rounding, so a rate on a rounding edge rounds as inference-perf's does.
     const linear = (i: number): number => (n === 1 ? 1 : i === n - 1 ? saturationRate : i * ((saturationRate - 1) / (n - 1)) + 1);
     // Its two decimals; a saturation under 0.005 requests/s would round a stage to 0, which
     // sends nothing for ever: the least such a stage runs at is 0.01.
-    const round = (rate: number): number => Math.max(0.01, roundTwoDecimalsLikePython(rate));
+    const round = (rate: number): number => Math.max(0.01, roundTwoDecimalsLikeNumpy(rate));
     return Array.from({ length: n }, (_, i) =>
       // geomspace(sat, 1, n)[i] = sat · (1/sat)^t; numpy's linspace(1, sat, 1) is [1].
       round(sweep.spacing === 'linear' ? linear(i) : 1 + saturationRate - saturationRate * Math.pow(1 / saturationRate, t(i))),

@@ -76,8 +76,8 @@ export interface ServerMetricsSummary {
 export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; count: number }>): number | null {
   let total = 0;
   for (const { count } of buckets) if (count > total) total = count;
-  // Without its +Inf bucket a histogram has no known total: PromQL answers NaN.
-  if (total <= 0 || buckets[buckets.length - 1]?.le !== Infinity) return null;
+  // Without its +Inf bucket a histogram has no known total, and with it alone no bound: PromQL answers NaN.
+  if (total <= 0 || buckets.length < 2 || buckets[buckets.length - 1]?.le !== Infinity) return null;
   const rank = q * total;
   let previousLe = 0;
   let previousCount = 0;

@@ -132,13 +132,15 @@ export class IsolatedEngine implements Engine {
 
   /**
    * The KV blocks a request holds at its largest: every sequence (n choices of each prompt) its
-   * own copy of its prompt and its share of the output, in blocks of its own, as vLLM (and the
-   * batching engine) allocate them. Booked whole for the request's life: this engine has no steps.
+   * own copy of its prompt and its share of the output but the last token (sampled, never fed
+   * back), in blocks of its own, as vLLM (and the batching engine) allocate them. Booked whole
+   * for the request's life: this engine has no steps.
    */
   #blocksOf(request: EngineRequest, record: TruthRecord): number {
     const sequences = request.sequences ?? 1;
-    const prompt = request.sequencePromptTokens ?? request.promptTokens;
-    return sequences * Math.ceil((prompt + Math.ceil(record.tokens.length / sequences)) / this.#options.blockSize);
+    const prompt = Math.max(1, request.sequencePromptTokens ?? request.promptTokens);
+    const output = Math.max(1, Math.ceil(record.tokens.length / sequences));
+    return sequences * Math.ceil((prompt + output - 1) / this.#options.blockSize);
   }
 
   subscribe(listener: EngineListener): () => void {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../contracts/rng.ts';
 import { arrivalOffsetsMs } from '../../../client/load/arrivals.ts';
-import { parseTrace, planStages, planTrace, roundTwoDecimalsLikePython, sweepRates } from '../../../client/load/load-plan.ts';
+import { parseTrace, planStages, planTrace, roundTwoDecimalsLikeNumpy, sweepRates } from '../../../client/load/load-plan.ts';
 
 const gaps = (offsets: Float64Array): number[] => Array.from(offsets.subarray(1), (t, i) => t - (offsets[i] as number));
 const meanOf = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -94,14 +94,16 @@ describe('stage plans', () => {
     // A saturation under 0.005/s would round a stage to 0, which never sends (audit 17-L7).
     expect(sweepRates(0.004, { ...spec, numStages: 3 })).toEqual([1, 0.5, 0.01]);
     expect(sweepRates(0.004, { ...spec, numStages: 3, spacing: 'geometric' }).every((rate) => rate > 0)).toBe(true);
-    // On a rounding edge, numpy's arithmetic and Python's round (review 20): 5.725 is 5.72 there.
+    // On a rounding edge, numpy's arithmetic and numpy's rounding (review 20): 5.725 is 5.72 there.
     expect(sweepRates(7.3, spec)).toEqual([1, 2.58, 4.15, 5.72, 7.3]);
     expect(sweepRates(0.5, spec)).toEqual([1, 0.88, 0.75, 0.62, 0.5]);
+    expect(sweepRates(21.895, { ...spec, numStages: 11 }).at(-1)).toBe(21.9);
+    expect(sweepRates(36.555, { ...spec, numStages: 6 }).at(-1)).toBe(36.56);
   });
 
-  it('rounds to two decimals as Python’s round(x, 2) does (values and results from CPython 3)', () => {
-    const values = [45.282, 34.313, 38.325, 45.231, 12.991, 31.786, 45.247, 43.607, 28.647, 8.469, 20.576, 49.692, 5.162, 15.957, 47.502, 22.47, 10.433, 15.845, 45.432, 16.778, 21.369, 31.384, 40.279, 24.606, 4.073, 28.66, 1.755, 4.726, 9.517, 34.672, 0.125, 0.375, 0.625, 0.875, 1.125, 1.375, 1.625, 1.875, 2.125, 2.375, 2.625, 2.875, 0.005, 0.015, 0.025, 0.035, 1.005, 2.675];
-    const python = [45.28, 34.31, 38.33, 45.23, 12.99, 31.79, 45.25, 43.61, 28.65, 8.47, 20.58, 49.69, 5.16, 15.96, 47.5, 22.47, 10.43, 15.85, 45.43, 16.78, 21.37, 31.38, 40.28, 24.61, 4.07, 28.66, 1.75, 4.73, 9.52, 34.67, 0.12, 0.38, 0.62, 0.88, 1.12, 1.38, 1.62, 1.88, 2.12, 2.38, 2.62, 2.88, 0.01, 0.01, 0.03, 0.04, 1.0, 2.67];
-    expect(values.map(roundTwoDecimalsLikePython)).toEqual(python);
+  it('rounds to two decimals as inference-perf’s round(r, 2) on numpy float64 does (values and results from numpy 2)', () => {
+    const values = [45.282, 34.313, 38.325, 45.231, 12.991, 31.786, 45.247, 43.607, 28.647, 8.469, 20.576, 49.692, 5.162, 15.957, 47.502, 22.47, 10.433, 15.845, 45.432, 16.778, 21.369, 31.384, 40.279, 24.606, 4.073, 28.66, 1.755, 4.726, 9.517, 34.672, 0.125, 0.375, 0.625, 0.875, 1.125, 1.375, 1.625, 1.875, 2.125, 2.375, 2.625, 2.875, 0.005, 0.015, 0.025, 0.035, 1.005, 2.675, -2.675, -0.125];
+    const numpy = [45.28, 34.31, 38.33, 45.23, 12.99, 31.79, 45.25, 43.61, 28.65, 8.47, 20.58, 49.69, 5.16, 15.96, 47.5, 22.47, 10.43, 15.84, 45.43, 16.78, 21.37, 31.38, 40.28, 24.61, 4.07, 28.66, 1.76, 4.73, 9.52, 34.67, 0.12, 0.38, 0.62, 0.88, 1.12, 1.38, 1.62, 1.88, 2.12, 2.38, 2.62, 2.88, 0, 0.02, 0.02, 0.04, 1, 2.68, -2.68, -0.12];
+    expect(values.map(roundTwoDecimalsLikeNumpy)).toEqual(numpy);
   });
 });

@@ -40,6 +40,7 @@ describe('Prometheus text', () => {
     expect(bucketQuantile(0.5, [{ le: Infinity, count: 0 }])).toBeNull();
     // PromQL's edges (review 20): no +Inf bucket is NaN (null here); a first bucket at or below 0 answers its bound.
     expect(bucketQuantile(0.5, buckets.slice(0, 2))).toBeNull();
+    expect(bucketQuantile(0.5, [{ le: Infinity, count: 10 }])).toBeNull();
     expect(bucketQuantile(0.1, [{ le: 0, count: 10 }, { le: 1, count: 20 }, { le: Infinity, count: 20 }])).toBe(0);
     expect(bucketQuantile(0.1, [{ le: -1, count: 10 }, { le: 1, count: 20 }, { le: Infinity, count: 20 }])).toBe(-1);
   });

@@ -10,6 +10,8 @@ describe('kv_cache_usage_perc under --scheduler isolated', () => {
     [1, { prompt: 'hello world', max_tokens: 10 }],
     [3, { prompt: 'hello world', max_tokens: 10, n: 3 }],
     [4, { prompt: ['a b', 'c d e'], max_tokens: 4, n: 2 }],
+    // 2 + 15 tokens fill one block of 16: the last token is sampled, never fed back (review 20).
+    [1, { prompt: [1, 2], max_tokens: 15 }],
   ] as const)('%i sequence(s), each in its own block while the request is in flight', async (sequences, body) => {
     const server = buildServer({ seed: 3, ttftMs: 60_000, itlMs: 1, blockSize: 16, kvCacheBlocks: 1000 });
     const port = await server.listen(0);
