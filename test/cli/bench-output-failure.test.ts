@@ -4,13 +4,12 @@
  * reports are still tried, and the failure is one line naming the file, exit 2, never a stack
  * trace. A directory it cannot create files in is one line before the run.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, type BenchtruthServer } from '../../server/app.ts';
-import { BIN, type CliResult } from '../helpers/cli.ts';
+import { runCliWithFileLimit } from '../helpers/cli.ts';
 
 let server: BenchtruthServer;
 let url: string;
@@ -26,30 +25,10 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** `benchtruth` under `ulimit -f` (KiB): node ignores SIGXFSZ, so a write past it fails with EFBIG. */
-function runLimited(limitKiB: number, args: readonly string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const command = `ulimit -f ${limitKiB} && exec "$0" "$@"`;
-    const child = spawn('bash', ['-c', command, process.execPath, BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('bench did not finish within 60 s'));
-    }, 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 describe('bench --output on a disk that fills', () => {
   it('finishes the run, prints its summary, and says in one line which file failed (exit 2)', async () => {
     const dir = join(root, 'full');
-    const result = await runLimited(4, ['bench', '--url', url, '--rate', '40', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--output', dir]);
+    const result = await runCliWithFileLimit(4, ['bench', '--url', url, '--rate', '40', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--output', dir]);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     const lines = result.stderr.trim().split('\n');
     const said = new RegExp(`^benchtruth: --output ${dir}: cannot write requests\\.jsonl \\(EFBIG: .*\\); (\\d+) of (\\d+) request lines not written; the reports there are incomplete$`).exec(lines.at(-1) ?? '');
@@ -68,11 +47,11 @@ describe('bench --output on a disk that fills', () => {
   it('merge --output on a disk that fills: every line accounted for, the summary printed, one line, exit 2', async () => {
     const shards = [0, 1].map((i) => join(root, `shard-${i}`));
     for (const [i, dir] of shards.entries()) {
-      const run = await runLimited(100_000, ['bench', '--url', url, '--rate', '60', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--shard', `${i}/2`, '--output', dir]);
+      const run = await runCliWithFileLimit(100_000, ['bench', '--url', url, '--rate', '60', '--duration', '1s', '--max-tokens', '4', '--prompt-tokens', '4', '--shard', `${i}/2`, '--output', dir]);
       expect(run.code, run.stderr).toBe(0);
     }
     const merged = join(root, 'merged');
-    const result = await runLimited(4, ['merge', ...shards, '--output', merged]);
+    const result = await runCliWithFileLimit(4, ['merge', ...shards, '--output', merged]);
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     const said = new RegExp(`^benchtruth: merge --output ${merged}: cannot write requests\\.jsonl \\(EFBIG: .*\\); (\\d+) of 60 request lines not written; the reports there are incomplete$`).exec(result.stderr.trim().split('\n').at(-1) ?? '');

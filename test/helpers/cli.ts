@@ -1,5 +1,6 @@
 /** Runs the real `benchtruth` entry point as a child process, bounded in time. */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessByStdio, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../client/cli/bin.mjs', import.meta.url));
@@ -11,15 +12,27 @@ export interface CliResult {
 }
 
 export function runCli(args: readonly string[], timeoutMs = 60_000): Promise<CliResult> {
+  return collect(spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }), `benchtruth ${args.join(' ')}`, timeoutMs);
+}
+
+/**
+ * `benchtruth` under `ulimit -f` (KiB), as on a disk that fills: node ignores SIGXFSZ, so a write
+ * past the limit fails with EFBIG, as one to a full disk fails with ENOSPC.
+ */
+export function runCliWithFileLimit(limitKiB: number, args: readonly string[], timeoutMs = 60_000): Promise<CliResult> {
+  const child = spawn('bash', ['-c', `ulimit -f ${limitKiB} && exec "$0" "$@"`, process.execPath, BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return collect(child, `benchtruth ${args.join(' ')} (ulimit -f ${limitKiB})`, timeoutMs);
+}
+
+function collect(child: ChildProcessByStdio<null, Readable, Readable>, what: string, timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`benchtruth ${args.join(' ')} did not finish within ${timeoutMs} ms`));
+      reject(new Error(`${what} did not finish within ${timeoutMs} ms`));
     }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
