@@ -137,6 +137,7 @@ export function registerMergeCommand(program: Command): void {
         const failure = out.failure();
         if (failure !== null) {
           process.stdout.write(`${consoleSummary(reports.summary, reports.stages)}\n`);
+          if (stall !== null) process.stdout.write(`${clientStallLine(stall)}\n`);
           throw new CliError(failure);
         }
       } else {

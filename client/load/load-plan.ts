@@ -105,12 +105,14 @@ export function sweepRates(saturationRate: number, sweep: SweepSpec): number[] {
     // numpy's linspace(1, sat, n) in its own arithmetic (i · step + start, the last exactly
     // stop) and numpy's rounding, so a rate on a rounding edge rounds as inference-perf's does.
     const linear = (i: number): number => (n === 1 ? 1 : i === n - 1 ? saturationRate : i * ((saturationRate - 1) / (n - 1)) + 1);
+    // numpy's geomspace(sat, 1, n) sets its ends to exactly sat and 1.
+    const geometric = (i: number): number => (i === 0 ? saturationRate : i === n - 1 ? 1 : saturationRate * Math.pow(1 / saturationRate, t(i)));
     // Its two decimals; a saturation under 0.005 requests/s would round a stage to 0, which
     // sends nothing for ever: the least such a stage runs at is 0.01.
     const round = (rate: number): number => Math.max(0.01, roundTwoDecimalsLikeNumpy(rate));
     return Array.from({ length: n }, (_, i) =>
       // geomspace(sat, 1, n)[i] = sat · (1/sat)^t; numpy's linspace(1, sat, 1) is [1].
-      round(sweep.spacing === 'linear' ? linear(i) : 1 + saturationRate - saturationRate * Math.pow(1 / saturationRate, t(i))),
+      round(sweep.spacing === 'linear' ? linear(i) : 1 + saturationRate - geometric(i)),
     );
   }
   const low = saturationRate / n;

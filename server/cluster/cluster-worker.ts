@@ -54,9 +54,14 @@ function isLoraChange(value: unknown): value is LoraChange {
   return typeof change.name === 'string' && (change.op === 'unload' || (change.op === 'load' && typeof change.path === 'string'));
 }
 
-/** A percent-encoded path segment as text, or null when its escapes are malformed. */
-const PEER_TRUTH = '/_peer/truth?id=';
+/**
+ * Where a worker asks its peers for a truth record: the id is the POST's body, as written. In a
+ * URL a `.` or `..` segment (even as %2E) is folded away, and an id percent-encoded can outgrow
+ * the 16 KiB header limit the id itself fitted in.
+ */
+const PEER_TRUTH = '/_peer/truth';
 
+/** A percent-encoded path segment as text, or null when its escapes are malformed. */
 function decodedSegment(segment: string): string | null {
   try {
     return decodeURIComponent(segment);
@@ -74,13 +79,19 @@ function peerHandler(server: BenchtruthServer): (req: IncomingMessage, res: Serv
   const { truth, metrics } = server.context;
   return (req, res) => {
     const url = req.url ?? '';
-    // The id rides in the query: a path segment `.` or `..` (even as %2E) is a dot segment to
-    // fetch's URL parser and would never reach this handler.
-    if (url.startsWith(PEER_TRUTH)) {
-      const id = decodedSegment(url.slice(PEER_TRUTH.length));
-      const record = id === null ? undefined : findTruth(truth, id);
-      if (record === undefined) res.writeHead(404).end();
-      else res.writeHead(200, { 'content-type': 'application/json', [ARRIVAL_HEADER]: String(record.arrivalEpochMs) }).end(JSON.stringify(truthToJson(record)));
+    if (url === PEER_TRUTH && req.method === 'POST') {
+      let id = '';
+      req.setEncoding('utf8');
+      req.on('data', (piece: string) => {
+        id += piece;
+        // No id is longer than the header it came in; a body past a megabyte is nobody's.
+        if (id.length > 1 << 20) req.destroy();
+      });
+      req.on('end', () => {
+        const record = findTruth(truth, id);
+        if (record === undefined) res.writeHead(404).end();
+        else res.writeHead(200, { 'content-type': 'application/json', [ARRIVAL_HEADER]: String(record.arrivalEpochMs) }).end(JSON.stringify(truthToJson(record)));
+      });
       return;
     }
     if (url === '/_peer/lora' && req.method === 'GET') {
@@ -186,7 +197,7 @@ export async function joinClusterIfWorker(server: BenchtruthServer): Promise<boo
     if (id === null || peers.length === 0) return;
     const local = findTruth(context.truth, id);
     const wait = local === undefined ? PEER_TIMEOUT_MS : NEWER_TRUTH_TIMEOUT_MS;
-    const answers = await Promise.all(peers.map((p) => askPeer(p, `${PEER_TRUTH}${encodeURIComponent(id)}`, undefined, wait)));
+    const answers = await Promise.all(peers.map((p) => askPeer(p, PEER_TRUTH, { method: 'POST', body: id }, wait)));
     let newest: PeerAnswer | null = null;
     for (const a of answers) if (a?.status === 200 && (newest === null || a.arrivalEpochMs > newest.arrivalEpochMs)) newest = a;
     // The local record answers through the route unless a peer holds a later request of that id.

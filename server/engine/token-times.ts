@@ -27,7 +27,7 @@ export function deliveredTokenTimes(record: TruthRecord): number[] {
  * `delivered` is what the streamed path uses (token-times.ts or the per-event variant).
  */
 export function latencyTokenTimes(record: TruthRecord, delivered: readonly number[]): readonly number[] {
-  if (record.stream) return delivered;
+  if (record.stream && !oneEventStreams.has(record)) return delivered;
   // An error answered before generation (an HTTP fault's status) produced no token.
   if (record.status >= 400) return [];
   const endMs = record.end?.atMs ?? Infinity;
@@ -68,6 +68,16 @@ export interface SamplingParams {
 }
 
 const samplingParamsOf = new WeakMap<TruthRecord, SamplingParams>();
+
+/**
+ * Streams of one event holding the whole answer (vLLM's fake stream of a completion it does not
+ * stream): the engine produced their tokens at their due times, as a body's, whatever the write.
+ */
+const oneEventStreams = new WeakSet<TruthRecord>();
+
+export function noteOneEventStream(record: TruthRecord): void {
+  oneEventStreams.add(record);
+}
 
 export function noteSamplingParams(record: TruthRecord, params: SamplingParams): void {
   samplingParamsOf.set(record, params);

@@ -117,7 +117,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     let longest = 0;
     for (const count of counts) if (count > longest) longest = count;
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos, req.sampling?.minTokens);
-    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop?.length ?? 0 });
+    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: req.stream && req.oneEventStream !== true, wire, stopStrings: req.stop?.length ?? 0 });
     if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {

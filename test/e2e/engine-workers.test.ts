@@ -203,10 +203,12 @@ describe('serve --workers 2', () => {
         const truth = (await (await fetch(`${base}/_truth/requests/again`, { headers: { connection: 'close' } })).json()) as { tokens: unknown[] };
         expect(truth.tokens).toHaveLength(3);
       }
-      // Ids `.` and `..` are found from every worker too (the peers are asked by query, not path).
-      for (const id of ['.', '..']) await (await post('/v1/completions', { prompt: 'hi', max_tokens: 2 }, { 'x-request-id': id })).text();
-      for (const encoded of ['%2E', '%2E%2E']) {
-        for (let i = 0; i < 4; i++) expect(await statusOfRawGet(base, `/_truth/requests/${encoded}`), `${encoded} #${i}`).toBe(200);
+      // Ids `.` and `..`, and one that percent-encoded would outgrow the 16 KiB header limit it
+      // fits in, are found from every worker too (peers are asked with the id as a POST body).
+      const long = ':'.repeat(5_500);
+      for (const id of ['.', '..', long]) await (await post('/v1/completions', { prompt: 'hi', max_tokens: 2 }, { 'x-request-id': id })).text();
+      for (const path of ['%2E', '%2E%2E', long]) {
+        for (let i = 0; i < 4; i++) expect(await statusOfRawGet(base, `/_truth/requests/${path}`), `${path.slice(0, 8)} #${i}`).toBe(200);
       }
 
       const streams = await Promise.all(Array.from({ length: 4 }, () => post('/v1/completions', { prompt: 'hi', max_tokens: 8, stream: true })));

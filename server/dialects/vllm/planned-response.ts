@@ -5,7 +5,7 @@
  */
 import type { Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken, TruthRecord } from '../../../contracts/truth.ts';
-import { noteChoiceLayout, noteSamplingParams, type ChoiceLayout, type SamplingParams } from '../../engine/token-times.ts';
+import { noteChoiceLayout, noteOneEventStream, noteSamplingParams, type ChoiceLayout, type SamplingParams } from '../../engine/token-times.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import { planWireResponse, type WireResponse } from '../../wire/plan-wire-response.ts';
 import { VLLM_FAULT_SHAPES } from '../../wire/vllm-fault-shapes.ts';
@@ -86,8 +86,10 @@ export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
   // Steps are merged once, with the wire policy's token groups (only a stream has them).
   let merged: MergedSteps | null = null;
   const tokenCount = choices.reduce((n, c) => n + c.tokens.length, 0);
+  const policy = input.wire ?? VLLM_WIRE_POLICY;
   const framed = planWireResponse({
-    policy: input.wire ?? VLLM_WIRE_POLICY,
+    // One event carries every token: no token grouping applies (nor is said to in the truth's wire).
+    policy: input.oneEventStream === true ? { ...policy, tokens: VLLM_WIRE_POLICY.tokens } : policy,
     rng: input.rng,
     stream,
     framing: 'sse',
@@ -109,6 +111,7 @@ export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
   const planned = plannedResponse(framed, { ...input.facts, stream, tokens });
   if (choices.length > 1) noteChoiceLayout(planned.record, choiceLayoutOf(steps, tokens.length, choices, input));
   noteSamplingParams(planned.record, input.sampling);
+  if (stream && input.oneEventStream === true) noteOneEventStream(planned.record);
   return planned;
 }
 

@@ -99,6 +99,10 @@ describe('stage plans', () => {
     expect(sweepRates(0.5, spec)).toEqual([1, 0.88, 0.75, 0.62, 0.5]);
     expect(sweepRates(21.895, { ...spec, numStages: 11 }).at(-1)).toBe(21.9);
     expect(sweepRates(36.555, { ...spec, numStages: 6 }).at(-1)).toBe(36.56);
+    // geomspace's ends are exactly sat and 1: 1 + 0.045 − 1 rounds to 0.04 there.
+    for (const [saturation, last] of [[0.045, 0.04], [0.235, 0.23], [0.365, 0.36], [0.645, 0.64], [0.925, 0.92]] as const) {
+      expect(sweepRates(saturation, { ...spec, numStages: 4, spacing: 'geometric' }).at(-1), String(saturation)).toBe(last);
+    }
   });
 
   it('rounds to two decimals as inference-perf’s round(r, 2) on numpy float64 does (values and results from numpy 2)', () => {
