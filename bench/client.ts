@@ -31,7 +31,12 @@ const BIN = fileURLToPath(new URL('../client/cli/bin.mjs', import.meta.url));
 const quick = process.argv.includes('--quick');
 function startServe(args: string[]): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The server's diagnostics, but not its note on the SIGTERM that ends each part of the run.
+    child.stderr?.on('data', (d: Buffer) => {
+      const text = d.toString().replace(/^benchtruth: SIGTERM, finishing open streams.*\n/m, '');
+      if (text !== '') process.stderr.write(text);
+    });
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
