@@ -36,6 +36,14 @@ describe('pooled gaps', () => {
     );
   });
 
+  it('past the limit, one value repeated has no spread and its own mean (review 20: the running sums left 2e-6)', () => {
+    const gaps = new PooledGaps(1);
+    for (let i = 0; i < 5000; i++) gaps.push(7.3);
+    expect(gaps.isExact).toBe(false);
+    const d = gaps.distribution(0);
+    expect([d.mean, d.sd, d.min, d.max]).toEqual([7.3, 0, 7.3, 7.3]);
+  });
+
   it('merging exact and sketched parts equals sketching everything (through JSON)', () => {
     fc.assert(
       fc.property(gapsArb, gapsArb, (a, b) => {
