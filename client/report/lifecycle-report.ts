@@ -44,7 +44,12 @@ export interface LoadSummary {
   load_type?: string;
 }
 
+/** inference-perf's token-usage block: the total over the successes, then their distribution. */
+export type TokenUsage = { total: number } & Partial<ReportDistribution>;
+
 export interface LifecycleReport {
+  /** inference-perf's total time: the measured window [first start, last end], seconds; null without a request. */
+  benchmark_time_seconds: number | null;
   load_summary: LoadSummary;
   successes: {
     count: number;
@@ -63,7 +68,14 @@ export interface LifecycleReport {
       requests_per_sec: number | null;
     };
     prompt_len: ReportDistribution | null;
+    /**
+     * inference-perf's usage blocks (its newer reports): the prompt tokens (`cached` and
+     * `uncached` null: the client reads no prompt_tokens_details, and writes no 0 it did not see)
+     * and the output tokens N of the successes.
+     */
+    prompt_tokens: TokenUsage & { cached: number | null; uncached: number | null };
     output_len: ReportDistribution | null;
+    output_tokens: TokenUsage;
     tokens_per_event: ReportDistribution | null;
     /** Successes by where their tokens-per-event counts came from. */
     tokens_per_event_source: Record<string, number>;
@@ -81,7 +93,16 @@ export interface LifecycleReport {
     by_kind: Record<string, FailureKindSummary>;
     request_latency: ReportDistribution | null;
     prompt_len: ReportDistribution | null;
+    /** inference-perf's spelling of `by_kind`: `{kind: {count, messages: [{message}]}}`. */
+    by_label: Record<string, { count: number; messages: Array<{ message: string }> }>;
   };
+}
+
+/** inference-perf's failures.by_label, from by_kind. */
+function byLabel(byKind: Readonly<Record<string, FailureKindSummary>>): LifecycleReport['failures']['by_label'] {
+  const out: LifecycleReport['failures']['by_label'] = {};
+  for (const [kind, { count, sample_messages }] of Object.entries(byKind)) out[kind] = { count, messages: sample_messages.map((message) => ({ message })) };
+  return out;
 }
 
 /** Milliseconds → seconds by division: correctly rounded, so a report's p50 is exactly numpy's p50(ms) / 1000 (× 0.001 can be off by an ulp). */
@@ -162,7 +183,10 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
   const intendedRate = context.intendedRate;
   const ps = context.percentiles ?? [];
 
+  const promptLen = summarize(distribution(s.promptTokens.view(), ps));
+  const outputLen = summarize(distribution(s.outputTokens.view(), ps));
   const report: LifecycleReport = {
+    benchmark_time_seconds: measuredCount > 0 && windowEnd >= windowStart ? (windowEnd - windowStart) / MS_PER_SECOND : null,
     load_summary: {
       count: measuredCount,
       schedule_delay: summarize(distribution(samples.scheduleDelayMs.view(), ps), MS_PER_SECOND),
@@ -189,8 +213,10 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
         total_tokens_per_sec: rates.totalTokensPerSec,
         requests_per_sec: rates.requestsPerSec,
       },
-      prompt_len: summarize(distribution(s.promptTokens.view(), ps)),
-      output_len: summarize(distribution(s.outputTokens.view(), ps)),
+      prompt_len: promptLen,
+      prompt_tokens: { total: inputTokens, cached: null, uncached: null, ...promptLen },
+      output_len: outputLen,
+      output_tokens: { total: outputTokens, ...outputLen },
       // From the counts, never one value per event.
       tokens_per_event: summarize(distributionOfSorted(countedSample(samples.tokensPerEvent), ps)),
       tokens_per_event_source: { ...samples.tokensPerEventSources },
@@ -203,6 +229,7 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
       by_kind: structuredClone(samples.failuresByKind),
       request_latency: summarize(distribution(samples.failure.latencyMs.view(), ps), MS_PER_SECOND),
       prompt_len: summarize(distribution(samples.failure.promptTokens.view(), ps)),
+      by_label: byLabel(samples.failuresByKind),
     },
   };
   if (context.slo) {

@@ -66,7 +66,18 @@ describe('empty samples', () => {
 
   it('a run without failures writes the failure distributions as null', () => {
     const report = lifecycleReport([record(0, 0, [5, 9])], { intendedRate: 5 });
-    expect(report.failures).toEqual({ count: 0, by_kind: {}, request_latency: null, prompt_len: null });
+    expect(report.failures).toEqual({ count: 0, by_kind: {}, request_latency: null, prompt_len: null, by_label: {} });
+  });
+
+  it('carries inference-perf’s newer keys: benchmark_time_seconds, the token-usage blocks, failures.by_label (review 20)', () => {
+    const ok = record(0, 0, [5, 9]);
+    const failed = record(1, 2, [8], { failure: { kind: 'http_503', message: 'Service Unavailable' } });
+    const report = lifecycleReport([ok, failed], { intendedRate: 5 });
+    expect(report.benchmark_time_seconds).toBe(Math.max(ok.endMs, failed.endMs) / 1000 - Math.min(ok.startMs, failed.startMs) / 1000);
+    expect(report.successes.prompt_tokens).toEqual({ total: ok.promptTokens, cached: null, uncached: null, ...report.successes.prompt_len });
+    expect(report.successes.output_tokens).toEqual({ total: 2, ...report.successes.output_len });
+    expect(report.failures.by_label).toEqual({ http_503: { count: 1, messages: [{ message: 'Service Unavailable' }] } });
+    expect(lifecycleReport([], { intendedRate: 5 }).benchmark_time_seconds).toBeNull();
   });
 
   it('one-token answers: TPOT and ITL are null, TTFT is not', () => {
