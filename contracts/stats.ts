@@ -54,14 +54,27 @@ export function percentile(values: ArrayLike<number>, p: number): number | null 
   return percentileOfSorted(sortedAscending(values), p);
 }
 
-/** The mean, as distribution() gives it (to the last bit). */
+/** The mean, computed as distribution() computes it (in input order, so it may differ in the last bit). */
 export function mean(values: ArrayLike<number>): number | null {
-  return distribution(values).mean;
+  return momentsOfValues(values)?.mean ?? null;
 }
 
-/** The population standard deviation (ddof = 0), as distribution() gives it (to the last bit). */
+/** The population standard deviation (ddof = 0), computed as distribution() computes it. */
 export function populationSd(values: ArrayLike<number>): number | null {
-  return distribution(values).sd;
+  return momentsOfValues(values)?.sd ?? null;
+}
+
+function momentsOfValues(values: ArrayLike<number>): { mean: number; sd: number } | null {
+  const n = values.length;
+  if (n === 0) return null;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = values[i] as number;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return momentsOf([{ values, from: 0, to: n }], n, min, max);
 }
 
 /**
@@ -74,7 +87,9 @@ class CompensatedSum {
 
   add(x: number): void {
     const t = this.#sum + x;
-    this.#carry += Math.abs(this.#sum) >= Math.abs(x) ? this.#sum - t + x : x - t + this.#sum;
+    // Past the float range the sum is ±Infinity and stays so (a carry of Infinity − Infinity
+    // would turn it into NaN).
+    if (Number.isFinite(t)) this.#carry += Math.abs(this.#sum) >= Math.abs(x) ? this.#sum - t + x : x - t + this.#sum;
     this.#sum = t;
   }
 
@@ -84,31 +99,35 @@ class CompensatedSum {
 }
 
 /**
- * Mean and population sd of a sorted sample of `n` > 0 values, computed about its smallest value:
- * data far from 0 (epoch stamps, 1e9 + noise) keeps its small differences instead of losing them
- * to the offset, and the two passes sum with compensation, so both agree with the exact figures
- * to about 1e-15 relative. The mean stays within [min, max] (a constant sample's is that value).
+ * Mean and population sd of `n` > 0 values, computed about an offset: the smallest value when
+ * all lie on one side of 0, so data far from 0 (epoch stamps, 1e9 + noise) keeps its small
+ * differences instead of losing them to the offset; 0 when they straddle it, where there is no
+ * common offset to remove and subtracting one would round every value at its scale. Both passes
+ * sum with compensation, so the figures agree with the exact ones to about 1e-15 relative. The
+ * mean stays within [min, max] (a constant sample's is that value).
  */
 function momentsOf(sample: SortedSample, n: number, min: number, max: number): { mean: number; sd: number } {
+  const shift = min <= 0 && max >= 0 ? 0 : Number.isFinite(min) ? min : 0;
   const offsets = new CompensatedSum();
   for (const segment of sample) {
-    if ('values' in segment) for (let i = segment.from; i < segment.to; i++) offsets.add((segment.values[i] as number) - min);
-    else for (let i = 0; i < segment.count; i++) offsets.add(segment.value - min);
+    if ('values' in segment) for (let i = segment.from; i < segment.to; i++) offsets.add((segment.values[i] as number) - shift);
+    else for (let i = 0; i < segment.count; i++) offsets.add(segment.value - shift);
   }
   const meanOffset = offsets.value / n;
   const squares = new CompensatedSum();
   for (const segment of sample) {
     if ('values' in segment) {
       for (let i = segment.from; i < segment.to; i++) {
-        const d = (segment.values[i] as number) - min - meanOffset;
+        const d = (segment.values[i] as number) - shift - meanOffset;
         squares.add(d * d);
       }
     } else {
-      const d = segment.value - min - meanOffset;
+      const d = segment.value - shift - meanOffset;
       for (let i = 0; i < segment.count; i++) squares.add(d * d);
     }
   }
-  return { mean: Math.min(max, Math.max(min, min + meanOffset)), sd: Math.sqrt(squares.value / n) };
+  const m = shift + meanOffset;
+  return { mean: Number.isNaN(m) ? m : Math.min(max, Math.max(min, m)), sd: Math.sqrt(squares.value / n) };
 }
 
 /**

@@ -144,15 +144,16 @@ export class PooledGaps {
     };
     const min = extraZeros > 0 ? Math.min(0, sketch.min) : sketch.min;
     const max = extraZeros > 0 ? Math.max(0, sketch.max) : sketch.max;
-    // Moments from running sums: the mean kept within [min, max], and a sample of one value has
-    // no spread (Σx²/n − mean² would leave its rounding, 2e-6 for 5,000 gaps of 7.3).
+    // Moments from running sums: the mean kept within [min, max], and the sd within half the range
+    // (Σx²/n − mean² leaves its rounding: 2e-6 for 5,000 gaps of 7.3, which have none).
     const mean = Math.min(max, Math.max(min, sketch.sum / n));
     return {
       ...(extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number] => [p, at(p)]) }),
       mean,
       min,
       max,
-      sd: min === max ? 0 : Math.sqrt(Math.max(0, sketch.sumSquares / n - mean * mean)),
+      // No sample's population sd exceeds half its range: a bound the running sums' rounding can pass.
+      sd: Math.min((max - min) / 2, Math.sqrt(Math.max(0, sketch.sumSquares / n - mean * mean))),
       p10: at(10),
       p50: at(50),
       p90: at(90),

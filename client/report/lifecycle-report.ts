@@ -93,15 +93,25 @@ export interface LifecycleReport {
     by_kind: Record<string, FailureKindSummary>;
     request_latency: ReportDistribution | null;
     prompt_len: ReportDistribution | null;
-    /** inference-perf's spelling of `by_kind`: `{kind: {count, messages: [{message}]}}`. */
+    /** inference-perf's newer prompt-token block, of the failures. */
+    prompt_tokens: TokenUsage & { cached: number | null; uncached: number | null };
+    /** inference-perf's spelling of `by_kind`: `{kind: {count, messages: [{message}]}}`, most frequent first. */
     by_label: Record<string, { count: number; messages: Array<{ message: string }> }>;
   };
 }
 
-/** inference-perf's failures.by_label, from by_kind. */
+/** inference-perf's failures.by_label, from by_kind: most frequent first (as its build_error_counts orders them), then by name, so merged reports write the same JSON. */
 function byLabel(byKind: Readonly<Record<string, FailureKindSummary>>): LifecycleReport['failures']['by_label'] {
   const out: LifecycleReport['failures']['by_label'] = {};
-  for (const [kind, { count, sample_messages }] of Object.entries(byKind)) out[kind] = { count, messages: sample_messages.map((message) => ({ message })) };
+  const kinds = Object.entries(byKind).sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : a > b ? 1 : 0));
+  for (const [kind, { count, sample_messages }] of kinds) out[kind] = { count, messages: sample_messages.map((message) => ({ message })) };
+  return out;
+}
+
+/** by_kind in name order: the same JSON whichever shard saw a kind first. */
+function sortedByKind(byKind: Readonly<Record<string, FailureKindSummary>>): Record<string, FailureKindSummary> {
+  const out: Record<string, FailureKindSummary> = {};
+  for (const kind of Object.keys(byKind).sort()) out[kind] = structuredClone(byKind[kind] as FailureKindSummary);
   return out;
 }
 
@@ -185,6 +195,7 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
 
   const promptLen = summarize(distribution(s.promptTokens.view(), ps));
   const outputLen = summarize(distribution(s.outputTokens.view(), ps));
+  const failedPromptLen = summarize(distribution(samples.failure.promptTokens.view(), ps));
   const report: LifecycleReport = {
     benchmark_time_seconds: measuredCount > 0 && windowEnd >= windowStart ? (windowEnd - windowStart) / MS_PER_SECOND : null,
     load_summary: {
@@ -226,9 +237,10 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
     },
     failures: {
       count: samples.failureCount,
-      by_kind: structuredClone(samples.failuresByKind),
+      by_kind: sortedByKind(samples.failuresByKind),
       request_latency: summarize(distribution(samples.failure.latencyMs.view(), ps), MS_PER_SECOND),
-      prompt_len: summarize(distribution(samples.failure.promptTokens.view(), ps)),
+      prompt_len: failedPromptLen,
+      prompt_tokens: { total: sum(samples.failure.promptTokens.view()), cached: null, uncached: null, ...failedPromptLen },
       by_label: byLabel(samples.failuresByKind),
     },
   };

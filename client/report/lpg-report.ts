@@ -74,9 +74,9 @@ export const LPG_METRIC_FALLBACKS: Readonly<Record<string, readonly string[]>> =
  * headers → ServerDisconnectedError (after them aiohttp raises ClientPayloadError, which the
  * generator has no counter for: unknown_error); HTTP errors, stream error events, malformed
  * bodies and worker crashes fail there while parsing (a JSON or key error), so → unknown_error.
- * A truncated stream (no `[DONE]`) is not one the generator can see (it never looks for the
- * terminator and would count it a success); the contract counts it a failure, filed here under
- * unknown_error too.
+ * A truncated stream (no `[DONE]`, the body otherwise ended cleanly) is not one the generator can
+ * see (it skips the terminator but never requires it, and would count the stream a success); the
+ * contract counts it a failure, filed here under unknown_error too.
  * ContentTypeError and ClientOSError stay 0: benchtruth has no such failure of its own.
  */
 export const LPG_ERROR_KEYS = ['ClientConnectorError', 'TimeoutError', 'ContentTypeError', 'ClientOSError', 'ServerDisconnectedError', 'unknown_error'] as const;

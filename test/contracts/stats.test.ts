@@ -173,6 +173,22 @@ describe('mean and sd far from zero (review 20: a plain sum lost the small diffe
   });
 });
 
+describe('mean and sd at the float range and across zero (review 20)', () => {
+  // numpy's figures, or the exact ones where numpy rounds away from them.
+  it.each([
+    [[-1e308, 1e308], 0, Infinity],
+    [[0, 1e200], 5e199, Infinity],
+    [[1, 2, Infinity], Infinity, Number.NaN],
+    [[-Infinity, 1, 2], -Infinity, Number.NaN],
+    [[-1e16, 3, 1e16], 1, 8164965809277260],
+  ] as const)('%j', (values, expectedMean, expectedSd) => {
+    const d = distribution(values);
+    expect(d.mean).toBe(expectedMean);
+    expect(d.sd).toBe(expectedSd);
+    expect([mean(values), populationSd(values)]).toEqual([expectedMean, expectedSd]);
+  });
+});
+
 describe('ordering', () => {
   it('sorts numerically, not as strings', () => {
     expect(Array.from(sortedAscending([10, 9, 100, -1, 2]))).toEqual([-1, 2, 9, 10, 100]);

@@ -66,7 +66,7 @@ describe('empty samples', () => {
 
   it('a run without failures writes the failure distributions as null', () => {
     const report = lifecycleReport([record(0, 0, [5, 9])], { intendedRate: 5 });
-    expect(report.failures).toEqual({ count: 0, by_kind: {}, request_latency: null, prompt_len: null, by_label: {} });
+    expect(report.failures).toEqual({ count: 0, by_kind: {}, request_latency: null, prompt_len: null, prompt_tokens: { total: 0, cached: null, uncached: null }, by_label: {} });
   });
 
   it('carries inference-perf’s newer keys: benchmark_time_seconds, the token-usage blocks, failures.by_label (review 20)', () => {
@@ -77,6 +77,14 @@ describe('empty samples', () => {
     expect(report.successes.prompt_tokens).toEqual({ total: ok.promptTokens, cached: null, uncached: null, ...report.successes.prompt_len });
     expect(report.successes.output_tokens).toEqual({ total: 2, ...report.successes.output_len });
     expect(report.failures.by_label).toEqual({ http_503: { count: 1, messages: [{ message: 'Service Unavailable' }] } });
+    expect(report.failures.prompt_tokens).toEqual({ total: failed.promptTokens, cached: null, uncached: null, ...report.failures.prompt_len });
+    // Most frequent first, then by name, whatever order the kinds came in (merged reports write the same JSON).
+    const mixed = lifecycleReport(
+      [record(2, 0, [1], { failure: { kind: 'timeout', message: 't' } }), record(3, 0, [1], { failure: { kind: 'http_503', message: 'a' } }), record(4, 0, [1], { failure: { kind: 'http_503', message: 'b' } })],
+      { intendedRate: 5 },
+    );
+    expect(Object.keys(mixed.failures.by_label)).toEqual(['http_503', 'timeout']);
+    expect(Object.keys(mixed.failures.by_kind)).toEqual(['http_503', 'timeout']);
     expect(lifecycleReport([], { intendedRate: 5 }).benchmark_time_seconds).toBeNull();
   });
 

@@ -42,6 +42,10 @@ describe('pooled gaps', () => {
     expect(gaps.isExact).toBe(false);
     const d = gaps.distribution(0);
     expect([d.mean, d.sd, d.min, d.max]).toEqual([7.3, 0, 7.3, 7.3]);
+    // Two values 1e-9 apart: the sd is at most half the range, whatever the sums' rounding.
+    const close = new PooledGaps(1);
+    for (let i = 0; i < 5000; i++) close.push(i % 2 === 0 ? 7.3 : 7.300000001);
+    expect(close.distribution(0).sd).toBeLessThanOrEqual(0.5e-9 + 1e-15);
   });
 
   it('merging exact and sketched parts equals sketching everything (through JSON)', () => {
