@@ -4,11 +4,21 @@
  * latency with Go's time.ParseDuration and prints durations that way, so its configs carry them.
  */
 
-const UNIT_MS: Record<string, number> = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const NS_PER_UNIT: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, μs: 1e3, ms: 1e6, s: 1e9, m: 6e10, h: 3.6e12 };
 
-/** `value` `unit`s in ms: ms stays exact (a formatted `…ms` reads back to the same number), ns divides (100 × 1e-6 is not 0.0001). */
+/**
+ * `value` `unit`s in ms, as Go's time.ParseDuration reads them: the whole part times the unit in
+ * nanoseconds, plus the fraction as uint64(float64(f) · (float64(unit) / scale)), so `1.005s`
+ * is exactly 1005 ms and `1.15h` 4140000 ms (× 1000 on the float 1.005 gives 1004.9999999999999)
+ * and a fraction of a nanosecond is dropped; a formatted `…ms` reads back to the same number.
+ */
 function toMs(value: string, unit: string): number {
-  return unit === 'ns' ? Number(value) / 1e6 : Number(value) * (UNIT_MS[unit] as number);
+  const [whole = '', fraction = ''] = value.split('.');
+  const per = NS_PER_UNIT[unit] as number;
+  // Go stops reading fraction digits once they would overflow its int64; 18 always fit.
+  const digits = fraction.slice(0, 18);
+  const fractionNs = digits === '' ? 0 : Math.trunc(Number(digits) * (per / 10 ** digits.length));
+  return (Number(whole === '' ? '0' : whole) * per + fractionNs) / 1e6;
 }
 
 export class UnitError extends Error {

@@ -33,7 +33,11 @@ function referenceGoDurationMs(text: string): number | null {
     const unit = NS_PER_UNIT.find(([name]) => name === text.slice(at, unitEnd));
     if (unit === undefined) return null;
     at = unitEnd;
-    totalNs += Number(`${digits === '' ? '0' : digits}${dot ? `.${fraction === '' ? '0' : fraction}` : ''}`) * unit[1];
+    // time.ParseDuration's arithmetic: v·unit in whole ns, plus the fraction f/scale as
+    // uint64(float64(f) · (float64(unit) / scale)), truncated to whole nanoseconds.
+    const f = Number(fraction === '' ? '0' : fraction);
+    const scale = 10 ** fraction.length;
+    totalNs += Number(digits === '' ? '0' : digits) * unit[1] + (dot && fraction !== '' ? Math.trunc(f * (unit[1] / scale)) : 0);
   }
   return totalNs / 1e6;
 }
@@ -56,6 +60,10 @@ describe('Go compound durations', () => {
     ['2h45m', 9_900_000],
     ['500µs', 0.5],
     ['500μs', 0.5],
+    // In whole nanoseconds, as Go reads them: exact where × 1000 on the float is not.
+    ['1.005s', 1005],
+    ['1.15h', 4_140_000],
+    ['.5ns', 0],
   ])('%s is %d ms', (text, ms) => {
     expect(parseDurationMs(text)).toBeCloseTo(ms, 9);
   });
