@@ -35,8 +35,10 @@ export interface RequestMetrics {
 
 export function requestMetrics(timing: StreamTiming): RequestMetrics {
   const { startMs, endMs, outputTokens } = timing;
-  // N = 0 (a usage saying so while events carried text): no token has a time, so no TTFT and no gaps.
-  const events = outputTokens > 0 ? timing.events : [];
+  // N = 0 (a usage saying so while events carried text): no token has a time, so no TTFT and no
+  // gaps. An event given with no token is not token-bearing (DESIGN §4), whoever passes it.
+  const bearing = timing.events.every((e) => e.tokens > 0) ? timing.events : timing.events.filter((e) => e.tokens > 0);
+  const events = outputTokens > 0 ? bearing : [];
   const first = events[0];
   const last = events[events.length - 1];
   const itlMs: number[] = [];
