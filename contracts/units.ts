@@ -7,12 +7,15 @@
 const NS_PER_UNIT: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, μs: 1e3, ms: 1e6, s: 1e9, m: 6e10, h: 3.6e12 };
 
 /**
- * `value` `unit`s in ms, as Go's time.ParseDuration reads them: the whole part times the unit in
- * nanoseconds, plus the fraction as uint64(float64(f) · (float64(unit) / scale)), so `1.005s`
- * is exactly 1005 ms and `1.15h` 4140000 ms (× 1000 on the float 1.005 gives 1004.9999999999999)
- * and a fraction of a nanosecond is dropped; a formatted `…ms` reads back to the same number.
+ * `value` `unit`s in ms. `ms` is the number as written, so a formatted `…ms` reads back to the
+ * same float, and `ns` divides (100 × 1e-6 is not 0.0001). The larger units are read as Go's
+ * time.ParseDuration reads them: the whole part times the unit in nanoseconds, plus the fraction
+ * as uint64(float64(f) · (float64(unit) / scale)), so `1.005s` is exactly 1005 ms and `1.15h`
+ * 4140000 ms (× 1000 on the float 1.005 gives 1004.9999999999999).
  */
 function toMs(value: string, unit: string): number {
+  if (unit === 'ms') return Number(value);
+  if (unit === 'ns') return Number(value) / 1e6;
   const [whole = '', fraction = ''] = value.split('.');
   const per = NS_PER_UNIT[unit] as number;
   // Go stops reading fraction digits once they would overflow its int64; 18 always fit.
