@@ -74,6 +74,8 @@ export class VirtualClock implements Clock {
 
   /** Moves time forward to `ms`; moving backwards is a bug in the caller. */
   set(ms: number): void {
+    // NaN compares false with everything: it would pass the check below and let the clock go back later.
+    if (Number.isNaN(ms)) throw new RangeError('virtual clock cannot be set to NaN');
     if (ms < this.#now) throw new RangeError(`virtual clock cannot go back from ${this.#now} to ${ms}`);
     this.#now = ms;
   }

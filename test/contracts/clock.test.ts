@@ -4,7 +4,7 @@
  * timeline, and it keeps the monotonic readings' spacing exactly.
  */
 import { describe, expect, it } from 'vitest';
-import { realClock } from '../../contracts/clock.ts';
+import { realClock, VirtualClock } from '../../contracts/clock.ts';
 
 describe('realClock.epochMs', () => {
   it('lines a reading up with the wall clock', () => {
@@ -19,5 +19,18 @@ describe('realClock.epochMs', () => {
 
   it('keeps the spacing of readings', () => {
     expect(realClock.epochMs(1234.5) - realClock.epochMs(1000)).toBeCloseTo(234.5, 9);
+  });
+});
+
+describe('VirtualClock', () => {
+  it('moves only forward, and refuses NaN, which would pass the backward check and let it go back later (review 20)', () => {
+    const clock = new VirtualClock();
+    clock.set(5);
+    clock.advance(2);
+    expect(clock.now()).toBe(7);
+    expect(() => clock.set(3)).toThrow(RangeError);
+    expect(() => clock.set(Number.NaN)).toThrow(RangeError);
+    expect(() => clock.advance(Number.NaN)).toThrow(RangeError);
+    expect(clock.now()).toBe(7);
   });
 });
