@@ -84,13 +84,12 @@ export function adapterFilePart(name: string): string {
 }
 
 /** An error as `CODE: message` (Node's messages already start with the code's meaning). */
-const errorText = (error: unknown): string => {
+const reason = (error: unknown): string => {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
   return typeof code === 'string' && !message.startsWith(code) ? `${code}: ${message}` : message;
 };
 
-const reason = (error: unknown): string => ((error as { code?: unknown }).code as string | undefined) ?? (error instanceof Error ? error.message : String(error));
 
 function isDirectory(path: string): boolean | null {
   try {
@@ -193,7 +192,7 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
     if (failed === null) return null;
     const lostLines = wholeLines === null ? null : handedLines - wholeLines;
     const lost = lostLines === null ? '' : lostLines <= 0 ? '' : `; ${lostLines} of ${handedLines} request line${handedLines === 1 ? '' : 's'} not written`;
-    return `${flag} ${dir}: cannot write ${failed.file} (${errorText(failed.error)})${lost}; the reports there are incomplete`;
+    return `${flag} ${dir}: cannot write ${failed.file} (${reason(failed.error)})${lost}; the reports there are incomplete`;
   };
   const attempt = (what: string, write: () => void): void => {
     try {

@@ -65,6 +65,9 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens);
     if (!parsed.ok) return refuse(parsed.error);
     const req = vllmStreamDecision(parsed.value);
+    // Token by token: a stream vLLM really streams (a one-event stream is sized, refused and
+    // started as a body is, its headers with its only event).
+    const tokenByToken = req.stream && req.oneEventStream !== true;
     const { options } = ctx;
     const model = resolveModel(state, req.model);
     if (model instanceof VllmError) return refuse(model);
@@ -106,7 +109,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       outOfVocabulary(tokenizer, prompts) ??
       (ctx.truth.isLiveOn(identity.id, COMPLETIONS_PATH) ? running() : null);
     if (engineError !== null) {
-      if (!req.stream || req.oneEventStream === true) return refuse(engineError);
+      if (!tokenByToken) return refuse(engineError);
       failInStream(ctx, request, reply, start, engineError);
       return reply;
     }
@@ -117,7 +120,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     let longest = 0;
     for (const count of counts) if (count > longest) longest = count;
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos, req.sampling?.minTokens);
-    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: req.stream && req.oneEventStream !== true, wire, stopStrings: req.stop?.length ?? 0 });
+    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: tokenByToken, wire, stopStrings: req.stop?.length ?? 0 });
     if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {
@@ -159,7 +162,6 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
         sent,
       },
     };
-    // A one-event stream's headers leave with its only event, as a body's do.
-    play(ctx, request, reply, planning, start, req.stream && req.oneEventStream !== true, admission, running);
+    play(ctx, request, reply, planning, start, tokenByToken, admission, running);
   });
 }
