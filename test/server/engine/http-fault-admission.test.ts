@@ -9,6 +9,8 @@ import { drawsHttpFault } from '../../../server/wire/stream-faults.ts';
 import { parseWireSpec } from '../../../server/wire/wire-spec.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
+/** How long the request holding the only slot stays in its prefill: far longer than the checks made meanwhile, however slow the machine. */
+const BUSY_MS = 8000;
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -39,7 +41,7 @@ describe('drawsHttpFault', () => {
 
 describe('a full queue does not refuse an answer its HTTP fault gives', () => {
   it('vLLM, --scheduler batching: the fault’s status and truth, where a fault-free request gets the 429', async () => {
-    const server: BenchtruthServer = buildServer({ seed: 5, scheduler: 'batching', maxNumSeqs: 1, maxWaitingQueueLength: 0, ttftMs: 1500, itlMs: 10 });
+    const server: BenchtruthServer = buildServer({ seed: 5, scheduler: 'batching', maxNumSeqs: 1, maxWaitingQueueLength: 0, ttftMs: BUSY_MS, itlMs: 10 });
     await server.app.ready();
     try {
       const busy = server.app.inject({ method: 'POST', url: '/v1/completions', headers: JSON_HEADERS, payload: JSON.stringify({ prompt: 'x', max_tokens: 2 }) });
@@ -57,14 +59,15 @@ describe('a full queue does not refuse an answer its HTTP fault gives', () => {
         expect(response.statusCode, `q-draw-${i}`).toBe(fired ? 503 : 429);
       }
       expect(server.context.engine.state().waiting).toBe(0);
-      expect((await busy).statusCode).toBe(200);
+      // The busy request is cut off by the close (recorded server_shutdown), not waited for.
+      void busy.catch(() => undefined);
     } finally {
       await server.close();
     }
   });
 
   it('JetStream: a full prefill queue leaves an HTTP-fault answer to its fault', async () => {
-    const server = buildServer({ seed: 1, ttftMs: 1500, itlMs: 0, jetstreamSlots: 1, jetstreamQueueLimit: 1 });
+    const server = buildServer({ seed: 1, ttftMs: BUSY_MS, itlMs: 0, jetstreamSlots: 1, jetstreamQueueLimit: 1 });
     await server.app.ready();
     try {
       const body = JSON.stringify({ max_tokens: 2, text_content: { text: 'x' } });
@@ -74,7 +77,8 @@ describe('a full queue does not refuse an answer its HTTP fault gives', () => {
       expect(faulted.statusCode).toBe(429);
       expect(faulted.headers['retry-after']).toBe('4');
       expect((await server.app.inject({ method: 'POST', url: '/v1/generate', headers: JSON_HEADERS, payload: body })).statusCode).toBe(503);
-      expect((await busy).statusCode).toBe(200);
+      // The busy request is cut off by the close (recorded server_shutdown), not waited for.
+      void busy.catch(() => undefined);
     } finally {
       await server.close();
     }
