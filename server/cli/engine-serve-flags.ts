@@ -6,6 +6,7 @@
 import { readTextFile } from '../../client/cli/text-file.ts';
 import type { Command, Option } from 'commander';
 import { parseYamlStrict } from '../../client/cli/yaml-text.ts';
+import { listFlagValues } from './llm-d-argv.ts';
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
 import { DISTRIBUTION_KINDS, type DistributionKind, type LatencyCalculator } from '../engine/timing.ts';
@@ -131,7 +132,9 @@ export function engineOptionsFromFlags(flags: EngineServeFlags): Partial<EngineO
   set('maxNumSeqs', '--max-num-seqs', flags.maxNumSeqs, wholeNumber(1));
   set('maxWaitingQueueLength', '--max-waiting-queue-length', flags.maxWaitingQueueLength, wholeNumber(0));
   set('maxNumBatchedTokens', '--max-num-batched-tokens', flags.maxNumBatchedTokens, wholeNumber(1));
-  set('kvCacheBlocks', '--kv-cache-size', flags.kvCacheSize, wholeNumber(1));
+  // llm-d-inference-sim refuses only a negative --kv-cache-size and sizes nothing with it unless
+  // --enable-kvcache: its 0 leaves our engine's KV cache at the default (an "ignored" note says so).
+  if (flags.kvCacheSize === undefined || flagValue('--kv-cache-size', flags.kvCacheSize, wholeNumber(0)) > 0) set('kvCacheBlocks', '--kv-cache-size', flags.kvCacheSize, wholeNumber(1));
   set('kvCacheBlocks', '--kv-cache-blocks', flags.kvCacheBlocks, wholeNumber(1));
   set('blockSize', '--block-size', flags.blockSize, kvBlockSize);
   set('maxLoras', '--max-loras', flags.maxLoras, wholeNumber(1));
@@ -217,16 +220,37 @@ function expectedKind(option: Option): string {
 }
 
 /**
- * A config file's value as commander would hold the flag's: a boolean for a switch (a string
- * such as "yes" is refused, not read as false), a string, or a list of strings for a
- * variadic flag. Lists and maps where one value belongs are refused by key and kind.
+ * YAML 1.1's words for true and false, which gopkg.in/yaml.v3 (what llm-d-inference-sim reads its
+ * config with) takes for a bool setting: `enable-kvcache: yes` is true there, so it is here.
+ */
+const YAML11_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'on', 'On', 'ON']);
+const YAML11_FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'off', 'Off', 'OFF']);
+function yamlBool(value: unknown): boolean | null {
+  if (typeof value === 'boolean') return value;
+  if (typeof value !== 'string') return null;
+  return YAML11_TRUE.has(value) ? true : YAML11_FALSE.has(value) ? false : null;
+}
+
+/**
+ * A config file's value as commander would hold the flag's: a boolean for a switch (true, false
+ * or a YAML 1.1 word for them such as `yes`; any other string is refused, never read as false),
+ * a string, or a list of strings for a variadic flag. Lists and maps where one value belongs are
+ * refused by key and kind.
  */
 export function configOptionValue(where: string, option: Option, value: unknown): boolean | string | string[] {
   const wrong = (got: string = describeYaml(value)): never => {
     throw new CliError(`${where}: expected ${expectedKind(option)}, got ${got}`);
   };
   // `no-emission-sleep: true` in the file means what the flag means: the attribute is false.
-  if (isSwitch(option)) return typeof value === 'boolean' ? (option.negate ? !value : value) : wrong();
+  if (isSwitch(option)) {
+    const on = yamlBool(value);
+    return on === null ? wrong() : option.negate ? !on : on;
+  }
+  // A Go bool of llm-d's (`enable-kvcache: yes`) reaches its check as pflag's spelling.
+  if (option.flags.endsWith('[bool]')) {
+    const on = yamlBool(value);
+    if (on !== null) return String(on);
+  }
   const scalar = (v: unknown): string => {
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
     // vLLM's JSON form of an adapter, written as a YAML map: {name, path, base_model_name};
@@ -275,6 +299,12 @@ export function refuseDoubleSpellings(command: Command): void {
  * them. Unknown keys and unreadable files are config mistakes (CliError).
  */
 export function applyServeConfig(flags: Record<string, unknown> & EngineServeFlags, command: Command): void {
+  applyConfigFile(flags, command);
+  // After the file: an emptied list flag on the command line has replaced the file's list.
+  for (const key of ['servedModelName', 'loraModules', 'failureTypes']) flags[key] = listFlagValues(flags[key] as string[] | undefined);
+}
+
+function applyConfigFile(flags: Record<string, unknown> & EngineServeFlags, command: Command): void {
   const file = flags.config;
   if (file === undefined) return;
   let doc: unknown;
@@ -289,12 +319,15 @@ export function applyServeConfig(flags: Record<string, unknown> & EngineServeFla
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new CliError(`--config ${file}: expected a map of setting: value`);
   const byName = new Map(command.options.map((o) => [o.long?.replace(/^--/, '') ?? '', o]));
   for (const group of SAME_SETTING) {
-    const written = group.filter((name) => Object.hasOwn(doc as object, name));
+    const written = group.filter((name) => Object.hasOwn(doc as object, name) && (doc as Record<string, unknown>)[name] !== null);
     if (written.length > 1) throw new CliError(`--config ${file}: ${written[0] ?? ''} and ${written[1] ?? ''} are one setting: give one of them`);
   }
   // Without a prototype, so a model named `__proto__` is an entry like any other.
   const modelTiming: Record<string, Partial<ModelTimingOptions>> = Object.create(null) as Record<string, Partial<ModelTimingOptions>>;
   for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
+    // A key without a value (`max-num-seqs:`, what a helm template renders for an unset value)
+    // leaves the setting as it was, as yaml.v3 leaves llm-d-inference-sim's; it must still be a setting.
+    if (value === null && (key === 'models' || (byName.has(key) && key !== 'config'))) continue;
     if (key === 'models') {
       if (!isYamlMap(value)) throw new CliError(`--config ${file}: models: expected a map of model name → timing settings, got ${describeYaml(value)}`);
       for (const [name, settings] of Object.entries(value)) {

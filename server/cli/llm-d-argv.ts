@@ -4,9 +4,10 @@
  * them, so a manifest written for llm-d starts unchanged:
  * - a list flag llm-d scans itself (`--served-model-name`, `--lora-modules`, `--failure-types`)
  *   takes the words up to the next one that starts with `--`, leaving out empty ones; none left
- *   is an empty list, the flag's default. Commander takes the next word as the list's first value
- *   even when it is a flag, so `--served-model-name --port 0` served a model named `--port` on
- *   the default port, and `--served-model-name ""` one named "";
+ *   is an empty list, the flag's default, which still replaces the `--config` file's list (it is
+ *   passed on as `--flag=`, whose "" `listFlagValues` drops). Commander takes the next word as
+ *   the list's first value even when it is a flag, so `--served-model-name --port 0` served a
+ *   model named `--port` on the default port, and `--served-model-name ""` one named "";
  * - pflag's `-v=5` for a one-letter flag, which commander reads only as `-v 5` or `-v5`.
  */
 
@@ -31,11 +32,20 @@ export function llmdServeArgv(argv: readonly string[]): string[] {
       let end = i + 1;
       while (end < argv.length && !(argv[end] as string).startsWith('--')) end++;
       const values = argv.slice(i + 1, end).filter((value) => value !== '');
-      if (values.length > 0) out.push(arg, ...values);
+      out.push(...(values.length > 0 ? [arg, ...values] : [`${arg}=`]));
       i = end - 1;
       continue;
     }
     out.push(arg);
   }
   return out;
+}
+
+/**
+ * A list flag's values as llm-d reads them, after the command line and the config file: the ""
+ * of an emptied flag (see above) left out, and no value at all the flag's default (undefined).
+ */
+export function listFlagValues(values: readonly string[] | undefined): string[] | undefined {
+  const kept = values?.filter((value) => value !== '');
+  return kept === undefined || kept.length === 0 ? undefined : kept;
 }

@@ -153,16 +153,18 @@ const COMPAT_FLAGS: readonly CompatFlag[] = [
   { name: 'kv-events-replay-queue-size', arg: '<n>', help: 'llm-d-inference-sim KV-event replay (accepted, ignored)', silent: true, check: wholeNumber(0) },
   { name: 'uds-socket-path', arg: '<path>', help: 'llm-d-inference-sim tokenizer socket (accepted, no effect: benchtruth tokenizes itself)', silent: true },
   // klog's own flags, which llm-d adds to its command line (klog.InitFlags).
-  ...(['logtostderr', 'alsologtostderr', 'skip_headers', 'skip_log_headers', 'one_output', 'add_dir_header'] as const).map(
+  ...(['logtostderr', 'alsologtostderr', 'skip_headers', 'skip_log_headers', 'one_output', 'add_dir_header', 'legacy_stderr_threshold_behavior'] as const).map(
     (name): CompatFlag => ({ name, arg: '[bool]', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true, check: goBool }),
   ),
   ...(['vmodule', 'log_dir', 'log_file', 'log_backtrace_at'] as const).map((name): CompatFlag => ({ name, arg: '<value>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true })),
   { name: 'log_file_max_size', arg: '<mb>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true, check: wholeNumber(0) },
   { name: 'stderrthreshold', arg: '<severity>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true },
+  // klog v2.140 (llm-d-inference-sim v0.9.2 on).
+  { name: 'alsologtostderrthreshold', arg: '<severity>', help: 'klog logging (llm-d-inference-sim; accepted, no effect)', silent: true },
 ];
 
 export function registerLlmdCompatFlags<C extends { option(flags: string, description: string): C }>(command: C): C {
-  let out = command.option('--max-cpu-loras <n>', 'LoRA adapters kept in CPU memory (llm-d-inference-sim; must be >= --max-loras; no other effect)');
+  let out = command.option('--max-cpu-loras <n>', 'LoRA adapters kept in CPU memory (llm-d-inference-sim; 0 or >= --max-loras; no other effect)');
   for (const flag of COMPAT_FLAGS) {
     out = out.option(`${flag.name === 'v' ? '-v, ' : ''}--${flag.name}${flag.arg === '' ? '' : ` ${flag.arg}`}`, flag.help);
     if (flag.negatable === true) out = out.option(`--no-${flag.name}`, `(the ${flag.name} toggle's off spelling; accepted, no effect)`);
@@ -177,10 +179,12 @@ export function registerLlmdCompatFlags<C extends { option(flags: string, descri
 export function checkLlmdCompatFlags(flags: Record<string, unknown>, maxLoras: number): string | null {
   const cpu = flags.maxCpuLoras;
   if (cpu !== undefined) {
-    const value = flagValue('--max-cpu-loras', String(cpu), wholeNumber(1));
-    if (value < maxLoras) throw new CliError(`--max-cpu-loras: ${value} is less than --max-loras ${maxLoras} (llm-d-inference-sim requires max-cpu-loras >= max-loras)`);
+    // llm-d's 0 (its default) means "as many as --max-loras".
+    const value = flagValue('--max-cpu-loras', String(cpu), wholeNumber(0));
+    if (value !== 0 && value < maxLoras) throw new CliError(`--max-cpu-loras: ${value} is less than --max-loras ${maxLoras} (llm-d-inference-sim requires max-cpu-loras >= max-loras)`);
   }
   const ignored: string[] = [];
+  if (flags.kvCacheSize !== undefined && flagValue('--kv-cache-size', String(flags.kvCacheSize), wholeNumber(0)) === 0) ignored.push('--kv-cache-size 0');
   for (const flag of COMPAT_FLAGS) {
     const raw = flags[camel(flag.name)];
     if (raw === undefined) continue;

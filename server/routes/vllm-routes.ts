@@ -22,6 +22,9 @@ export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState 
   // ready once listening, so it answers as `/health` does.
   const healthy = async (_request: unknown, reply: FastifyReply): Promise<FastifyReply> => reply.code(200).header('server', 'uvicorn').send();
   for (const url of ['/health', '/health/ready', '/ping']) app.get(url, { exposeHeadRoute: false }, healthy);
+  // llm-d-inference-sim's older readiness route, which every released helm chart of it probes
+  // (v0.5–v0.10): answered as llm-d answers it, 200 with an empty JSON-typed body.
+  app.get('/ready', { exposeHeadRoute: false }, async (_request, reply) => reply.code(200).header('content-type', 'application/json').send());
   // vLLM's SageMaker health check answers POST as GET.
   app.post('/ping', healthy);
   // vLLM counts the generation requests between arrival and the end of their response, and only
@@ -36,7 +39,7 @@ export function vllmRoutes(app: FastifyInstance, ctx: ServerContext): VllmState 
   vllmChatRoutes(app, ctx, state);
   vllmTokenizeRoutes(app, ctx, state);
   for (const url of [...GENERATION_PATHS, '/v1/load_lora_adapter', '/v1/unload_lora_adapter', '/tokenize', '/detokenize']) methodNotAllowed(app, url, 'POST');
-  for (const url of ['/v1/models', '/version', '/health', '/health/ready', '/load']) methodNotAllowed(app, url, 'GET');
+  for (const url of ['/v1/models', '/version', '/health', '/health/ready', '/ready', '/load']) methodNotAllowed(app, url, 'GET');
   methodNotAllowed(app, '/ping', 'GET', ['GET', 'POST']);
   return state;
 }

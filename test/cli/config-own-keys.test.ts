@@ -33,7 +33,11 @@ describe('bench config keys of Object.prototype', () => {
 });
 
 describe('serve config', () => {
-  it.each(['port: [1]', 'port: null', 'max-num-seqs: {a: 1}'])('checks the YAML type of %s even when the flag is given', (yaml) => {
+  it('a key without a value (port: null) keeps the setting as it is, as llm-d-inference-sim reads its config', () => {
+    expect(parseServe(['--max-num-seqs', '2'], 'port: null\nmax-num-seqs:\n').flags).toMatchObject({ port: '8000', maxNumSeqs: '2' });
+  });
+
+  it.each(['port: [1]', 'port: {a: 1}', 'max-num-seqs: {a: 1}'])('checks the YAML type of %s even when the flag is given', (yaml) => {
     expect(cliErrorOf(() => parseServe(['--port', '0', '--max-num-seqs', '2'], `${yaml}\n`))).toMatch(/--config .*config\.yaml: (port|max-num-seqs): expected/);
   });
 

@@ -96,6 +96,29 @@ describe('serve: llm-d-inference-sim manifests start', () => {
     }
   }, 30_000);
 
+  it("what llm-d takes, we take (review 21-llmd): blank config keys keep the default, YAML 1.1 booleans, --max-cpu-loras 0, --kv-cache-size 0, a path \"\", klog v2.140's flags, a bare list flag emptying the file's list", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'bt-')), 'llm-d-helm.yaml');
+    writeFileSync(file, [
+      'served-model-name: [a, b]', 'lora-modules:', '  - \'{"name":"sql","path":"/l/sql"}\'', 'max-num-seqs:', 'kv-cache-transfer-latency:', 'fake-metrics:',
+      'enable-kvcache: no', 'log_file_max_size:', 'max-cpu-loras: 0', 'kv-cache-size: 0', '',
+    ].join('\n'));
+    const server = await startServe([
+      '--config', file, '--served-model-name', '--lora-modules', '{"name":"x","path":""}',
+      '--legacy_stderr_threshold_behavior=false', '--alsologtostderrthreshold=WARNING',
+    ]);
+    try {
+      const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: Array<{ id: string; root: string }> };
+      // The bare --served-model-name is llm-d's empty list, which replaces the file's [a, b]: the --model name is served.
+      expect(models.data.map((m) => [m.id, m.root])).toEqual([['benchtruth/fake-model', 'benchtruth/fake-model'], ['x', 'x']]);
+      expect((await fetch(`${server.url}/ready`)).status).toBe(200);
+      expect(server.stderr().trim().split('\n')).toEqual(['benchtruth: ignored: --kv-cache-size 0 (llm-d-inference-sim features not modelled here)']);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toMatch(/num_gpu_blocks="8192"/);
+    } finally {
+      server.stop();
+    }
+  }, 30_000);
+
   it.each([
     [['serve', '--max-loras', '3', '--max-cpu-loras', '2'], /^benchtruth: --max-cpu-loras: 2 is less than --max-loras 3/],
     [['serve', '--not-an-llm-d-flag', '1'], /^benchtruth: .*not-an-llm-d-flag/],

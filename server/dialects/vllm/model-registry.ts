@@ -65,11 +65,12 @@ export function parseLoraModule(raw: string): LoraModule {
     }
     const { name, path, base_model_name: baseModelName } = (parsed ?? {}) as Record<string, unknown>;
     // llm-d-inference-sim's LoraModule needs only a name (the gateway's sample manifests give no
-    // path) and roots a path-less adapter at its name; a path that is given must be a string.
-    if (typeof name !== 'string' || name === '' || (path !== undefined && (typeof path !== 'string' || path === ''))) {
-      throw new Error(`a JSON LoRA module needs a string "name" (and "path", if given, a non-empty string), got ${JSON.stringify(raw)}`);
+    // path) and roots a path-less adapter, or one whose path is "" or null (Go's zero string), at
+    // its name (getLoraPath); a path that is given must be a string.
+    if (typeof name !== 'string' || name === '' || (path !== undefined && path !== null && typeof path !== 'string')) {
+      throw new Error(`a JSON LoRA module needs a string "name" (and "path", if given, a string), got ${JSON.stringify(raw)}`);
     }
-    return { name, path: typeof path === 'string' ? path : name, baseModelName: typeof baseModelName === 'string' ? baseModelName : null };
+    return { name, path: typeof path === 'string' && path !== '' ? path : name, baseModelName: typeof baseModelName === 'string' ? baseModelName : null };
   }
   const eq = text.indexOf('=');
   if (eq <= 0 || eq === text.length - 1) throw new Error(`expected name=path, got ${JSON.stringify(raw)}`);

@@ -26,13 +26,24 @@ describe('llm-d-inference-sim manifests against the vLLM routes', () => {
     }
   });
 
+  it('GET /ready (the readiness probe of every released llm-d-inference-sim helm chart) is 200, empty, JSON-typed as llm-d sends it; other methods are 405', async () => {
+    const response = await server.app.inject({ method: 'GET', url: '/ready' });
+    expect([response.statusCode, response.body, response.headers['content-type']]).toEqual([200, '', 'application/json']);
+    const post = await server.app.inject({ method: 'POST', url: '/ready' });
+    expect([post.statusCode, post.headers.allow]).toEqual([405, 'GET']);
+  });
+
   it('a JSON adapter without a path is served, rooted at its name', async () => {
     expect(parseLoraModule('{"name": "food-review-1"}')).toEqual({ name: 'food-review-1', path: 'food-review-1', baseModelName: null });
     const body = (await server.app.inject({ method: 'GET', url: '/v1/models' })).json() as { data: Array<{ id: string; root: string; parent: string | null }> };
     expect(body.data.map((m) => [m.id, m.root, m.parent])).toEqual([['Qwen/Qwen3-32B', 'Qwen/Qwen3-32B', null], ['food-review-1', 'food-review-1', 'Qwen/Qwen3-32B']]);
   });
 
-  it.each(['{"path": "/x"}', '{"name": ""}', '{"name": "a", "path": ""}', '{"name": "a", "path": 3}'])('a JSON adapter %s is still refused', (raw) => {
+  it.each(['{"name": "a", "path": ""}', '{"name": "a", "path": null}'])('a JSON adapter %s is rooted at its name, as llm-d-inference-sim roots it (getLoraPath)', (raw) => {
+    expect(parseLoraModule(raw)).toEqual({ name: 'a', path: 'a', baseModelName: null });
+  });
+
+  it.each(['{"path": "/x"}', '{"name": ""}', '{"name": "a", "path": 3}', '{"name": "a", "path": ["/x"]}'])('a JSON adapter %s is still refused', (raw) => {
     expect(() => parseLoraModule(raw)).toThrow(/a JSON LoRA module needs a string "name"/);
   });
 
