@@ -18,6 +18,17 @@ export type FailureKind =
 export interface Failure {
   kind: FailureKind;
   message: string;
+  /**
+   * A request cut off at start + timeout: its latency, exactly the timeout. Its endMs is that
+   * deadline, but endMs − startMs in doubles can miss the timeout by a rounding step (a start of
+   * 3,900 ms and a 500 ms timeout end in the next binade).
+   */
+  timeoutMs?: number;
+}
+
+/** A record's request latency: end − start, or exactly the timeout of one cut off by it. */
+export function requestLatencyMs(record: Pick<RequestRecord, 'startMs' | 'endMs' | 'failure'>): number {
+  return record.failure?.timeoutMs ?? record.endMs - record.startMs;
 }
 
 /** Where a count came from, so reports can say how much to trust it. */

@@ -5,7 +5,7 @@
  * events, tokens per event, failure kinds, the measured window). Reports are computed from
  * these; workers and shards merge them by concatenation, so a merged report equals the report of one process that saw every record.
  */
-import type { FailureKind, RequestRecord } from './request-record.ts';
+import { requestLatencyMs, type FailureKind, type RequestRecord } from './request-record.ts';
 import { GrowableColumn } from './growable-array.ts';
 import { PooledGaps, type PooledGapsJson } from './pooled-gaps.ts';
 
@@ -214,7 +214,7 @@ export class StageSamples {
       lastSuccessEndMs: ok ? end : null,
     });
     if (!ok) {
-      this.failure.latencyMs.push(record.endMs - record.startMs);
+      this.failure.latencyMs.push(requestLatencyMs(record));
       this.failure.promptTokens.push(record.promptTokens);
       this.#addFailure(record.failure?.kind ?? 'malformed', record.failure?.message ?? 'no metrics');
       if (record.failure?.kind === 'disconnected' && record.status !== null) this.disconnectedAfterHeaders++;

@@ -4,7 +4,7 @@
  * can be lined up with server truth records — and read back into the record.
  */
 import { requestMetrics } from '../../contracts/metrics.ts';
-import type { RequestRecord } from '../record/request-record.ts';
+import { requestLatencyMs, type RequestRecord } from '../record/request-record.ts';
 
 export function requestLine(record: RequestRecord, originMs: number, originEpochMs: number): string {
   const rel = (t: number | null): number | null => (t === null ? null : Number((t - originMs).toFixed(6)));
@@ -18,7 +18,7 @@ export function requestLine(record: RequestRecord, originMs: number, originEpoch
     warmup: record.warmup,
     ok: record.failure === null,
     status: record.status,
-    error: record.failure,
+    error: record.failure === null ? null : { kind: record.failure.kind, message: record.failure.message },
     run_origin_epoch_ms: originEpochMs,
     scheduled_ms: rel(record.scheduledMs),
     start_ms: rel(record.startMs),
@@ -37,7 +37,7 @@ export function requestLine(record: RequestRecord, originMs: number, originEpoch
     ttft_ms: m?.ttftMs ?? null,
     tpot_ms: m?.tpotMs ?? null,
     ntpot_ms: m?.ntpotMs ?? null,
-    latency_ms: m?.latencyMs ?? record.endMs - record.startMs,
+    latency_ms: m?.latencyMs ?? requestLatencyMs(record),
   });
 }
 

@@ -20,8 +20,10 @@ export function graceExpired(graceMs: number | null): RequestTimeout {
 
 export function enforceDeadline(record: RequestRecord, timeoutMs: number): RequestRecord {
   const deadlineMs = record.startMs + timeoutMs;
-  if (record.endMs <= deadlineMs) return record;
-  return cutOffAt(record, deadlineMs, new RequestTimeout(timeoutMs).message);
+  // A timeout the sweep stamped right at the deadline is cut too, so it carries its exact latency.
+  if (record.endMs < deadlineMs || (record.endMs === deadlineMs && record.failure?.kind !== 'timeout')) return record;
+  const message = new RequestTimeout(timeoutMs).message;
+  return { ...cutOffAt(record, deadlineMs, message), failure: { kind: 'timeout', message, timeoutMs } };
 }
 
 /**

@@ -4,7 +4,9 @@ import { chatApi } from '../../../client/apis/chat.ts';
 import { completionsApi } from '../../../client/apis/completions.ts';
 import type { ApiAdapter } from '../../../client/apis/api-adapter.ts';
 import { ResponseMeasurer } from '../../../client/measure/response-measurer.ts';
-import type { RequestRecord } from '../../../client/record/request-record.ts';
+import { requestLatencyMs, type RequestRecord } from '../../../client/record/request-record.ts';
+import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
+import { requestLine } from '../../../client/report/request-line.ts';
 import { enforceDeadline, graceExpired } from '../../../client/run/request-deadline.ts';
 import { RequestTimeout } from '../../../client/send/http-sender.ts';
 import { requestMetrics } from '../../../contracts/metrics.ts';
@@ -44,7 +46,7 @@ describe('enforceDeadline', () => {
 
   it('a success slower than the timeout becomes a timeout stamped at start + timeout, keeping only earlier events', () => {
     const out = enforceDeadline(record(1000, 1131, [1060, 1090, 1131]), 100);
-    expect(out.failure).toEqual({ kind: 'timeout', message: 'no complete response within 100 ms' });
+    expect(out.failure).toEqual({ kind: 'timeout', message: 'no complete response within 100 ms', timeoutMs: 100 });
     expect(out.endMs).toBe(1100);
     expect(out.metrics).toBeNull();
     expect(out.events.map((e) => e.atMs)).toEqual([1060, 1090]);
@@ -55,6 +57,19 @@ describe('enforceDeadline', () => {
     // Its finish reason came with the last event, after the deadline.
     expect(out.finishReason).toBeNull();
     expect(out.finishReasonMs).toBeNull();
+  });
+
+  it("a timeout failure's latency is exactly the timeout, in requests.jsonl and the failure sample, even where end − start in doubles is not (review 21-metrics)", () => {
+    // 3,900 + 500 lands in the next binade: the deadline rounds, and end − start comes back 1 ulp short.
+    const startMs = 3999.9999999999995;
+    const out = enforceDeadline(record(startMs, startMs + 900, [startMs + 600]), 500);
+    expect(out.endMs - out.startMs).not.toBe(500);
+    expect(requestLatencyMs(out)).toBe(500);
+    const line = JSON.parse(requestLine(out, 0, 0)) as { latency_ms: number; error: unknown };
+    expect([line.latency_ms, line.error]).toEqual([500, { kind: 'timeout', message: 'no complete response within 500 ms' }]);
+    const samples = new StageSamples();
+    samples.add(out, EPOCH_TIMELINE);
+    expect([...samples.failure.latencyMs.view()]).toEqual([500]);
   });
 
   it('keeps a finish reason whose payload came by the deadline (audit 11 R15-N3), and only then', () => {
@@ -118,7 +133,7 @@ describe('a stream that stalls after its finish chunk, cut off by its timeout', 
       // The sweep's abort is stamped when its timer ran, a little late (1003), or right on time (1000): the same record.
       for (const abortMs of [1003, 1000]) {
         const out = stalled(api, chunk, abortMs);
-        expect(out.failure).toEqual({ kind: 'timeout', message: 'no complete response within 1000 ms' });
+        expect(out.failure).toEqual({ kind: 'timeout', message: 'no complete response within 1000 ms', timeoutMs: 1000 });
         expect(out.endMs).toBe(1000);
         expect(out.metrics).toBeNull();
         expect(out.events).toEqual([{ atMs: 50, tokens: 1 }, { atMs: 70, tokens: 1 }, { atMs: 90, tokens: 1 }]);
