@@ -167,6 +167,13 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // routes it as any other method (/metrics answers it, a known path gives its 405).
     else if (type === undefined && request.method === 'QUERY') request.headers['content-type'] = 'application/json';
   });
+  // vLLM's clocks start once the whole request is in (FastAPI reads and validates the body before
+  // the handler; the engine stamps arrival_time after): a body that comes slowly after its head
+  // must not have its tokens fall due, and leave in one burst, while it is still arriving.
+  // A request refused while its body is read (413, bad JSON) keeps the head's stamp.
+  app.addHook('preValidation', async (request) => {
+    request.arrivalMono = clock.now();
+  });
   // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch
   // text/plain). vLLM 0.9+ refuses a non-JSON media type on its generation routes; a fake
   // that developers point any client at is deliberately lenient here (docs/vllm-fidelity.md).
