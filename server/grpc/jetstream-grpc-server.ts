@@ -6,7 +6,6 @@
  * base model (README: JetStream).
  */
 import { logVerbosity, Metadata, type MethodDefinition, type ServiceDefinition, Server, ServerCredentials, setLogVerbosity, status, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
-import { countTokens } from '../../contracts/tokenizer.ts';
 import type { TruthWrite } from '../../contracts/truth.ts';
 import { SURFACE_ENDPOINTS } from '../dialects/jetstream/plan-generate.ts';
 import type { DecodeResponseMessage } from '../dialects/jetstream/render.ts';
@@ -110,7 +109,7 @@ export function decodeHandler(ctx: ServerContext, runtime: JetstreamRuntime) {
     const wire = requestWirePolicy(ctx.options, ctx.options.model, sentWire.length > 0 ? sentWire : undefined);
     if (!wire.ok) return fail(status.INVALID_ARGUMENT, wire.message);
     const withText = request.content === 'textContent';
-    const promptTokens = withText ? countTokens(request.textContent?.text ?? '') : (request.tokenContent?.tokenIds.length ?? 0);
+    const promptTokens = withText ? runtime.tokenizer.count(request.textContent?.text ?? '') : (request.tokenContent?.tokenIds.length ?? 0);
     const admission = admitJetstream(
       ctx,
       runtime,

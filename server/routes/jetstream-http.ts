@@ -4,7 +4,6 @@
  * encapsulated plugin so their errors take FastAPI's shape while vLLM routes keep vLLM's.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { countTokens } from '../../contracts/tokenizer.ts';
 import { decodeFastapiBody, fastapiBodyValue, fastapiReadsJson } from '../dialects/jetstream/fastapi-body.ts';
 import { JetstreamError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
 import { pythonJsonDumps } from '../dialects/jetstream/python-json.ts';
@@ -132,7 +131,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       const parsed = parseProxyGenerateRequest(body.value);
       if (!parsed.ok) return refuse(request, reply, start, 'proxy', false, parsed.error);
       const req = parsed.value;
-      return play(request, reply, start, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: countTokens(req.prompt) });
+      return play(request, reply, start, { surface: 'proxy', stream: req.stream, withText: true, maxTokens: req.maxTokens, promptTokens: runtime.tokenizer.count(req.prompt) });
     });
 
     app.post('/v1/generate', JSON_BODY_ROUTE, async (request, reply) => {
@@ -142,7 +141,7 @@ export function jetstreamHttpRoutes(ctx: ServerContext, runtime: JetstreamRuntim
       const parsed = parseNativeGenerateRequest(body.value);
       if (!parsed.ok) return refuse(request, reply, start, 'native', true, parsed.error);
       const { maxTokens, content } = parsed.value;
-      const promptTokens = content.kind === 'text' ? countTokens(content.text) : content.tokenIds.length;
+      const promptTokens = content.kind === 'text' ? runtime.tokenizer.count(content.text) : content.tokenIds.length;
       return play(request, reply, start, { surface: 'native', stream: true, withText: content.kind === 'text', maxTokens, promptTokens });
     });
 

@@ -1,14 +1,18 @@
 /**
- * What the JetStream surfaces share at run time: the decode slots (admission and backlog) and
- * the jetstream_* metrics, fed by the engine's `finished` event of every JetStream request
+ * What the JetStream surfaces share at run time: the tokenizer prompts are counted with
+ * (`--tokenizer`, as JetStream counts with its model's), the decode slots (admission and
+ * backlog) and the jetstream_* metrics, fed by the engine's `finished` event of every JetStream request
  * (its truth record, with actual write times, and its queue wait).
  */
 import { hostname } from 'node:os';
 import { DecodeSlots } from '../dialects/jetstream/decode-slots.ts';
 import { JetstreamMetrics } from '../dialects/jetstream/jetstream-metrics.ts';
 import type { ServerContext } from '../server-context.ts';
+import { resolveTokenizer } from '../tokenizers/resolve-tokenizer.ts';
+import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 
 export interface JetstreamRuntime {
+  tokenizer: ServerTokenizer;
   metrics: JetstreamMetrics;
   slots: DecodeSlots;
   /** Stops feeding the metrics (server shutdown). */
@@ -27,5 +31,5 @@ export function createJetstreamRuntime(ctx: ServerContext): JetstreamRuntime {
       if (outcome.record.dialect === 'jetstream') slots.release(outcome.record, outcome.queuedMs);
     },
   });
-  return { metrics, slots, detach };
+  return { tokenizer: resolveTokenizer(ctx.options.tokenizer), metrics, slots, detach };
 }
