@@ -22,6 +22,7 @@ interface Refusal {
 const SESSIONS = "inference-perf's session replay (multi-turn agent sessions, each turn sent after the one it depends on); benchtruth sends independent requests (fix: a constant, poisson or concurrent load)";
 const HF_DATASET = 'a Hugging Face dataset inference-perf downloads; benchtruth downloads nothing (fix: write its prompts to a JSONL file, one {"prompt": ...} a line, and use data.type: jsonl with data.path)';
 const MULTIMODAL = 'synthetic images, video or audio attached to prompts; benchtruth sends text prompts only';
+const TRACE_REPLAY = "inference-perf's trace replay (Azure-format traces with per-request lengths); for send times use load.type: trace with load.trace_file (one offset in seconds a line)";
 
 const REFUSALS: readonly Refusal[] = [
   { path: 'circuit_breakers', why: "inference-perf's circuit breakers (stopping a stage once failures cross a threshold); benchtruth runs each stage to its end and reports failures by kind (fix: remove it; load.request_timeout bounds each request)" },
@@ -30,7 +31,8 @@ const REFUSALS: readonly Refusal[] = [
   { path: 'load.stages.*.concurrent_sessions', why: SESSIONS },
   { path: 'load.stages.*.num_sessions', why: SESSIONS },
   { path: 'load.stages.*.session_rate', why: SESSIONS },
-  { path: 'load.type', values: ['trace_replay'], why: "inference-perf's trace replay (Azure-format traces with per-request lengths); for send times use load.type: trace with load.trace_file (one offset in seconds a line)" },
+  { path: 'load.type', values: ['trace_replay'], why: TRACE_REPLAY },
+  { path: 'load.trace', why: TRACE_REPLAY },
   { path: 'data.type', values: ['otel_trace_replay'], why: `OpenTelemetry agent traces replayed as sessions: ${SESSIONS}` },
   { path: 'data.otel_trace_replay', why: `OpenTelemetry agent traces replayed as sessions: ${SESSIONS}` },
   { path: 'data.type', values: ['weka_trace_replay'], why: `Weka agent traces replayed as sessions: ${SESSIONS}` },
@@ -68,7 +70,7 @@ const REFUSALS: readonly Refusal[] = [
 const isGiven = (value: unknown): boolean => value !== undefined && value !== null && value !== false && !(Array.isArray(value) && value.length === 0);
 
 /** Every (dotted path as written, value) under `root` matching `pattern` (`*` = any list index). */
-function valuesAt(root: unknown, pattern: string): Array<[string, unknown]> {
+export function valuesAt(root: unknown, pattern: string): Array<[string, unknown]> {
   let found: Array<[string, unknown]> = [['', root]];
   for (const key of pattern.split('.')) {
     const next: Array<[string, unknown]> = [];
@@ -84,7 +86,7 @@ function valuesAt(root: unknown, pattern: string): Array<[string, unknown]> {
 }
 
 /** Deletes the key at a dotted path found by valuesAt (its parent is a mapping). */
-function removeAt(root: Json, at: string): void {
+export function removeAt(root: Json, at: string): void {
   const keys = at.split('.');
   let node: unknown = root;
   for (const key of keys.slice(0, -1)) node = Array.isArray(node) ? node[Number(key)] : (node as Json)[key];

@@ -147,11 +147,6 @@ function branches(schema: unknown): unknown[] {
  */
 export type FlagOfPath = (path: string, only?: 'flag' | 'missing') => string | undefined;
 
-/** inference-perf keys for what benchtruth does not do: refused with why, not a spelling hint. */
-const UNSUPPORTED_KEYS: Readonly<Record<string, string>> = {
-  'load.trace': "inference-perf's trace replay (Azure-format traces with per-request lengths); for send times use load.type: trace with load.trace_file (one offset in seconds a line)",
-};
-
 /** `a mapping`, `a whole number`, `an integer`: what a config value should be, in YAML's words. */
 function expectedThing(expected: string): string {
   const words: Record<string, string> = { object: 'a mapping', array: 'a list', int: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false', record: 'a mapping' };
@@ -204,8 +199,8 @@ function formatIssue(issue: z.core.$ZodIssue, source: string, flagOf?: FlagOfPat
     const known = knownKeys(issue.path);
     const parts = issue.keys.map((key) => {
       const at = issue.path.length > 0 ? `${dotted}.${key}` : key;
-      // Own keys only: `__proto__` or `toString` is an unknown key, not Object's property.
-      const unsupported = Object.hasOwn(UNSUPPORTED_KEYS, at) ? UNSUPPORTED_KEYS[at] : unsupportedKeyReason(at);
+      // inference-perf keys for what benchtruth does not do (`--set load.trace.file=…`): refused with why, not a spelling hint.
+      const unsupported = unsupportedKeyReason(at);
       if (unsupported !== undefined) return `${at} is not supported: ${unsupported}`;
       // A key of another branch of a union (a concurrency stage's `count` in a rate stage): the
       // branch is the mistake, not the key's spelling.

@@ -132,13 +132,16 @@ describe('the gRPC Orchestrator', () => {
     const send = (id: string, request: object) =>
       sendAndMeasureGrpc(client, realClock, request, { index: 0, requestId: id, stage: 0, warmup: false, scheduledMs: realClock.now(), promptTokens: 3 }, { api, stream: true, tokenizerFallback: true, timeoutMs: 10_000 });
     try {
+      // One request being prefilled and one in the backlog fill a queue of 1.
       const first = send('q-1', { maxTokens: 4, tokenContent: { tokenIds: [5, 6, 7] } });
+      const waiting = send('q-1b', { maxTokens: 4, tokenContent: { tokenIds: [5, 6, 7] } });
       await new Promise((resolve) => setTimeout(resolve, 100));
       const refused = await send('q-2', { maxTokens: 4, textContent: { text: 'hi' } });
       expect(refused.failure?.kind).toBe('http_429');
       expect(refused.failure?.message).toContain('RESOURCE_EXHAUSTED');
       const served = await first;
       expect(served.failure).toBeNull();
+      expect((await waiting).failure).toBeNull();
       expect(served.outputTokens).toBe(4);
       expect(served.tokensPerEventSource).toBe('dialect');
       expect(small.context.truth.get('q-1')?.promptTokens).toBe(3);

@@ -4,13 +4,19 @@
  * RESOURCE_EXHAUSTED, HTTP 503). The isolated timing model does not slow queued requests down,
  * so the backlog shows load without changing any planned time.
  *
- * The gauges follow JetStream's orchestrator: a request is in the prefill backlog until its
- * prefill is done (its first token, when the engine produces it), and only then takes a decode
- * slot; past-prefill requests beyond the slots are its generate backlog.
+ * The gauges follow JetStream's orchestrator: a request is in prefill until its first token (when
+ * the engine produces it), and only then takes a decode slot; past-prefill requests beyond the
+ * slots are its generate backlog. Its prefill thread takes a request off the prefill backlog
+ * before prefilling it (`_prefill_backlog.get()` in `_prefill_thread`), so of the requests in
+ * prefill one is being prefilled (one prefill engine, JetStream's usual setup) and the others
+ * are the backlog: a lone request's backlog is 0.
  */
 import type { TruthRecord } from '../../../contracts/truth.ts';
 import type { EmissionScheduler } from '../../transport/emission-scheduler.ts';
 import type { JetstreamMetrics } from './jetstream-metrics.ts';
+
+/** Requests JetStream prefills at once, each taken off the backlog: one per prefill engine. */
+const PREFILL_ENGINES = 1;
 
 interface Admitted {
   /** The request carries a start time (jetstream-admission.ts). */
@@ -41,13 +47,18 @@ export class DecodeSlots {
     return this.#admitted.size;
   }
 
+  /** Requests waiting in the prefill backlog: in prefill, less the one being prefilled. */
+  get #backlog(): number {
+    return Math.max(0, this.#admitted.size - this.#decoding - PREFILL_ENGINES);
+  }
+
   /**
    * The prefill queue is full: the next request is refused. As in JetStream, whose
-   * `place_request_on_prefill_queue` fails on its prefill backlog alone, requests past prefill
-   * (decoding, or waiting for a slot) do not count.
+   * `place_request_on_prefill_queue` fails on its prefill backlog alone, neither the request
+   * being prefilled nor those past prefill (decoding, or waiting for a slot) count.
    */
   get full(): boolean {
-    return this.#admitted.size - this.#decoding >= this.limit;
+    return this.#backlog >= this.limit;
   }
 
   /**
@@ -95,6 +106,6 @@ export class DecodeSlots {
   }
 
   #report(): void {
-    this.#metrics.usage({ prefilling: this.#admitted.size - this.#decoding, decoding: this.#decoding, slots: this.slots });
+    this.#metrics.usage({ prefillBacklog: this.#backlog, decoding: this.#decoding, slots: this.slots });
   }
 }

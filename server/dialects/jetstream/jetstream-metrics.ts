@@ -25,12 +25,12 @@ export const JETSTREAM_BUCKETS = Object.freeze({
 });
 
 /**
- * What the metrics need to know about load at a moment: requests not yet past prefill (JetStream's
- * prefill backlog: a request takes a decode slot only once prefill inserts it), requests past it,
- * and the slots. Past-prefill requests beyond the slots wait in the generate backlog there.
+ * What the metrics need to know about load at a moment: requests waiting for prefill (JetStream's
+ * prefill backlog; a request takes a decode slot only once prefill inserts it), requests past
+ * it, and the slots. Past-prefill requests beyond the slots wait in the generate backlog there.
  */
 export interface SlotUsage {
-  prefilling: number;
+  prefillBacklog: number;
   decoding: number;
   slots: number;
 }
@@ -83,13 +83,13 @@ export class JetstreamMetrics {
     this.#generateBacklog.set(this.#slot, 0);
     modelLoad.set(this.#labels, 0);
     startup.set(this.#labels, startupLatencySec);
-    this.usage({ prefilling: 0, decoding: 0, slots: 1 });
+    this.usage({ prefillBacklog: 0, decoding: 0, slots: 1 });
   }
 
   usage(load: SlotUsage): void {
     const busy = Math.min(load.decoding, load.slots);
     this.#slotsUsed.set(this.#slot, load.slots > 0 ? busy / load.slots : 0);
-    this.#prefillBacklog.set(this.#labels, load.prefilling);
+    this.#prefillBacklog.set(this.#labels, load.prefillBacklog);
     this.#generateBacklog.set(this.#slot, Math.max(0, load.decoding - load.slots));
   }
 

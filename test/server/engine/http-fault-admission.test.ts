@@ -71,14 +71,15 @@ describe('a full queue does not refuse an answer its HTTP fault gives', () => {
     await server.app.ready();
     try {
       const body = JSON.stringify({ max_tokens: 2, text_content: { text: 'x' } });
-      const busy = server.app.inject({ method: 'POST', url: '/v1/generate', headers: JSON_HEADERS, payload: body });
-      await until(() => server.context.engine.state().running === 1, 'the request admitted');
+      // One request being prefilled and one in the backlog fill a queue of 1.
+      const busy = [0, 1].map(() => server.app.inject({ method: 'POST', url: '/v1/generate', headers: JSON_HEADERS, payload: body }));
+      await until(() => server.context.engine.state().running === 2, 'the requests admitted');
       const faulted = await server.app.inject({ method: 'POST', url: '/v1/generate', headers: { ...JSON_HEADERS, 'x-request-id': 'js-fault', 'x-benchtruth-wire': 'fault=http:429:4' }, payload: body });
       expect(faulted.statusCode).toBe(429);
       expect(faulted.headers['retry-after']).toBe('4');
       expect((await server.app.inject({ method: 'POST', url: '/v1/generate', headers: JSON_HEADERS, payload: body })).statusCode).toBe(503);
-      // The busy request is cut off by the close (recorded server_shutdown), not waited for.
-      void busy.catch(() => undefined);
+      // The busy requests are cut off by the close (recorded server_shutdown), not waited for.
+      for (const call of busy) void call.catch(() => undefined);
     } finally {
       await server.close();
     }

@@ -63,20 +63,25 @@ describe('a full prefill queue', () => {
     await small.listen(0);
     const client = orchestratorClient(`127.0.0.1:${small.jetstream.grpcPort}`);
     try {
-      const metadata = new Metadata();
-      metadata.set('x-request-id', 'holder');
-      const holder = client.Decode({ maxTokens: 2, textContent: { text: 'hi' } }, metadata) as ClientReadableStream<object>;
-      holder.on('error', () => {});
-      // Admitted once its truth record exists: the queue is then full. (Its metadata would only
-      // come with its first message, a minute away, as grpcio sends it.)
-      for (let i = 0; i < 500 && small.context.truth.get('holder') === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(small.context.truth.get('holder')).toBeDefined();
+      // One request being prefilled and one waiting in the backlog fill a queue of 1 (JetStream's
+      // prefill thread takes the request it prefills off the backlog).
+      const holders = ['holder', 'waiter'].map((id) => {
+        const metadata = new Metadata();
+        metadata.set('x-request-id', id);
+        const holder = client.Decode({ maxTokens: 2, textContent: { text: 'hi' } }, metadata) as ClientReadableStream<object>;
+        holder.on('error', () => {});
+        return holder;
+      });
+      // Admitted once its truth record exists. (Its metadata would only come with its first
+      // message, a minute away, as grpcio sends it.)
+      for (let i = 0; i < 500 && (small.context.truth.get('holder') === undefined || small.context.truth.get('waiter') === undefined); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(small.context.truth.get('waiter')).toBeDefined();
       const error = await refusal(small, { maxTokens: 2, textContent: { text: 'hi' } }, 'over-the-limit');
       expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(error.details).toBe('The driver prefill queue is full and more requests cannot be handled. You may retry this request.');
       expect(error.metadata.get('x-request-id')).toEqual(['over-the-limit']);
       expect(small.context.truth.get('over-the-limit')).toMatchObject({ status: 429, end: { how: 'completed' } });
-      holder.cancel();
+      for (const holder of holders) holder.cancel();
     } finally {
       client.close();
       await small.close();

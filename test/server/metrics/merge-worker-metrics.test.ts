@@ -34,8 +34,8 @@ describe('mergeWorkerMetrics', () => {
   it('merges jetstream_* gauges: backlogs summed, slot share averaged, startup the slowest', async () => {
     const one = new JetstreamMetrics('vm', 2);
     const two = new JetstreamMetrics('vm', 3);
-    one.usage({ prefilling: 2, decoding: 4, slots: 4 });
-    two.usage({ prefilling: 0, decoding: 1, slots: 4 });
+    one.usage({ prefillBacklog: 2, decoding: 4, slots: 4 });
+    two.usage({ prefillBacklog: 0, decoding: 1, slots: 4 });
     const families = parsePrometheusText(await mergeWorkerMetrics([await one.registry.getMetricsAsJSON(), await two.registry.getMetricsAsJSON()]).metrics());
     const only = (name: string): number[] => (families.get(name)?.samples ?? []).map((s) => s.value);
     expect(only('jetstream_prefill_backlog_size')).toEqual([2]);
