@@ -176,7 +176,12 @@ function flagOfPath(flags: BenchFlags): FlagOfPath {
       if (flag !== undefined) return flag;
       if (!at.includes('.')) break;
     }
-    if (only !== 'missing') return undefined;
+    // A key a --set made under the path (`--set reprot.slo.ttft=1s` made `reprot`, `--set
+    // api.streaming.x=1` made `api.streaming` a mapping) is that --set's mistake, not the file's.
+    if (only !== 'missing') {
+      for (const [at, flag] of byPath) if (flag.startsWith('--set') && at.startsWith(`${path}.`)) return flag;
+      return undefined;
+    }
     // A key missing beside one a --set created (`--set load.stages.1.rate=12` appends a stage without a duration).
     const parent = path.slice(0, Math.max(0, path.lastIndexOf('.')));
     for (const [at, flag] of byPath) if (parent !== '' && flag.startsWith('--set') && at.startsWith(`${parent}.`)) return flag;

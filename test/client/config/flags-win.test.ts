@@ -96,4 +96,14 @@ describe('--set errors', () => {
     const config = file('plain.yaml', 'load:\n  type: constant\n  stages:\n    - rate: 1\n      duration: 1s\n');
     expect(errorOf({ config, set: ['load.timeout=0'] })).toMatch(/^--set load\.timeout: /);
   });
+
+  it('name the --set that made a bad section or a mapping where a value belongs, beside a --config file (review 21-cli)', () => {
+    const config = file('plain2.yaml', 'load:\n  type: constant\n  stages:\n    - rate: 1\n      duration: 1s\n');
+    expect(errorOf({ config, set: ['reprot.slo.ttft=1s'] })).toMatch(/^--set reprot\.slo\.ttft: unknown key reprot \(did you mean report\?\)/);
+    expect(errorOf({ config, set: ['laod.stages.0.rate=5'] })).toMatch(/^--set laod\.stages\.0\.rate: unknown key laod/);
+    expect(errorOf({ config, set: ['api.streaming.x=1'] })).toMatch(/^--set api\.streaming\.x: api\.streaming: expected true or false/);
+    // The file's own typo is still the file's.
+    const typo = file('typo.yaml', 'laod:\n  type: constant\n');
+    expect(errorOf({ config: typo, set: ['load.stages.0.rate=5'] })).toMatch(/^config .*typo\.yaml: unknown key laod/);
+  });
 });
