@@ -52,13 +52,12 @@ function refuseFlagAsValue(program: Command, argv: readonly string[]): void {
 
 /** Runs the CLI; resolves to the process exit code. */
 /**
- * Output that has gone away — a terminal after a hang-up (EIO), a pipe whose reader left
- * (`| head`, EPIPE) — loses the console's lines, never the command: a run still writes its
- * reports, a merge its files. Any other stream error is thrown as before.
+ * Console output that cannot be written — a terminal after a hang-up (EIO), a pipe whose reader
+ * left (`| head`, EPIPE), a log on a full disk (ENOSPC, `> /dev/full`) — loses the console's
+ * lines, never the command: a run still writes its reports, a merge its files, a server keeps
+ * serving. (Thrown from the stream's 'error' event it would end the process with a stack trace.)
  */
-function ignoreOutputGone(error: NodeJS.ErrnoException): void {
-  if (error.code !== 'EIO' && error.code !== 'EPIPE') throw error;
-}
+function ignoreOutputGone(_error: NodeJS.ErrnoException): void {}
 
 export async function main(argv: readonly string[]): Promise<number> {
   if (!process.stdout.listeners('error').includes(ignoreOutputGone)) {

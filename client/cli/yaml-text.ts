@@ -13,5 +13,30 @@ export function parseYamlStrict(text: string, options: { intAsBigInt?: boolean }
   if (doc === undefined) return null;
   const problem = doc.errors[0] ?? doc.warnings[0];
   if (problem !== undefined) throw new Error((problem.message.split('\n')[0] ?? '').replace(/:\s*$/, ''));
-  return doc.toJS({ maxAliasCount: 100 });
+  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (containsItself(value)) throw new Error('an alias inside the node it names (`a: &x {b: *x}`) makes an endless value: give the value itself');
+  return value;
+}
+
+/**
+ * Whether a mapping or list holds itself (a YAML alias inside its own anchor, which toJS builds
+ * as a cycle): every reader after this one would walk it forever. Iterative, so a deeply nested
+ * file cannot overflow the stack here.
+ */
+function containsItself(root: unknown): boolean {
+  const open = new Set<object>();
+  const stack: Array<{ node: object; leaving: boolean }> = [];
+  if (typeof root === 'object' && root !== null) stack.push({ node: root, leaving: false });
+  while (stack.length > 0) {
+    const { node, leaving } = stack.pop() as { node: object; leaving: boolean };
+    if (leaving) {
+      open.delete(node);
+      continue;
+    }
+    if (open.has(node)) return true;
+    open.add(node);
+    stack.push({ node, leaving: true });
+    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) stack.push({ node: child, leaving: false });
+  }
+  return false;
 }

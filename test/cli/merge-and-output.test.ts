@@ -3,7 +3,7 @@
  * line and exit 2 (never an internal error, never a hang). No server needed.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -154,5 +154,20 @@ describe('output that has gone away (audit 10 R11-10)', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(0);
     expect(stderr).not.toMatch(/EPIPE|Error/);
+  }, 60_000);
+
+  it('a console on a full disk (stdout to /dev/full: ENOSPC) loses the lines, not the command (review 21-cli)', async () => {
+    const out = join(root, 'full-console');
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [BIN, 'merge', a, shardDir('full-b', 1), '--output', out], { stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect([code, stderr]).toEqual([0, '']);
+      expect(existsSync(join(out, 'summary_lifecycle_metrics.json'))).toBe(true);
+    } finally {
+      closeSync(full);
+    }
   }, 60_000);
 });

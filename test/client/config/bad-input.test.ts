@@ -105,6 +105,13 @@ describe('messages (D1, D2, D5, D8, nits)', () => {
     expect(errorOf({ trace: fifo })).toMatch(/^--trace: cannot read .*is not a regular file \(a named pipe/);
   });
 
+  it('an alias inside the node it names (an endless value) is one line, not a stack overflow (review 21-cli); a shared alias is fine', () => {
+    expect(errorOf({ config: file('self.yaml', 'load: &l\n  stages: *l\n') })).toMatch(/^--config .*self\.yaml: not valid YAML: an alias inside the node it names/);
+    expect(errorOf({ config: file('self-list.yaml', 'load:\n  type: constant\n  stages: &s\n    - {rate: 5, duration: 1, x: *s}\n') })).toMatch(/an alias inside the node it names/);
+    const shared = file('shared.yaml', 'load:\n  type: constant\n  stages:\n    - &one {rate: 5, duration: 1}\n    - *one\n');
+    expect(benchOptionsFromFlags({ ...base, config: shared }).load).toMatchObject({ type: 'stages' });
+  });
+
   it('YAML merge keys (<<: *anchor) are read as YAML 1.1 reads them (audit 11-R15)', () => {
     const config = file('merge-keys.yaml', 'load:\n  type: constant\n  stages:\n    - &base {rate: 5, duration: 1}\n    - <<: *base\n      rate: 7\n');
     expect(benchOptionsFromFlags({ ...base, config }).load).toMatchObject({ stages: [{ kind: 'rate', rate: 5, durationSec: 1 }, { kind: 'rate', rate: 7, durationSec: 1 }] });
