@@ -339,7 +339,8 @@ function applyConfigFile(flags: Record<string, unknown> & EngineServeFlags, comm
     const option = byName.get(key);
     if (option === undefined || key === 'config') throw new CliError(`--config ${file}: unknown setting ${JSON.stringify(key)} (use the serve flag names, e.g. max-num-seqs)`);
     const attribute = option.attributeName();
-    // Checked even where a flag replaces it: a wrong value in the file is the file's mistake.
+    // Its YAML type is checked even where a flag replaces it (a list where a number belongs is the
+    // file's mistake whatever the flags); its value is parsed only where it is used.
     const parsed = configOptionValue(`--config ${file}: ${key}`, option, value);
     // `--kv-cache-size 200` beats the file's kv-cache-blocks too.
     if (givenOnCommandLine(command, key)) continue;
