@@ -115,11 +115,26 @@ describe('JetStream POST /v1/generate', () => {
     ['an unknown field', { max_tokens: 3, text_content: { text: 'x' }, prompt: 'x' }, [{ type: 'extra_forbidden', loc: ['body', 'prompt'], msg: 'Extra inputs are not permitted', input: 'x' }]],
     ['a missing max_tokens', { text_content: { text: 'x' } }, [{ type: 'missing', loc: ['body', 'max_tokens'], msg: 'Field required', input: { text_content: { text: 'x' } } }]],
     ['a non-integer max_tokens', { max_tokens: 'lots', text_content: { text: 'x' } }, [{ type: 'int_parsing', loc: ['body', 'max_tokens'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 'lots' }]],
+    // pydantic lists extra keys after every field's errors (review 21-jetstream).
+    [
+      'an unknown field beside a metadata without start_time',
+      { max_tokens: 2, text_content: { text: 'x' }, zzz: 1, metadata: {} },
+      [
+        { type: 'missing', loc: ['body', 'metadata', 'start_time'], msg: 'Field required', input: {} },
+        { type: 'extra_forbidden', loc: ['body', 'zzz'], msg: 'Extra inputs are not permitted', input: 1 },
+      ],
+    ],
   ])('answers %s with 422 in FastAPI’s shape', async (_name, body, detail) => {
     const response = await post('/v1/generate', body);
     expect(response.statusCode).toBe(422);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(JSON.parse(response.body)).toEqual({ detail });
+  });
+
+  it("lists the proxy's errors in its model's field order, server before stream (review 21-jetstream)", async () => {
+    const response = await post('/generate', { prompt: 'x', stream: 'maybe', server: 1 });
+    expect(response.statusCode).toBe(422);
+    expect((JSON.parse(response.body) as { detail: Array<{ loc: string[] }> }).detail.map((d) => d.loc.join('.'))).toEqual(['body.server', 'body.stream']);
   });
 
   it('ignores unknown keys inside text_content, token_content and metadata (plain pydantic models), as JetStream does', async () => {

@@ -126,15 +126,16 @@ export function parseNativeGenerateRequest(body: unknown): Parsed<NativeGenerate
       if (parsed.every((id): id is number => id !== null)) content = { kind: 'tokens', tokenIds: parsed };
     }
   }
-  // Only DecodeRequest forbids extra keys (and its whitespace stripping has no str field to act
-  // on): TextContent, TokenContent and Metadata are plain models, which drop unknown keys.
-  forbidExtra(body, ['max_tokens', 'text_content', 'token_content', 'metadata'], ['body'], issues);
   if (body.metadata !== undefined && body.metadata !== null && modelType(body.metadata, ['body', 'metadata'], issues)) {
     // Metadata's start_time is a required float.
     const start = body.metadata.start_time;
     if (start === undefined) issues.push(missing(['body', 'metadata', 'start_time'], body.metadata));
     else laxFloat(start, ['body', 'metadata', 'start_time'], issues);
   }
+  // Only DecodeRequest forbids extra keys (and its whitespace stripping has no str field to act
+  // on): TextContent, TokenContent and Metadata are plain models, which drop unknown keys.
+  // pydantic reports extra keys after every field's errors.
+  forbidExtra(body, ['max_tokens', 'text_content', 'token_content', 'metadata'], ['body'], issues);
   if (issues.length > 0) return { ok: false, error: validationError(issues) };
   // The proto has a oneof: JetStream's orchestrator cannot prefill without content.
   if (content === null) {
@@ -152,13 +153,15 @@ export function parseProxyGenerateRequest(body: unknown): Parsed<ProxyGenerateRe
   if (!isJsonObject(body)) {
     return { ok: false, error: validationError([{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]) };
   }
+  // In the model's field order (server, port, session_cache, prompt, priority, max_tokens,
+  // stream), which is the order pydantic reports their errors in. The fields the proxy ignores
+  // here are read (and can fail) all the same.
+  for (const key of ['server', 'port', 'session_cache']) optionalString(body, key, issues);
   // A null prompt passes pydantic and becomes an unset proto field: the empty text.
   const prompt = body.prompt === undefined ? PROXY_DEFAULT_PROMPT : (optionalString(body, 'prompt', issues) ?? '');
+  if (body.priority !== undefined && body.priority !== null) laxInt(body.priority, ['body', 'priority'], issues);
   const maxTokens = body.max_tokens === undefined ? PROXY_DEFAULT_MAX_TOKENS : body.max_tokens === null ? 0 : laxInt(body.max_tokens, ['body', 'max_tokens'], issues);
   const stream = body.stream === undefined || body.stream === null ? false : laxBool(body.stream, ['body', 'stream'], issues);
-  // The model's other fields are read (and can fail) though the proxy ignores their values here.
-  for (const key of ['server', 'port', 'session_cache']) optionalString(body, key, issues);
-  if (body.priority !== undefined && body.priority !== null) laxInt(body.priority, ['body', 'priority'], issues);
   if (issues.length > 0 || maxTokens === null || stream === null) return { ok: false, error: validationError(issues) };
   if (maxTokens < 1) return { ok: false, error: maxTokensBelowOne(body.max_tokens) };
   return { ok: true, value: { prompt, maxTokens, stream } };

@@ -128,7 +128,6 @@ describe('parsePythonJson', () => {
 describe('pydantic’s lax integer text (audit 7-R2)', () => {
   it.each([
     ['5.0', 5],
-    ['5.', 5],
     [' 1_000 ', 1000],
     ['+2_0.00', 20],
     ['-3', -3],
@@ -136,7 +135,8 @@ describe('pydantic’s lax integer text (audit 7-R2)', () => {
     expect(laxInt(text)).toBe(value);
   });
 
-  it.each(['5.5', '1__0', '_1', '1_', '1e3', '', '0x10', '5.0.0'])('%j is int_parsing', (text) => {
+  // "5." as pydantic 2.13.4 (pydantic-core 2.46.4) reads it: no integer (review 21-jetstream).
+  it.each(['5.5', '5.', '1__0', '_1', '1_', '1e3', '', '0x10', '5.0.0'])('%j is int_parsing', (text) => {
     expect(laxInt(text)).toMatchObject({ type: 'int_parsing' });
   });
 
