@@ -294,7 +294,11 @@ export const configSchema = z.strictObject({
     .prefault({}),
   data: z
     .strictObject({
-      type: enumWithAliases(['synthetic', 'random', 'sharegpt', 'jsonl', 'shared_prefix'], { shareGPT: 'sharegpt' }).default('synthetic'),
+      /**
+       * inference-perf's `shareGPT` is our `sharegpt` read by its rules rather than vLLM's
+       * (`sharegpt_rules`, below); a wrong value is told our names.
+       */
+      type: z.union([z.enum(['synthetic', 'random', 'sharegpt', 'jsonl', 'shared_prefix']), z.literal('shareGPT')]).default('synthetic'),
       path: z.string().min(1, 'must not be empty').optional(),
       /** Synthetic and random data only (32 when none is given: DEFAULT_BENCH_OPTIONS.promptTokens); left out here so a file dataset can refuse one given. */
       input: length.optional(),
@@ -312,10 +316,13 @@ export const configSchema = z.strictObject({
       shared_prefix: SHARED_PREFIX.optional(),
     })
     .superRefine((data, ctx) => {
-      if (data.type === 'sharegpt') return;
+      if (data.type === 'sharegpt' || data.type === 'shareGPT') return;
       checkDrawnMean(data.input_distribution, 'input_distribution', ctx);
       checkDrawnMean(data.output_distribution, 'output_distribution', ctx);
     })
+    // Which ShareGPT reader the spelling asks for: inference-perf's `shareGPT` skips only a
+    // conversation under two turns or with an empty prompt; vLLM's `sharegpt` prunes by length.
+    .transform(({ type, ...data }) => ({ ...data, type: type === 'shareGPT' ? ('sharegpt' as const) : type, sharegpt_rules: type === 'shareGPT' ? ('inference-perf' as const) : ('vllm' as const) }))
     .prefault({}),
   report: z
     .strictObject({

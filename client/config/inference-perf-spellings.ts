@@ -6,7 +6,75 @@
  */
 import { CliError } from '../../contracts/cli-error.ts';
 import { isPlainMapping, type Json } from './resolve-config.ts';
-import { refuseUnsupportedInferencePerfKeys } from './inference-perf-unsupported.ts';
+import { refuseUnsupportedInferencePerfKeys, removeAt, valuesAt } from './inference-perf-unsupported.ts';
+
+/**
+ * inference-perf's keys typed `Optional[...] = None` that benchtruth reads (`*` = any list
+ * index): an explicit `null`, as its printed config and docs write them, is the key not given,
+ * so our default applies. Its keys for what benchtruth does not do take null the same way
+ * (inference-perf-unsupported.ts). Its other keys (`load.base_seed`, `server.base_url`, a
+ * Distribution's `min`, …) are not Optional there, and a null stays a wrong value here too.
+ */
+const OPTIONAL_NONE: readonly string[] = [
+  'server',
+  'metrics',
+  'tokenizer',
+  'api.headers',
+  'server.model_name',
+  'server.api_key',
+  'load.sweep',
+  'load.request_timeout',
+  'load.lora_traffic_split',
+  'data.path',
+  'data.input_distribution',
+  'data.output_distribution',
+  'data.shared_prefix',
+  'data.shared_prefix.seed',
+  'data.shared_prefix.output_distribution',
+  // Its Distribution's optional parts, wherever one stands.
+  ...['data.input_distribution', 'data.output_distribution', 'data.shared_prefix.output_len'].flatMap((d) => [`${d}.variance`, `${d}.total_count`]),
+  'metrics.prometheus',
+  'metrics.prometheus.url',
+  'tokenizer.pretrained_model_name_or_path',
+  'tokenizer.trust_remote_code',
+  'tokenizer.token',
+  // Optional with a default there, None turning it off: benchtruth's report.prometheus is unused.
+  'report.prometheus',
+];
+
+/**
+ * Its report switches typed `Optional[bool]` (default true or false): None is accepted there and
+ * read as off (`if per_adapter:`), so `null` is false here.
+ */
+const OPTIONAL_SWITCHES: readonly string[] = [
+  ...['summary', 'per_stage', 'per_request', 'per_adapter', 'per_adapter_stage'].map((key) => `report.request_lifecycle.${key}`),
+  'report.prometheus.summary',
+  'report.prometheus.per_stage',
+];
+
+/**
+ * Its stage keys that are `Optional[...] = None` in the stage its load type takes (loadgen
+ * config.py): a constant or poisson stage's `num_requests` and `concurrency_level`, a concurrent
+ * stage's `rate` and `duration`.
+ */
+function optionalStageKeys(loadType: unknown): readonly string[] {
+  if (loadType === 'concurrent') return ['rate', 'duration'];
+  return loadType === undefined || loadType === 'constant' || loadType === 'poisson' ? ['num_requests', 'concurrency_level'] : [];
+}
+
+/** Takes out the file's nulls that inference-perf reads as "not given" (OPTIONAL_NONE), and reads its null switches as off. */
+function dropInferencePerfNones(raw: Json): void {
+  const load = mappingAt(raw, 'load');
+  const stageKeys = optionalStageKeys(load?.type).map((key) => `load.stages.*.${key}`);
+  for (const pattern of [...OPTIONAL_NONE, ...stageKeys]) for (const [at, value] of valuesAt(raw, pattern)) if (value === null) removeAt(raw, at);
+  for (const pattern of OPTIONAL_SWITCHES) {
+    for (const [at, value] of valuesAt(raw, pattern)) {
+      const [parent, key] = parentAndKey(at);
+      const node = mappingAt(raw, parent);
+      if (value === null && node !== undefined) node[key] = false;
+    }
+  }
+}
 
 /** Its key → ours, as full paths: the same value and unit under another name. */
 const RENAMES: ReadonlyArray<readonly [theirs: string, ours: string]> = [
@@ -95,6 +163,7 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
   const oneSetting = (a: string, b: string): never => {
     throw new CliError(`--config ${path}: ${a} and ${b} are one setting (inference-perf's name and benchtruth's); give one`);
   };
+  dropInferencePerfNones(raw);
   refuseUnsupportedInferencePerfKeys(raw, `config ${path}`);
   // Its `mock` data (its default: a few-token prompt per request) is our synthetic data, 4-token
   // prompts unless the file sets a length.

@@ -477,9 +477,12 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
   };
   switch (data.type) {
     case 'sharegpt': {
-      // inference-perf's reading: its distributions' min and max keep the conversations whose
-      // prompt and answer fall inside, each sent with its answer's length; nothing else prunes.
-      if (theirInput !== undefined || theirOutput !== undefined) {
+      // inference-perf's reading (its hf_sharegpt_datagen get_completion_data), for its spelling
+      // `shareGPT` or its distributions: a conversation under two turns or with an empty prompt
+      // (or answer: no request asks for 0 tokens) is skipped, its distributions' min and max keep
+      // the conversations whose prompt and answer fall inside, each is sent with its answer's
+      // length; vLLM's pruning applies only as far as data.min_tokens and the like are given.
+      if (data.sharegpt_rules === 'inference-perf' || theirInput !== undefined || theirOutput !== undefined) {
         const limits = {
           minTokens: data.min_tokens ?? 1,
           maxPromptTokens: data.max_prompt_tokens ?? MAX_LENGTH_TOKENS,
