@@ -261,10 +261,16 @@ export function shareGptDataset(path: string, options: ShareGptOptions, seed: nu
 }
 
 /** The JSONL file's prompts, in file order. */
+/** The longest JSONL line read: below V8's string limit whatever the bytes decode to. */
+export const MAX_LINE_BYTES = 2 ** 29 - 24;
+
 export function jsonlEntries(path: string): Entry[] {
   const entries: Entry[] = [];
   const bytes = readBytes(path);
   for (const [i, [start, end]] of lineRanges(bytes).entries()) {
+    // V8's longest string is 2^29 − 24 UTF-16 units: a longer line (a compact JSON file given as
+    // JSONL) is the file's mistake, not an internal error.
+    if (end - start > MAX_LINE_BYTES) throw new DatasetError(`${path}:${i + 1}: a line of ${end - start} bytes is longer than a JSONL prompt line can be (at most ${MAX_LINE_BYTES}; is this one JSON document rather than JSON Lines?)`);
     const line = bytes.toString('utf8', start, end);
     if (line.trim() === '') continue;
     const read = readPythonJson(line);

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../contracts/rng.ts';
 import { countTokens } from '../../../contracts/tokenizer.ts';
-import { jsonlDataset, shareGptDataset } from '../../../client/data/file-datasets.ts';
+import { jsonlDataset, jsonlEntries, MAX_LINE_BYTES, shareGptDataset } from '../../../client/data/file-datasets.ts';
 import { MAX_SAMPLED_TOKENS, sampleLength, type LengthDistribution } from '../../../client/data/length-distribution.ts';
 import { sharedPrefixDataset, syntheticDataset } from '../../../client/data/synthetic-dataset.ts';
 
@@ -191,5 +191,19 @@ describe('file datasets', () => {
     ['a bad JSONL line', () => (writeFileSync(join(dir, 'bad.jsonl'), '{"text": 1}\n'), jsonlDataset(join(dir, 'bad.jsonl'), { kind: 'fixed', value: 1 }, 0)), /bad.jsonl:1/],
   ])('%s is a clear error', (_name, build, message) => {
     expect(build).toThrow(message);
+  });
+});
+
+describe('a JSONL line longer than a string can be (review 21-cli)', () => {
+  it('is the file’s mistake, named with its line, not an internal error', () => {
+    // A sparse file of MAX_LINE_BYTES + 1 zero bytes with no newline: one line over the limit.
+    const path = join(dir, 'one-huge-line.jsonl');
+    writeFileSync(path, '');
+    truncateSync(path, MAX_LINE_BYTES + 1);
+    try {
+      expect(() => jsonlEntries(path)).toThrow(new RegExp(`one-huge-line\\.jsonl:1: a line of ${MAX_LINE_BYTES + 1} bytes is longer than a JSONL prompt line can be`));
+    } finally {
+      truncateSync(path, 0);
+    }
   });
 });
