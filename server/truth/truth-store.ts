@@ -191,7 +191,7 @@ export class TruthStore {
     const bytes = liveBytes(record);
     this.#records.set(record.id, { entry: record, bytes, settle });
     this.#bytes += bytes;
-    this.#evict();
+    this.#evict(record.id);
   }
 
   /** Called once when the request's response has ended, however it ended. */
@@ -222,7 +222,10 @@ export class TruthStore {
     kept.entry = compact;
     kept.bytes = bytes;
     kept.settle = undefined;
-    this.#evict();
+    // Now the most recently ended record: the last the store lets go of.
+    this.#records.delete(record.id);
+    this.#records.set(record.id, kept);
+    this.#evict(record.id);
   }
 
   /**
@@ -339,11 +342,23 @@ export class TruthStore {
     this.#bytes -= kept.bytes;
   }
 
-  #evict(): void {
-    // The newest record always stays, however large.
-    while (this.#records.size > 1 && (this.#records.size > this.#capacity || this.#bytes > this.#maxBytes)) {
+  /** Drops the oldest finished records past the bounds; `newest` (the record just begun or ended) always stays, however large. */
+  #evict(newest: string): void {
+    // A record in flight stays too (a long stream begun before shorter ones that ended must not
+    // be the one lost): it goes behind the others, and where a finished record belongs when it
+    // ends; once only those are left over the bounds, they all stay (their responses hold them
+    // anyway, and the bounds hold again as they end).
+    let passedInFlight = 0;
+    while (this.#records.size > 1 && passedInFlight < this.#records.size && (this.#records.size > this.#capacity || this.#bytes > this.#maxBytes)) {
       const oldest = this.#records.keys().next().value;
       if (oldest === undefined) return;
+      if (oldest === newest || this.#liveIds.has(oldest)) {
+        const kept = this.#records.get(oldest) as Kept;
+        this.#records.delete(oldest);
+        this.#records.set(oldest, kept);
+        passedInFlight++;
+        continue;
+      }
       this.#remove(oldest);
     }
   }

@@ -132,6 +132,47 @@ describe('the truth store’s bounds', () => {
     expect(store.get('huge')).toBe(huge);
   });
 
+  it('keeps a long stream in flight while shorter ones begun after it end, and keeps it once it ends (review 21-determinism)', () => {
+    const store = new TruthStore({ capacity: 3 });
+    const end = (r: TruthRecord, atMs: number): void => {
+      r.end = { atMs, how: 'completed' };
+      store.finish(r);
+    };
+    const long = record('long', 10);
+    store.begin(long);
+    for (let i = 0; i < 3; i++) {
+      const short = record(`short${i}`, 10);
+      store.begin(short);
+      end(short, 1);
+    }
+    // Mid-stream it is still there, and the newest short record too; the oldest short one went.
+    expect([store.get('long'), store.get('short2')].map((r) => r !== undefined)).toEqual([true, true]);
+    expect(store.get('short0')).toBeUndefined();
+    end(long, 5);
+    // Just ended: the most recent record of all. One more request lets the oldest ended one go.
+    expect([store.size, store.get('long') !== undefined]).toEqual([3, true]);
+    const next = record('next', 10);
+    store.begin(next);
+    end(next, 1);
+    expect(['short1', 'short2', 'long', 'next'].map((id) => store.get(id) !== undefined)).toEqual([false, true, true, true]);
+  });
+
+  it('with more streams in flight than its capacity, keeps them all and the one just ended, then shrinks as they end', () => {
+    const store = new TruthStore({ capacity: 2 });
+    const live = [0, 1, 2, 3].map((i) => record(`live${i}`, 10));
+    for (const r of live) store.begin(r);
+    expect(store.size).toBe(4);
+    live[0]!.end = { atMs: 1, how: 'completed' };
+    store.finish(live[0]!);
+    expect(store.get('live0')).toBeDefined();
+    for (const r of live.slice(1)) {
+      r.end = { atMs: 2, how: 'completed' };
+      store.finish(r);
+    }
+    expect(store.size).toBe(2);
+    expect([store.get('live2'), store.get('live3')].every((r) => r !== undefined)).toBe(true);
+  });
+
   it('one id on two endpoints: both in flight (a shutdown waits for both), the store keeps the first one\'s (audit 17-R7)', async () => {
     const store = new TruthStore({ capacity: 10 });
     const completion = { ...record('same', 10), endpoint: '/v1/completions' };
