@@ -36,7 +36,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
     const { identity, arrivalMono } = start;
-    const parsed = parseChatRequest(request.body);
+    const parsed = parseChatRequest(request.body, ctx.options.vllmVersion);
     if (!parsed.ok) return refuse(parsed.error);
     const req = parsed.value;
     const { options } = ctx;
@@ -58,7 +58,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // vLLM's limit when the request sets none: the room left in the context.
     const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
     if (sampling !== null) return refuse(sampling);
-    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null);
+    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null, tokenizer.maxTokenId + 1);
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks: a streamed request already has its 200 when they fail.
     const running = (): VllmError => alreadyRunning(`chatcmpl-${identity.id}`, req.n);

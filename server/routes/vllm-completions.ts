@@ -62,7 +62,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
     const { identity, arrivalMono } = start;
-    const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens);
+    const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens, ctx.options.vllmVersion);
     if (!parsed.ok) return refuse(parsed.error);
     const req = vllmStreamDecision(parsed.value);
     // Token by token: a stream vLLM really streams (a one-event stream is sized, refused and
@@ -96,7 +96,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling, useBeamSearch: req.useBeamSearch }, limited ? req.maxTokens : options.maxModelLen - count);
       if (sampling !== null) return refuse(sampling);
     }
-    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null);
+    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null, tokenizer.maxTokenId + 1);
     if (logprobs !== null) return refuse(logprobs);
     // The engine's checks (sampling params, then the prompt's ids, then its id): a streamed
     // request already has its 200 when they fail.

@@ -4,6 +4,7 @@
  */
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, type Parsed } from './request-fields.ts';
 import { laxInt } from '../pydantic-lax.ts';
+import { DEFAULT_VLLM_VERSION, type VllmVersion } from './dialect-version.ts';
 import { beamSearchLimit, completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
 
 export type { Parsed } from './request-fields.ts';
@@ -95,15 +96,27 @@ function readPromptEmbeds(reader: FieldReader): void {
   );
 }
 
-export function parseCompletionRequest(body: unknown, defaultMaxTokens: number): Parsed<CompletionRequest> {
+/**
+ * CompletionRequest's `validate_prompt_and_prompt_embeds`: 0.11 refuses a prompt that is absent
+ * or the empty text (with no embeddings, or an empty list of them) before the engine sees it;
+ * 0.10.1 only an absent one (its "" reaches the engine, which refuses an empty prompt).
+ */
+function promptMissing(body: Record<string, unknown>, version: VllmVersion): string | null {
+  const absent = (value: unknown): boolean => value === undefined || value === null;
+  if (version === '0.10.1') return absent(body.prompt) && absent(body.prompt_embeds) ? 'At least one of `prompt` or `prompt_embeds` must be set.' : null;
+  const noPrompt = absent(body.prompt) || body.prompt === '';
+  const noEmbeds = absent(body.prompt_embeds) || (Array.isArray(body.prompt_embeds) && body.prompt_embeds.length === 0);
+  return noPrompt && noEmbeds ? 'Either prompt or prompt_embeds must be provided and non-empty.' : null;
+}
+
+export function parseCompletionRequest(body: unknown, defaultMaxTokens: number, version: VllmVersion = DEFAULT_VLLM_VERSION): Parsed<CompletionRequest> {
   if (!isPlainObject(body)) {
     return { ok: false, error: bodyNotObject(body) };
   }
-  const early = completionBeforeValidators(body) ?? streamOptionsWithoutStream(body);
+  const early = completionBeforeValidators(body) ?? streamOptionsWithoutStream(body, version);
   if (early !== null) return early;
-  if ((body.prompt === undefined || body.prompt === null) && (body.prompt_embeds === undefined || body.prompt_embeds === null)) {
-    return { ok: false, error: beforeValidatorError('At least one of `prompt` or `prompt_embeds` must be set.', body) };
-  }
+  const missing = promptMissing(body, version);
+  if (missing !== null) return { ok: false, error: beforeValidatorError(missing, body) };
   const reader = new FieldReader(body);
   const fields: SamplingFields = readSamplingFields(reader, false);
   // Completions' own types: `request_id: str`, `add_special_tokens: bool = True`.

@@ -7,6 +7,7 @@ import { MAX_LOGPROBS } from './logprobs.ts';
 import { pythonFloat } from './python-repr.ts';
 import type { WirePolicy } from '../../wire/wire-policy.ts';
 import { writesPerToken } from '../../wire/plan-cost.ts';
+import { DEFAULT_VLLM_VERSION, type VllmVersion } from './dialect-version.ts';
 import { beforeValidatorError, FieldReader, isPlainObject, laxBool, literalIssue, validationError, type Parsed } from './request-fields.ts';
 import { isPythonIntLiteral, pythonInt } from './python-int.ts';
 import { pythonRepr } from './python-repr.ts';
@@ -144,22 +145,30 @@ const numberAbove = (value: unknown, limit: number): boolean => typeof value ===
 const numberBelow = (value: unknown, limit: number): boolean => typeof value === 'number' && value < limit;
 
 /**
- * vLLM's `model_validator(mode="before")` checks that both endpoints share: stream options need
- * a stream, prompt logprobs cannot stream, logprob counts cannot be negative.
+ * A logprob count of −1 ("the whole vocabulary") passes vLLM 0.11's request checks and reaches
+ * the engine, which reads it as the vocabulary's size; 0.10.1 refuses every negative count.
  */
-export function streamOptionsWithoutStream(body: Record<string, unknown>): Parsed<never> | null {
+const allVocabulary = (value: unknown, version: VllmVersion): boolean => value === -1 && version !== '0.10.1';
+
+/**
+ * vLLM's `model_validator(mode="before")` checks that both endpoints share: stream options need
+ * a stream, prompt logprobs cannot stream, logprob counts cannot be negative (but −1, from 0.11).
+ */
+export function streamOptionsWithoutStream(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION): Parsed<never> | null {
   const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
   if (pyTruthy(body.stream_options) && !pyTruthy(body.stream)) return fail('Stream options can only be defined when `stream=True`.');
-  if (pyTruthy(body.stream) && numberAbove(body.prompt_logprobs, 0)) return fail('`prompt_logprobs` are not available when `stream=True`.');
-  if (numberBelow(body.prompt_logprobs, 0)) return fail('`prompt_logprobs` must be a positive value.');
+  const all = allVocabulary(body.prompt_logprobs, version);
+  if (pyTruthy(body.stream) && (numberAbove(body.prompt_logprobs, 0) || all)) return fail('`prompt_logprobs` are not available when `stream=True`.');
+  if (numberBelow(body.prompt_logprobs, 0) && !all) return fail(version === '0.10.1' ? '`prompt_logprobs` must be a positive value.' : '`prompt_logprobs` must be a positive value or -1.');
   return null;
 }
 
 /** Chat's own before-validators (logprobs, tools, generation prompt). */
-export function chatBeforeValidators(body: Record<string, unknown>): Parsed<never> | null {
+export function chatBeforeValidators(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION): Parsed<never> | null {
   const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
-  if (numberBelow(body.top_logprobs, 0)) return fail('`top_logprobs` must be a positive value.');
-  if (numberAbove(body.top_logprobs, 0) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
+  const all = allVocabulary(body.top_logprobs, version);
+  if (numberBelow(body.top_logprobs, 0) && !all) return fail(version === '0.10.1' ? '`top_logprobs` must be a positive value.' : '`top_logprobs` must be a positive value or -1.');
+  if ((numberAbove(body.top_logprobs, 0) || all) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
   const conflict = generationPromptConflict(body);
   if (conflict !== null) return { ok: false, error: conflict };
   const constraints = structuredOutputError(body);
@@ -440,9 +449,12 @@ export function promptTokensKept(truncate: number | null | undefined, maxModelLe
 
 /**
  * vLLM's engine check on the number of logprobs asked for (--max-logprobs, default 20): the
- * sample logprobs, then the prompt logprobs (Processor._validate_logprobs).
+ * sample logprobs, then the prompt logprobs (Processor._validate_logprobs), −1 counting as the
+ * whole vocabulary (`vocabSize`).
  */
-export function checkLogprobs(count: number | null, promptCount: number | null = null): VllmError | null {
+export function checkLogprobs(asked: number | null, promptAsked: number | null = null, vocabSize = Infinity): VllmError | null {
+  const count = asked === -1 ? vocabSize : asked;
+  const promptCount = promptAsked === -1 ? vocabSize : promptAsked;
   if (count !== null && count > MAX_LOGPROBS) return badRequest(`Requested sample logprobs of ${count}, which is greater than max allowed: ${MAX_LOGPROBS}`);
   if (promptCount !== null && promptCount > MAX_LOGPROBS) return badRequest(`Requested prompt logprobs of ${promptCount}, which is greater than max allowed: ${MAX_LOGPROBS}`);
   return null;

@@ -183,6 +183,17 @@ describe('logits_processors and allowed_token_ids (vLLM’s own refusals)', () =
     expect((await post('/v1/completions', { ...COMPLETION, prompt_logprobs: 20 })).statusCode).toBe(200);
     expect((await refused('/v1/completions', { ...COMPLETION, prompt_logprobs: 'x' })).message).toContain("'loc': ('body', 'prompt_logprobs')");
   });
+
+  it('−1 logprobs (0.11: the whole vocabulary) pass the request checks and meet the engine cap; other negatives are 0.11\'s messages (review 21-pydantic)', async () => {
+    expect((await refused('/v1/completions', { ...COMPLETION, prompt_logprobs: -1 })).message).toBe('Requested prompt logprobs of 4194304, which is greater than max allowed: 20');
+    expect((await refused('/v1/chat/completions', { ...CHAT, logprobs: true, top_logprobs: -1 })).message).toBe('Requested sample logprobs of 4194304, which is greater than max allowed: 20');
+    expect((await refused('/v1/completions', { ...COMPLETION, prompt_logprobs: -2 })).message).toContain('`prompt_logprobs` must be a positive value or -1.');
+    expect((await refused('/v1/completions', { ...COMPLETION, prompt_logprobs: -1, stream: true })).message).toContain('`prompt_logprobs` are not available when `stream=True`.');
+    expect((await refused('/v1/chat/completions', { ...CHAT, top_logprobs: -1 })).message).toContain('when using `top_logprobs`, `logprobs` must be set to true.');
+    expect((await refused('/v1/chat/completions', { ...CHAT, logprobs: true, top_logprobs: -2 })).message).toContain('`top_logprobs` must be a positive value or -1.');
+    const missing = await refused('/v1/completions', { max_tokens: 2 });
+    expect(missing.message).toContain('Either prompt or prompt_embeds must be provided and non-empty.');
+  });
 });
 
 describe('a JSON null body is a missing body, as FastAPI answers it', () => {

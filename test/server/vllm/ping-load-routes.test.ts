@@ -53,18 +53,27 @@ describe('vLLM /ping and /load', () => {
 });
 
 describe('an empty prompt list', () => {
-  it('is vLLM renderer\'s 400, not a type error', async () => {
+  it('is vLLM renderer\'s 400, not a type error; the empty text is 0.11\'s validation 400, and 0.10.1\'s engine check', async () => {
     const url = await start({ seed: 1 });
     const ask = async (prompt: unknown) => (await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', prompt, max_tokens: 2 }) })).json();
     expect(await ask([])).toMatchObject({ error: { message: 'please provide at least one prompt', type: 'BadRequestError', code: 400 } });
     expect(await ask([[]])).toMatchObject({ error: { message: 'please provide at least one prompt', type: 'BadRequestError', code: 400 } });
     expect(await ask([[1], []])).toMatchObject({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', code: 400 } });
-    expect(await ask('')).toMatchObject({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', code: 400 } });
+    // 0.11's CompletionRequest refuses the empty text itself (validate_prompt_and_prompt_embeds), streamed or not (review 21-pydantic).
+    const emptyText = "[{'type': 'value_error', 'loc': ('body',), 'msg': 'Value error, Either prompt or prompt_embeds must be provided and non-empty.', 'input': {'model': '', 'prompt': '', 'max_tokens': 2}, 'ctx': {'error': ValueError('Either prompt or prompt_embeds must be provided and non-empty.')}}]";
+    expect(await ask('')).toMatchObject({ error: { message: emptyText, type: 'Bad Request', code: 400 } });
+    const streamedEmpty = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', prompt: '', max_tokens: 2, stream: true }) });
+    expect(streamedEmpty.status).toBe(400);
     // The engine's check (V1's processor), so a stream has its 200 and gets it as an event, as an out-of-vocabulary id does.
-    for (const prompt of [[[1], []], '']) {
+    for (const prompt of [[[1], []], ['']]) {
       const streamed = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', prompt, max_tokens: 2, stream: true }) });
       expect(streamed.status).toBe(200);
       expect(await streamed.text()).toBe('data: {"error": {"message": "The decoder prompt cannot be empty", "type": "BadRequestError", "param": null, "code": 400}}\n\ndata: [DONE]\n\n');
     }
+    const older = await start({ seed: 1, vllmVersion: '0.10.1' });
+    const olderEmpty = await fetch(`${older}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', prompt: '', max_tokens: 2 }) });
+    expect(await olderEmpty.json()).toMatchObject({ error: { message: 'The decoder prompt cannot be empty', type: 'BadRequestError', code: 400 } });
+    const olderMissing = await fetch(`${older}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: '', max_tokens: 2 }) });
+    expect(((await olderMissing.json()) as { error: { message: string } }).error.message).toContain('At least one of `prompt` or `prompt_embeds` must be set.');
   });
 });
