@@ -153,6 +153,17 @@ function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): { me
         : { type: 'string_type', loc: ['messages', at, 'role'], msg: 'Input should be a valid string', input: message.role });
       return;
     }
+    // Only an assistant's or a function's content may be null (openai's message TypedDicts; the
+    // others, vLLM's custom message too, take a text or parts, or no content key at all), and a
+    // name is always a text: anything else fails every member of the messages union.
+    if (message.content === null && message.role !== 'assistant' && message.role !== 'function') {
+      issues.push({ type: 'string_type', loc: ['messages', at, 'content', 'str'], msg: 'Input should be a valid string', input: null });
+      return;
+    }
+    if (message.name !== undefined && typeof message.name !== 'string') {
+      issues.push({ type: 'string_type', loc: ['messages', at, 'name'], msg: 'Input should be a valid string', input: message.name });
+      return;
+    }
     const content = readContent(message.content, at, issues);
     partError ??= content.partError;
     messages.push({ role: message.role, text: content.text });

@@ -202,3 +202,17 @@ describe('a JSON null body is a missing body, as FastAPI answers it', () => {
     expect(error.message).toBe("[{'type': 'missing', 'loc': ('body',), 'msg': 'Field required', 'input': None}]");
   });
 });
+
+describe('chat messages as openai’s message types take them (review 21-pydantic)', () => {
+  it('null content only for an assistant or a function; a name is a text', async () => {
+    for (const message of [{ role: 'user', content: null }, { role: 'system', content: null }, { role: 'tool', content: null, tool_call_id: 'x' }]) {
+      const error = await refused('/v1/chat/completions', { messages: [message], max_tokens: 2 });
+      expect(error.message).toContain("'type': 'string_type', 'loc': ('body', 'messages', 0, 'content', 'str')");
+    }
+    expect((await refused('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi', name: null }], max_tokens: 2 })).message).toContain("'loc': ('body', 'messages', 0, 'name')");
+    expect((await refused('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi', name: 5 }], max_tokens: 2 })).message).toContain("'loc': ('body', 'messages', 0, 'name')");
+    for (const messages of [[{ role: 'user', content: 'hi' }, { role: 'assistant', content: null }], [{ role: 'user' }], [{ role: 'user', content: 'hi', name: 'n' }]]) {
+      expect((await post('/v1/chat/completions', { messages, max_tokens: 2 })).statusCode).toBe(200);
+    }
+  });
+});
