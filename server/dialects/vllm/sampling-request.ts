@@ -8,7 +8,7 @@ import { pythonFloat } from './python-repr.ts';
 import type { WirePolicy } from '../../wire/wire-policy.ts';
 import { writesPerToken } from '../../wire/plan-cost.ts';
 import { DEFAULT_VLLM_VERSION, type VllmVersion } from './dialect-version.ts';
-import { beforeValidatorError, FieldReader, isPlainObject, laxBool, literalIssue, validationError, type Parsed } from './request-fields.ts';
+import { beforeValidatorError, FieldReader, isPlainObject, laxBool, literalIssue, validationError, type FieldIssue, type Parsed } from './request-fields.ts';
 import { isPythonIntLiteral, pythonInt } from './python-int.ts';
 import { pythonRepr } from './python-repr.ts';
 
@@ -274,11 +274,18 @@ export function autoToolChoiceRefused(body: Record<string, unknown>): VllmError 
   return choice === 'auto' ? badRequest('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set') : null;
 }
 
+/**
+ * A nested model's field given something else than a mapping: FastAPI validates the body with
+ * `from_attributes=True`, so pydantic says `model_attributes_type`, not `model_type`.
+ */
+const NOT_A_MODEL = { type: 'model_attributes_type', msg: 'Input should be a valid dictionary or object to extract fields from' } as const;
+const notAModel = (loc: Array<string | number>, input: unknown): FieldIssue => ({ ...NOT_A_MODEL, loc, input });
+
 function readStreamOptions(reader: FieldReader): StreamOptions | null {
   const raw = reader.body.stream_options;
   if (raw === undefined || raw === null) return null;
   if (!isPlainObject(raw)) {
-    reader.issues.push({ type: 'model_type', loc: ['stream_options'], msg: 'Input should be a valid dictionary or instance of StreamOptions', input: raw });
+    reader.issues.push(notAModel(['stream_options'], raw));
     return null;
   }
   // include_usage defaults to True in vLLM's StreamOptions; an explicit null reads as false.
@@ -363,11 +370,11 @@ export function readChatTemplateFields(reader: FieldReader): void {
   reader.str('chat_template');
   reader.dict('chat_template_kwargs');
   reader.dict('mm_processor_kwargs');
-  reader.objects('tools', { type: 'model_type', msg: 'Input should be a valid dictionary or instance of ChatCompletionToolsParam' }, (tool, i) => {
+  reader.objects('tools', { type: NOT_A_MODEL.type, msg: NOT_A_MODEL.msg }, (tool, i) => {
     if (tool.type !== undefined && tool.type !== 'function') reader.issues.push(literalIssue(['tools', i, 'type'], ['function'], tool.type));
     const fn = tool.function;
     if (fn === undefined) reader.issues.push({ type: 'missing', loc: ['tools', i, 'function'], msg: 'Field required', input: tool });
-    else if (!isPlainObject(fn)) reader.issues.push({ type: 'model_type', loc: ['tools', i, 'function'], msg: 'Input should be a valid dictionary or instance of FunctionDefinition', input: fn });
+    else if (!isPlainObject(fn)) reader.issues.push(notAModel(['tools', i, 'function'], fn));
     else if (fn.name === undefined) reader.issues.push({ type: 'missing', loc: ['tools', i, 'function', 'name'], msg: 'Field required', input: fn });
     else if (typeof fn.name !== 'string') reader.issues.push({ type: 'string_type', loc: ['tools', i, 'function', 'name'], msg: 'Input should be a valid string', input: fn.name });
   });

@@ -216,3 +216,12 @@ describe('chat messages as openai’s message types take them (review 21-pydanti
     }
   });
 });
+
+describe('a nested model given no mapping (review 21-pydantic)', () => {
+  it('is model_attributes_type, as FastAPI validates with from_attributes', async () => {
+    const expected = "'type': 'model_attributes_type', 'loc': ('body', 'stream_options'), 'msg': 'Input should be a valid dictionary or object to extract fields from'";
+    expect((await refused('/v1/completions', { ...COMPLETION, stream: true, stream_options: 'x' })).message).toContain(expected);
+    expect((await refused('/v1/chat/completions', { ...CHAT, tools: [5], tool_choice: 'none' })).message).toContain("'type': 'model_attributes_type', 'loc': ('body', 'tools', 0)");
+    expect((await refused('/v1/chat/completions', { ...CHAT, tools: [{ type: 'function', function: 5 }], tool_choice: 'none' })).message).toContain("'type': 'model_attributes_type', 'loc': ('body', 'tools', 0, 'function')");
+  });
+});
