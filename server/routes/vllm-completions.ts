@@ -93,7 +93,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     if (!limited && counts.some((c) => c >= options.maxModelLen)) return refuse(badRequest('max_tokens must be at least 1, got 0.'));
     // SamplingParams are built per prompt with vLLM's limit: the request's, else the room left.
     for (const count of counts) {
-      const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling, useBeamSearch: req.useBeamSearch }, limited ? req.maxTokens : options.maxModelLen - count);
+      const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling, useBeamSearch: req.useBeamSearch, stream: req.stream }, limited ? req.maxTokens : options.maxModelLen - count);
       if (sampling !== null) return refuse(sampling);
     }
     const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null, tokenizer.maxTokenId + 1);

@@ -478,7 +478,7 @@ const isGreedy = (temperature: number): boolean => temperature === 0;
  * types are known to be right; then the greedy check. `maxTokens` is the limit vLLM computes
  * (the request's, else the room left in the context); null skips the max_tokens checks.
  */
-export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampling' | 'useBeamSearch'>, maxTokens: number | null): VllmError | null {
+export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampling' | 'useBeamSearch' | 'stream'>, maxTokens: number | null): VllmError | null {
   if (fields.useBeamSearch === true) return checkBeamSearch(fields.n);
   const k = fields.sampling ?? DEFAULT_SAMPLING;
   const f = pythonFloat;
@@ -493,6 +493,8 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
   if (bestOf !== null && bestOf < fields.n) return badRequest(`best_of must be greater than or equal to n, got n=${fields.n} and best_of=${bestOf}.`);
   const n = bestOf ?? fields.n;
   if (n < 1) return badRequest(`n must be at least 1, got ${n}.`);
+  // A best_of of 0 skipped __post_init__ (falsy) but not _verify_args.
+  if (k.bestOf === 0) return badRequest('best_of must be at least 1, got 0');
   // benchtruth's own: best_of 1 lifts no n below 1 into a choice (vLLM would).
   if (fields.n < 1) return badRequest(`n must be at least 1, got ${fields.n}.`);
   if (fields.n > MAX_CHOICES) return badRequest(`n must be at most ${MAX_CHOICES} on benchtruth, got ${fields.n}.`, 'n');
@@ -508,6 +510,9 @@ export function checkSampling(fields: Pick<SamplingFields, 'n' | 'stop' | 'sampl
   if (k.minTokens < 0) return badRequest(`min_tokens must be greater than or equal to 0, got ${k.minTokens}.`);
   if (maxTokens !== null && k.minTokens > maxTokens) return badRequest(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${k.minTokens}.`);
   if (fields.stop.includes('')) return badRequest('stop cannot contain an empty string.');
+  // A stream asks for RequestOutputKind.DELTA, which needs best_of = n: a best_of ≠ n that
+  // vLLM would not stream (the one-event stream) is refused before any stream starts.
+  if (fields.stream && bestOf !== null && bestOf !== fields.n) return badRequest('best_of must equal n to use output_kind=DELTA');
   if (isGreedy(k.temperature) && n > 1) return badRequest(`n must be 1 when using greedy sampling, got ${n}.`);
   return null;
 }

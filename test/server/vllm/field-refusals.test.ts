@@ -38,12 +38,14 @@ describe('best_of (vLLM V1 samples no best-of)', () => {
     expect(error).toEqual({ message: 'vLLM V1 does not yet support best_of.', type: 'BadRequestError', param: null, code: 400 });
   });
 
-  it('streamed with best_of ≠ n, vLLM does not stream a completion: the refusal is a plain 400', async () => {
-    for (const extra of [{ best_of: 2 }, { best_of: 3, n: 2 }]) {
-      const response = await post('/v1/completions', { ...COMPLETION, ...extra, stream: true });
-      expect(response.statusCode).toBe(400);
-      expect(response.headers['content-type']).toMatch(/^application\/json/);
-      expect(errorOf(response.body).message).toBe('vLLM V1 does not yet support best_of.');
+  it('streamed with best_of ≠ n: SamplingParams refuses output_kind=DELTA, a plain 400 on both endpoints (review 21-pydantic)', async () => {
+    for (const url of ['/v1/completions', '/v1/chat/completions']) {
+      for (const extra of [{ best_of: 2 }, { best_of: 3, n: 2 }]) {
+        const response = await post(url, { ...(url === '/v1/completions' ? COMPLETION : CHAT), ...extra, stream: true });
+        expect(response.statusCode).toBe(400);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(errorOf(response.body)).toEqual({ message: 'best_of must equal n to use output_kind=DELTA', type: 'BadRequestError', param: null, code: 400 });
+      }
     }
   });
 
@@ -59,22 +61,14 @@ describe('best_of (vLLM V1 samples no best-of)', () => {
     expect(error.message).toBe('best_of must be greater than or equal to n, got n=2 and best_of=1.');
   });
 
-  it('best_of 1 (and 0, falsy to vLLM) is served', async () => {
+  it('best_of 1 is served, streamed too (= n); best_of 0 is _verify_args’ 400 (falsy to __post_init__, not to it; review 21-pydantic)', async () => {
     expect((await post('/v1/completions', { ...COMPLETION, best_of: 1 })).statusCode).toBe(200);
-    expect((await post('/v1/completions', { ...COMPLETION, best_of: 0 })).statusCode).toBe(200);
-  });
-
-  it('stream: true with best_of 0 (not n) is one event of the whole body, then [DONE], as vLLM’s fake stream; best_of 1 = n streams', async () => {
-    const body = await post('/v1/completions', { ...COMPLETION, best_of: 0, stream: true }, { 'x-request-id': 'bo-fake' });
-    const whole = await post('/v1/completions', { ...COMPLETION, best_of: 0 }, { 'x-request-id': 'bo-fake' });
-    expect(body.statusCode).toBe(200);
-    expect(body.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    const events = sseData(body.body);
-    expect(events).toEqual([whole.body, '[DONE]']);
-    expect((JSON.parse(events[0] as string) as { object: string }).object).toBe('text_completion');
     const streamed = await post('/v1/completions', { ...COMPLETION, best_of: 1, stream: true });
     expect(streamed.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(sseData(streamed.body).at(-1)).toBe('[DONE]');
+    for (const url of ['/v1/completions', '/v1/chat/completions']) {
+      expect((await refused(url, { ...(url === '/v1/completions' ? COMPLETION : CHAT), best_of: 0 })).message).toBe('best_of must be at least 1, got 0');
+    }
   });
 
   it('a best_of that is not an integer is pydantic’s int_parsing', async () => {
