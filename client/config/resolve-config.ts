@@ -391,12 +391,21 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
       warmupSec,
     };
   }
+  // A --load-type that does not fit the file's stages is the flag's mistake, with the flags that fix it.
+  const typeFlag = flagOf?.('load.type', 'flag');
+  const flagSwitched = (i: number): boolean => typeFlag !== undefined && flagOf?.(`load.stages.${i}`, 'flag') === undefined;
   const stages: StageSpec[] = (load.stages ?? DEFAULT_STAGES).map((stage, i) => {
     if ('concurrency' in stage) {
-      if (load.type !== 'concurrency') throw new CliError(`${where(`load.stages.${i}`)}: a {concurrency, count} stage needs load.type concurrency (fix: set load.type: concurrency)`);
+      if (load.type !== 'concurrency') {
+        if (flagSwitched(i)) throw new CliError(`${typeFlag ?? ''} ${load.type}: ${where(`load.stages.${i}`)} is a {concurrency, count} stage (fix: give --rate and --duration with it, or --load-type concurrency)`);
+        throw new CliError(`${where(`load.stages.${i}`)}: a {concurrency, count} stage needs load.type concurrency (fix: set load.type: concurrency)`);
+      }
       return { kind: 'concurrency', concurrency: stage.concurrency, count: stage.count };
     }
-    if (load.type === 'concurrency') throw new CliError(`${where(`load.stages.${i}`)}: load.type concurrency needs {concurrency, count} stages (fix: replace rate/duration)`);
+    if (load.type === 'concurrency') {
+      if (flagSwitched(i)) throw new CliError(`${typeFlag ?? ''} concurrency: ${where(`load.stages.${i}`)} is a {rate, duration} stage (fix: give --concurrency and --count with it, or another --load-type)`);
+      throw new CliError(`${where(`load.stages.${i}`)}: load.type concurrency needs {concurrency, count} stages (fix: replace rate/duration)`);
+    }
     return { kind: 'rate', rate: stage.rate, durationSec: stage.duration / 1000 };
   });
   const planned = plannedSends(stages, warmupSec);

@@ -102,6 +102,10 @@ describe('--set errors', () => {
     expect(errorOf({ config, set: ['reprot.slo.ttft=1s'] })).toMatch(/^--set reprot\.slo\.ttft: unknown key reprot \(did you mean report\?\)/);
     expect(errorOf({ config, set: ['laod.stages.0.rate=5'] })).toMatch(/^--set laod\.stages\.0\.rate: unknown key laod/);
     expect(errorOf({ config, set: ['api.streaming.x=1'] })).toMatch(/^--set api\.streaming\.x: api\.streaming: expected true or false/);
+    // A --load-type that does not fit the file's stages is the flag's, with the flags that fix it.
+    const closed = file('closed.yaml', 'load:\n  type: concurrency\n  stages:\n    - {concurrency: 2, count: 4}\n');
+    expect(errorOf({ config: closed, loadType: 'poisson' })).toMatch(/^--load-type poisson: config .*closed\.yaml: load\.stages\.0 is a \{concurrency, count\} stage \(fix: give --rate and --duration/);
+    expect(errorOf({ config, loadType: 'concurrency' })).toMatch(/^--load-type concurrency: .* is a \{rate, duration\} stage \(fix: give --concurrency and --count/);
     // The file's own typo is still the file's.
     const typo = file('typo.yaml', 'laod:\n  type: constant\n');
     expect(errorOf({ config: typo, set: ['load.stages.0.rate=5'] })).toMatch(/^config .*typo\.yaml: unknown key laod/);
