@@ -226,13 +226,12 @@ export class FieldReader {
     const raw = this.#body[key];
     if (raw === undefined || raw === null) return [];
     if (typeof raw === 'string') return [raw];
-    if (Array.isArray(raw)) {
-      const bad = raw.findIndex((item) => typeof item !== 'string');
-      if (bad < 0) return raw as string[];
-      this.issues.push({ type: 'string_type', loc: [key, 'list[str]', bad], msg: 'Input should be a valid string', input: raw[bad] });
-      return [];
-    }
+    if (Array.isArray(raw) && raw.every((item) => typeof item === 'string')) return raw as string[];
+    // `Union[str, list[str]]`: pydantic reports each member's errors, the text's first, then the
+    // list's (every item that is no text, or the list itself).
     this.issues.push({ type: 'string_type', loc: [key, 'str'], msg: 'Input should be a valid string', input: raw });
+    if (!Array.isArray(raw)) this.issues.push({ type: 'list_type', loc: [key, 'list[str]'], msg: 'Input should be a valid list', input: raw });
+    else raw.forEach((item, i) => void (typeof item !== 'string' && this.issues.push({ type: 'string_type', loc: [key, 'list[str]', i], msg: 'Input should be a valid string', input: item })));
     return [];
   }
 }

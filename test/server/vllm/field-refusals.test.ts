@@ -219,3 +219,12 @@ describe('a nested model given no mapping (review 21-pydantic)', () => {
     expect((await refused('/v1/chat/completions', { ...CHAT, tools: [{ type: 'function', function: 5 }], tool_choice: 'none' })).message).toContain("'type': 'model_attributes_type', 'loc': ('body', 'tools', 0, 'function')");
   });
 });
+
+describe('stop: Union[str, list[str]] (review 21-pydantic)', () => {
+  it('reports each member’s errors as pydantic 2.13 does', async () => {
+    const locs = async (stop: unknown): Promise<string[]> => [...String((await refused('/v1/completions', { ...COMPLETION, stop })).message).matchAll(/'loc': \(([^)]*)\)/g)].map((m) => m[1] as string);
+    expect(await locs(5)).toEqual(["'body', 'stop', 'str'", "'body', 'stop', 'list[str]'"]);
+    expect(await locs(['a', 1])).toEqual(["'body', 'stop', 'str'", "'body', 'stop', 'list[str]', 1"]);
+    expect(await locs([1, 2])).toEqual(["'body', 'stop', 'str'", "'body', 'stop', 'list[str]', 0", "'body', 'stop', 'list[str]', 1"]);
+  });
+});
