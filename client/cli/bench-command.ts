@@ -317,8 +317,10 @@ export function serverNeverReached(report: LifecycleReport, anyReached: boolean)
 
 /** Scrapes of the server's metrics that failed, said once at the end (the reports count them too); null when none did. */
 export function failedScrapesNote(metrics: ServerMetricsReport | null): string | null {
-  if (metrics === null || metrics.failed_scrapes === 0) return null;
-  const { failed_scrapes: failed, summary, url } = metrics;
+  // The stages' scrapes, as the reports count them: failed against all of them.
+  const failed = metrics?.summary.failed_scrapes ?? 0;
+  if (metrics === null || failed === 0) return null;
+  const { summary, url } = metrics;
   const none = summary.scrapes === 0 ? '; the reports hold no server metrics' : '';
   return `server metrics: ${failed} of ${failed + summary.scrapes} scrapes of ${url} failed${none}`;
 }

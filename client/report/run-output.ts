@@ -243,7 +243,8 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
         if (adapters?.stages === true) for (const [stage, report] of reports.stages) write(`adapter_${part}_stage_${stage}_lifecycle_metrics.json`, json(report));
       }
       if (serverMetrics) {
-        write('summary_server_metrics.json', json({ url: serverMetrics.url, ...serverMetrics.summary, failed_scrapes: serverMetrics.failed_scrapes }));
+        // The summary's failed_scrapes are its stages' (a scrape during a warm-up or a sweep's probe is no stage's, failed or not).
+        write('summary_server_metrics.json', json({ url: serverMetrics.url, ...serverMetrics.summary }));
         for (const [stage, summary] of serverMetrics.stages) write(`stage_${stage}_server_metrics.json`, json(summary));
       }
     },

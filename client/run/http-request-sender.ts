@@ -30,6 +30,14 @@ export function basePath(base: URL, apiPath: string): string {
   return prefix.endsWith('/v1') && apiPath.startsWith('/v1/') ? prefix.slice(0, -3) : prefix;
 }
 
+/**
+ * Where a server behind `base` exposes /metrics: beside its API, under a gateway's prefix when
+ * the URL gives one (`http://gw/prefix` → `/prefix/metrics`), never under an OpenAI-style `/v1`.
+ */
+export function defaultMetricsUrl(base: URL): string {
+  return new URL(`${basePath(base, '/v1/')}/metrics`, base.origin).href;
+}
+
 export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
   // No undici header/body timers: the run's one timeout sweep (local-run.ts) covers every
   // request, and a timer refreshed on each read is work on the read path.

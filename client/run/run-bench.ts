@@ -25,7 +25,7 @@ import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
 import { runWorkers } from '../workers/worker-pool.ts';
 import { BenchError } from './bench-error.ts';
 import { DEFAULT_ADAPTER_REPORTS, type BenchOptions } from './bench-options.ts';
-import { httpRequestSender } from './http-request-sender.ts';
+import { defaultMetricsUrl, httpRequestSender } from './http-request-sender.ts';
 import { runLocal } from './local-run.ts';
 import { senderFactoryFor } from './request-sender.ts';
 import { watchStalls } from '../measure/stall-watch.ts';
@@ -200,7 +200,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
       process.stderr.write('benchtruth: note: no server metrics are scraped: --api jetstream-grpc talks to a gRPC port, which serves no /metrics; give JetStream\'s Prometheus port with --metrics-url\n');
       scrape = null;
     }
-    if (scrape) scraper = startStageScraper(scrape.url ?? new URL('/metrics', base.origin).href, scrape.intervalMs);
+    if (scrape) scraper = startStageScraper(scrape.url ?? defaultMetricsUrl(base), scrape.intervalMs);
     const onStage = (stage: number, phase: 'start' | 'end'): Promise<void> | undefined => (stage >= 0 ? scraper?.mark(stage, phase) : undefined);
     const probeRecords: RequestRecord[] = [];
     const onLocalRecord = (record: RequestRecord): void => {

@@ -20,15 +20,26 @@ export interface MetricFamily {
 
 // An OpenMetrics exemplar (` # {trace_id="…"} 0.67`) may follow the value and timestamp.
 // The label block ends at the first `}` outside a quoted value (a value may hold `}` itself).
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{((?:[^"}]|"(?:[^"\\]|\\.)*")*)\})?\s+(\S+)(?:\s+[^\s#]\S*)?(?:\s+#\s.*)?$/;
+// Blanks may stand between the tokens, a name and its `{` too (the text format's rule).
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{((?:[^"}]|"(?:[^"\\]|\\.)*")*)\})?\s+(\S+)(?:\s+[^\s#]\S*)?(?:\s+#\s.*)?$/;
 const LABEL = /\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?/gy;
 
-function parseValue(text: string): number {
-  if (text === '+Inf' || text === 'Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return Number.NaN;
-  return Number(text);
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const SPECIAL = /^([+-]?)(inf|infinity|nan)$/i;
+
+/**
+ * A sample's value as Go's strconv.ParseFloat reads it (what Prometheus parses with); null for
+ * text that is no number (`world`, `""`, `0x10`), whose line is then no sample: Prometheus fails
+ * such a scrape, and a page of something else must not pass for one.
+ */
+function parseValue(text: string): number | null {
+  if (DECIMAL.test(text)) return Number(text);
+  const special = SPECIAL.exec(text);
+  if (special === null) return null;
+  if ((special[2] as string).toLowerCase() === 'nan') return Number.NaN;
+  return special[1] === '-' ? -Infinity : Infinity;
 }
+
 
 function parseLabels(text: string): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -79,6 +90,8 @@ function typesOf(text: string): Map<string, MetricType> {
  */
 export class ExpositionReader {
   readonly families = new Map<string, MetricFamily>();
+  /** Series already read: Prometheus refuses a duplicate sample, and a second value read as the next scrape would fake a change. */
+  readonly #seen = new Set<string>();
   readonly #text: string;
   readonly #types: Map<string, MetricType>;
   #at = 0;
@@ -104,11 +117,17 @@ export class ExpositionReader {
     if (line === '' || line.startsWith('#')) return;
     const match = SAMPLE.exec(line);
     if (match === null) return;
+    const value = parseValue(match[4] as string);
+    if (value === null) return;
     const name = match[1] as string;
+    const labels = match[3] !== undefined ? parseLabels(match[3]) : {};
+    const key = seriesKey(name, labels);
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
     const family = familyOf(name, this.#types);
     let entry = this.families.get(family);
     if (entry === undefined) this.families.set(family, (entry = { name: family, type: this.#types.get(family) ?? 'untyped', samples: [] }));
-    entry.samples.push({ name, labels: match[3] !== undefined ? parseLabels(match[3]) : {}, value: parseValue(match[4] as string) });
+    entry.samples.push({ name, labels, value });
   }
 }
 

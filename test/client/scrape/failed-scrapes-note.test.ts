@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { failedScrapesNote } from '../../../client/cli/bench-command.ts';
 import type { ServerMetricsReport } from '../../../client/scrape/stage-scraper.ts';
 
-const report = (scrapes: number, failed: number): ServerMetricsReport => {
-  const summary = { scrapes, window_sec: null, gauges: {}, counters: {}, histograms: {} };
-  return { url: 'http://127.0.0.1:1/metrics', failed_scrapes: failed, summary, stages: new Map(), over: () => summary };
+/** `outside`: failed scrapes taken in no stage (a warm-up, a sweep's probe), which no report counts. */
+const report = (scrapes: number, failed: number, outside = 0): ServerMetricsReport => {
+  const summary = { scrapes, failed_scrapes: failed, window_sec: null, gauges: {}, counters: {}, histograms: {} };
+  return { url: 'http://127.0.0.1:1/metrics', failed_scrapes: failed + outside, summary, stages: new Map(), over: () => summary };
 };
 
 describe('failedScrapesNote', () => {
@@ -17,5 +18,10 @@ describe('failedScrapesNote', () => {
   it('counts the failures, and says when the reports hold no server metrics at all', () => {
     expect(failedScrapesNote(report(0, 6))).toBe('server metrics: 6 of 6 scrapes of http://127.0.0.1:1/metrics failed; the reports hold no server metrics');
     expect(failedScrapesNote(report(4, 2))).toBe('server metrics: 2 of 6 scrapes of http://127.0.0.1:1/metrics failed');
+  });
+
+  it('counts the stages\' scrapes alone, as the reports do: a warm-up\'s failures are in neither side (review 21-scrape)', () => {
+    expect(failedScrapesNote(report(0, 6, 6))).toBe('server metrics: 6 of 6 scrapes of http://127.0.0.1:1/metrics failed; the reports hold no server metrics');
+    expect(failedScrapesNote(report(5, 0, 3))).toBeNull();
   });
 });

@@ -327,3 +327,22 @@ describe('stage scraper ordering (audit 11-R13, R15, R16)', () => {
     expect(report.stages.get(0)?.counters['vllm:generation_tokens_total{engine="0",model_name="m"}']?.increase).toBe(1);
   });
 });
+
+describe('the exposition as Prometheus reads it (review 21-scrape)', () => {
+  it('a value that is no number is no sample, so a page of something else has none', () => {
+    expect(parsePrometheusText('hello world\nnot metrics\n').size).toBe(0);
+    expect(parsePrometheusText('a 0x10\nb 1e3\nc -inf\nd NaN\ne +Infinity\nf .5\n').get('a')).toBeUndefined();
+    const values = ['b', 'c', 'd', 'e', 'f'].map((name) => parsePrometheusText('b 1e3\nc -inf\nd NaN\ne +Infinity\nf .5\n').get(name)?.samples[0]?.value);
+    expect(values).toEqual([1000, -Infinity, Number.NaN, Infinity, 0.5]);
+  });
+
+  it('blanks between a name and its labels are allowed', () => {
+    expect(parsePrometheusText('a { x = "1" , y="2" } 5\n').get('a')?.samples).toEqual([{ name: 'a', labels: { x: '1', y: '2' }, value: 5 }]);
+  });
+
+  it('a duplicate series keeps its first value: a second is no change between scrapes', () => {
+    const once = parsePrometheusText('# TYPE c counter\nc_total 5\nc_total 7\n# TYPE g gauge\ng{a="1"} 1\ng{a="1"} 9\n');
+    expect(once.get('c')?.samples.map((s) => s.value)).toEqual([5]);
+    expect(once.get('g')?.samples.map((s) => s.value)).toEqual([1]);
+  });
+});

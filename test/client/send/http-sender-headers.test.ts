@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../contracts/clock.ts';
 import { completionsApi } from '../../../client/apis/completions.ts';
 import { sendAndMeasure } from '../../../client/send/http-sender.ts';
-import { basePath, withDefaultHeaders } from '../../../client/run/http-request-sender.ts';
+import { basePath, defaultMetricsUrl, withDefaultHeaders } from '../../../client/run/http-request-sender.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 
 const SSE = 'data: {"id":"c","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","stop_reason":null}]}\n\ndata: [DONE]\n\n';
@@ -130,5 +130,16 @@ describe('basePath (audit 17-D6)', () => {
     expect(basePath(new URL('http://h/gw/v1/'), '/v1/completions')).toBe('/gw');
     // JetStream's proxy path is /generate: a /v1 there is a prefix like any other.
     expect(basePath(new URL('http://h/v1'), '/generate')).toBe('/v1');
+  });
+});
+
+describe('the default /metrics URL (review 21-scrape)', () => {
+  it('keeps a gateway prefix the URL gives, and never goes under an OpenAI-style /v1', () => {
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000'))).toBe('http://127.0.0.1:8000/metrics');
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/'))).toBe('http://127.0.0.1:8000/metrics');
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/prefix'))).toBe('http://127.0.0.1:8000/prefix/metrics');
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/prefix/'))).toBe('http://127.0.0.1:8000/prefix/metrics');
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/v1'))).toBe('http://127.0.0.1:8000/metrics');
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/gw/v1'))).toBe('http://127.0.0.1:8000/gw/metrics');
   });
 });
