@@ -75,8 +75,8 @@ export function registerServeCommand(program: Command): void {
     .option('--created <epoch-seconds>', 'fixed `created` value for reproducible bytes')
     .option('--max-model-len <n>', 'context length for validation', String(d.maxModelLen))
     .option('--truth-log <file>', 'append each finished request’s truth record as a JSON line')
-    .option('--truth-capacity <n>', 'truth records kept queryable in memory (oldest dropped first)', String(d.truthCapacity))
-    .option('--truth-memory <MiB>', 'memory for truth records kept queryable (oldest dropped first; --truth-log keeps all)', String(d.truthMaxBytes / (1024 * 1024)))
+    .option('--truth-capacity <n>', 'truth records kept queryable in memory (the one that ended longest ago dropped first; none in flight)', String(d.truthCapacity))
+    .option('--truth-memory <MiB>', 'memory for truth records kept queryable (the one that ended longest ago dropped first; --truth-log keeps all)', String(d.truthMaxBytes / (1024 * 1024)))
     .option('--log', 'log every request (fastify logger)');
   registerVllmFlags(serve);
   registerJetstreamFlags(serve);

@@ -98,6 +98,8 @@ function liveBytes(record: TruthRecord): number {
 
 export class TruthStore {
   readonly #records = new Map<string, Kept>();
+  /** The kept records that have ended, in the order they ended: the only ones eviction takes. */
+  readonly #ended = new Set<string>();
   readonly #capacity: number;
   readonly #maxBytes: number;
   #bytes = 0;
@@ -223,8 +225,7 @@ export class TruthStore {
     kept.bytes = bytes;
     kept.settle = undefined;
     // Now the most recently ended record: the last the store lets go of.
-    this.#records.delete(record.id);
-    this.#records.set(record.id, kept);
+    this.#ended.add(record.id);
     this.#evict(record.id);
   }
 
@@ -339,26 +340,21 @@ export class TruthStore {
     const kept = this.#records.get(id);
     if (kept === undefined) return;
     this.#records.delete(id);
+    this.#ended.delete(id);
     this.#bytes -= kept.bytes;
   }
 
-  /** Drops the oldest finished records past the bounds; `newest` (the record just begun or ended) always stays, however large. */
+  /**
+   * Drops the records that ended longest ago while the store is past its bounds; `newest` (the
+   * record just begun or ended) always stays, however large. A record in flight is never
+   * dropped (a long stream begun before shorter ones that ended must not be the one lost): with
+   * more in flight than the bounds allow, they all stay (their responses hold them anyway), and
+   * the bounds hold again as they end.
+   */
   #evict(newest: string): void {
-    // A record in flight stays too (a long stream begun before shorter ones that ended must not
-    // be the one lost): it goes behind the others, and where a finished record belongs when it
-    // ends; once only those are left over the bounds, they all stay (their responses hold them
-    // anyway, and the bounds hold again as they end).
-    let passedInFlight = 0;
-    while (this.#records.size > 1 && passedInFlight < this.#records.size && (this.#records.size > this.#capacity || this.#bytes > this.#maxBytes)) {
-      const oldest = this.#records.keys().next().value;
-      if (oldest === undefined) return;
-      if (oldest === newest || this.#liveIds.has(oldest)) {
-        const kept = this.#records.get(oldest) as Kept;
-        this.#records.delete(oldest);
-        this.#records.set(oldest, kept);
-        passedInFlight++;
-        continue;
-      }
+    while (this.#records.size > 1 && (this.#records.size > this.#capacity || this.#bytes > this.#maxBytes)) {
+      const oldest = this.#ended.values().next().value;
+      if (oldest === undefined || oldest === newest) return;
       this.#remove(oldest);
     }
   }
