@@ -56,10 +56,17 @@ function refuseFlagAsValue(program: Command, argv: readonly string[]): void {
  * left (`| head`, EPIPE), a log on a full disk (ENOSPC, `> /dev/full`) — loses the console's
  * lines, never the command: a run still writes its reports, a merge its files, a server keeps
  * serving. (Thrown from the stream's 'error' event it would end the process with a stack trace.)
+ * A reader that left wanted no more; any other failure lost lines someone meant to keep (a
+ * `merge` without `--output` prints its only product), so the command then ends with one line
+ * and exit code 2 rather than 0 (consoleFailure).
  */
-function ignoreOutputGone(_error: NodeJS.ErrnoException): void {}
+let consoleFailure: string | null = null;
+function ignoreOutputGone(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EIO' && error.code !== 'EPIPE') consoleFailure ??= error.code ?? error.message;
+}
 
 export async function main(argv: readonly string[]): Promise<number> {
+  consoleFailure = null;
   if (!process.stdout.listeners('error').includes(ignoreOutputGone)) {
     process.stdout.on('error', ignoreOutputGone);
     process.stderr.on('error', ignoreOutputGone);
@@ -79,7 +86,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     const args = first === 'serve' ? ['serve', ...llmdServeArgv(argv.slice(1))] : [...argv];
     refuseFlagAsValue(program, args);
     await program.parseAsync(args, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    // A failed console write is reported by an 'error' event a turn later: let it come first.
+    await new Promise((resolve) => setImmediate(resolve));
+    const code = typeof process.exitCode === 'number' ? process.exitCode : 0;
+    if (consoleFailure !== null && code === 0) {
+      process.stderr.write(`benchtruth: the console could not be written (${consoleFailure}): lines of its output are lost\n`);
+      return 2;
+    }
+    return code;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;

@@ -156,7 +156,7 @@ describe('output that has gone away (audit 10 R11-10)', () => {
     expect(stderr).not.toMatch(/EPIPE|Error/);
   }, 60_000);
 
-  it('a console on a full disk (stdout to /dev/full: ENOSPC) loses the lines, not the command (review 21-cli)', async () => {
+  it('a console on a full disk (stdout to /dev/full: ENOSPC) loses the lines, not the command: files written, then one line and exit 2 (reviews 21-cli, 21-diff)', async () => {
     const out = join(root, 'full-console');
     const full = openSync('/dev/full', 'w');
     try {
@@ -164,8 +164,12 @@ describe('output that has gone away (audit 10 R11-10)', () => {
       let stderr = '';
       child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
       const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-      expect([code, stderr]).toEqual([0, '']);
+      expect([code, stderr]).toEqual([2, 'benchtruth: the console could not be written (ENOSPC): lines of its output are lost\n']);
       expect(existsSync(join(out, 'summary_lifecycle_metrics.json'))).toBe(true);
+      // Without --output the console is the merge's only product: losing it is no success either.
+      const alone = spawn(process.execPath, [BIN, 'merge', a, shardDir('full-c', 1)], { stdio: ['ignore', full, 'pipe'] });
+      const aloneCode = await new Promise<number | null>((resolve) => alone.on('exit', (c) => resolve(c)));
+      expect(aloneCode).toBe(2);
     } finally {
       closeSync(full);
     }
