@@ -6,7 +6,7 @@
 import { readTextFile } from '../../client/cli/text-file.ts';
 import type { Command, Option } from 'commander';
 import { parseYamlStrict } from '../../client/cli/yaml-text.ts';
-import { listFlagValues } from './llm-d-argv.ts';
+import { LIST_SETTINGS, listFlagValues } from './llm-d-argv.ts';
 import { CliError, flagValue, wholeNumber } from '../../contracts/cli-error.ts';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions, type ModelTimingOptions, type SchedulerKind } from '../engine/engine-options.ts';
 import { DISTRIBUTION_KINDS, type DistributionKind, type LatencyCalculator } from '../engine/timing.ts';
@@ -301,7 +301,7 @@ export function refuseDoubleSpellings(command: Command): void {
 export function applyServeConfig(flags: Record<string, unknown> & EngineServeFlags, command: Command): void {
   applyConfigFile(flags, command);
   // After the file: an emptied list flag on the command line has replaced the file's list.
-  for (const key of ['servedModelName', 'loraModules', 'failureTypes']) flags[key] = listFlagValues(flags[key] as string[] | undefined);
+  for (const key of LIST_SETTINGS) flags[key] = listFlagValues(flags[key] as string[] | undefined);
 }
 
 function applyConfigFile(flags: Record<string, unknown> & EngineServeFlags, command: Command): void {

@@ -41,6 +41,9 @@ export function llmdServeArgv(argv: readonly string[]): string[] {
   return out;
 }
 
+/** The list settings those flags set (commander's attribute names): read through listFlagValues. */
+export const LIST_SETTINGS: ReadonlySet<string> = new Set(['servedModelName', 'loraModules', 'failureTypes']);
+
 /**
  * A list flag's values as llm-d reads them, after the command line and the config file: the ""
  * of an emptied flag (see above) left out, and no value at all the flag's default (undefined).

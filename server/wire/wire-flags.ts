@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { configOptionValue, givenOnCommandLine, otherSpellings } from '../cli/engine-serve-flags.ts';
+import { LIST_SETTINGS, listFlagValues } from '../cli/llm-d-argv.ts';
 import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
 import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
@@ -56,9 +57,10 @@ export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, c
     if (option === undefined || ['scenario', 'wire', 'wireModel', 'port', 'host', 'config'].includes(key)) {
       throw new CliError(`--scenario ${flags.scenario}: server.${name} is not a serve setting a scenario may set`);
     }
-    // Read as `serve --config` reads the same key: a list for a repeatable flag, a map for an adapter.
-    // Flags win over the scenario, under either name of a setting; the scenario over --config.
-    if (givenOnCommandLine(command, name)) continue;
+    // Read as `serve --config` reads the same key: a list for a repeatable flag, a map for an adapter,
+    // no value the setting as it was. Flags win over the scenario, under either name of a setting;
+    // the scenario over --config.
+    if (value === null || givenOnCommandLine(command, name)) continue;
     for (const other of otherSpellings(name).flatMap((spelling) => known.get(spelling)?.attributeName() ?? [])) {
       if (command.getOptionValueSource(other) !== 'config') continue;
       command.setOptionValueWithSource(other, undefined, SCENARIO_SOURCE);
@@ -67,7 +69,7 @@ export function applyScenarioFlags(flags: WireFlags & Record<string, unknown>, c
     const parsed = configOptionValue(`--scenario ${flags.scenario}: server.${name}`, option, value);
     // Its source, so a bad value is blamed on the scenario's key (serve-command.ts), not on a flag.
     command.setOptionValueWithSource(key, parsed, SCENARIO_SOURCE);
-    flags[key] = parsed;
+    flags[key] = Array.isArray(parsed) && LIST_SETTINGS.has(key) ? listFlagValues(parsed) : parsed;
   }
   return scenario;
 }

@@ -156,7 +156,9 @@ function readMessages(body: Record<string, unknown>, issues: FieldIssue[]): { me
     // Only an assistant's or a function's content may be null (openai's message TypedDicts; the
     // others, vLLM's custom message too, take a text or parts, or no content key at all), and a
     // name is always a text: anything else fails every member of the messages union.
-    if (message.content === null && message.role !== 'assistant' && message.role !== 'function') {
+    // (A function message's null content comes with its required name.)
+    const nullAllowed = message.role === 'assistant' || (message.role === 'function' && typeof message.name === 'string');
+    if (message.content === null && !nullAllowed) {
       issues.push({ type: 'string_type', loc: ['messages', at, 'content', 'str'], msg: 'Input should be a valid string', input: null });
       return;
     }

@@ -312,7 +312,8 @@ function readResponseFormat(reader: FieldReader): void {
   const raw = reader.body.response_format;
   if (raw === undefined || raw === null) return;
   if (!isPlainObject(raw)) {
-    reader.issues.push({ type: 'model_type', loc: ['response_format'], msg: 'Input should be a valid dictionary or instance of ResponseFormat', input: raw, ctx: { class_name: 'ResponseFormat' } });
+    // Each member of Union[ResponseFormat, StructuralTagResponseFormat] fails alike.
+    for (const member of ['ResponseFormat', 'StructuralTagResponseFormat']) reader.issues.push(notAModel(['response_format', member], raw));
     return;
   }
   const type = raw.type;

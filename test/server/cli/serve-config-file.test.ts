@@ -70,6 +70,8 @@ describe("serve --scenario FILE: its server block is read as serve --config read
 
   it('one name is one served name, a list several, adapters as maps; a flag still wins', () => {
     expect(scenarioWith('  served-model-name: mymodel\n')).toMatchObject({ model: 'mymodel', servedModelAliases: [] });
+    // As --config reads them (review 21-diff): a key without a value keeps the setting, an empty name list is none.
+    expect(scenarioWith('  max-num-seqs:\n  served-model-name: ""\n')).toMatchObject({ model: 'benchtruth/fake-model', servedModelAliases: [] });
     expect(scenarioWith('  served-model-name: [a, b]\n  lora-modules:\n    - {name: sql, path: /loras/sql}\n  no-emission-sleep: true\n')).toMatchObject({
       model: 'a',
       servedModelAliases: ['b'],

@@ -107,7 +107,7 @@ describe('chat tool_choice (vLLM’s check_tool_usage)', () => {
 describe('typed fields are type-checked as vLLM’s pydantic models do', () => {
   it.each([
     ['/v1/chat/completions', { response_format: { type: 'xml' } }, "{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text', 'json_object' or 'json_schema'\", 'input': 'xml', 'ctx': {'expected': \"'text', 'json_object' or 'json_schema'\"}}"],
-    ['/v1/chat/completions', { response_format: 'json' }, "{'type': 'model_type', 'loc': ('body', 'response_format'), 'msg': 'Input should be a valid dictionary or instance of ResponseFormat', 'input': 'json', 'ctx': {'class_name': 'ResponseFormat'}}"],
+    ['/v1/chat/completions', { response_format: 'json' }, "{'type': 'model_attributes_type', 'loc': ('body', 'response_format', 'ResponseFormat'), 'msg': 'Input should be a valid dictionary or object to extract fields from', 'input': 'json'}, {'type': 'model_attributes_type', 'loc': ('body', 'response_format', 'StructuralTagResponseFormat'), 'msg': 'Input should be a valid dictionary or object to extract fields from', 'input': 'json'}"],
     ['/v1/chat/completions', { reasoning_effort: 'extreme' }, "{'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), 'msg': \"Input should be 'low', 'medium' or 'high'\", 'input': 'extreme', 'ctx': {'expected': \"'low', 'medium' or 'high'\"}}"],
     ['/v1/chat/completions', { user: 5 }, "{'type': 'string_type', 'loc': ('body', 'user'), 'msg': 'Input should be a valid string', 'input': 5}"],
     ['/v1/chat/completions', { logit_bias: [1] }, "{'type': 'dict_type', 'loc': ('body', 'logit_bias'), 'msg': 'Input should be a valid dictionary', 'input': [1]}"],
@@ -199,13 +199,13 @@ describe('a JSON null body is a missing body, as FastAPI answers it', () => {
 
 describe('chat messages as openai’s message types take them (review 21-pydantic)', () => {
   it('null content only for an assistant or a function; a name is a text', async () => {
-    for (const message of [{ role: 'user', content: null }, { role: 'system', content: null }, { role: 'tool', content: null, tool_call_id: 'x' }]) {
+    for (const message of [{ role: 'user', content: null }, { role: 'system', content: null }, { role: 'tool', content: null, tool_call_id: 'x' }, { role: 'function', content: null }]) {
       const error = await refused('/v1/chat/completions', { messages: [message], max_tokens: 2 });
       expect(error.message).toContain("'type': 'string_type', 'loc': ('body', 'messages', 0, 'content', 'str')");
     }
     expect((await refused('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi', name: null }], max_tokens: 2 })).message).toContain("'loc': ('body', 'messages', 0, 'name')");
     expect((await refused('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi', name: 5 }], max_tokens: 2 })).message).toContain("'loc': ('body', 'messages', 0, 'name')");
-    for (const messages of [[{ role: 'user', content: 'hi' }, { role: 'assistant', content: null }], [{ role: 'user' }], [{ role: 'user', content: 'hi', name: 'n' }]]) {
+    for (const messages of [[{ role: 'user', content: 'hi' }, { role: 'assistant', content: null }], [{ role: 'user', content: 'hi' }, { role: 'function', name: 'f', content: null }], [{ role: 'user' }], [{ role: 'user', content: 'hi', name: 'n' }]]) {
       expect((await post('/v1/chat/completions', { messages, max_tokens: 2 })).statusCode).toBe(200);
     }
   });
