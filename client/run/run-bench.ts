@@ -296,7 +296,7 @@ export async function runBench(options: BenchOptions, deps: BenchDeps = {}): Pro
         adapter_reports: adapterSwitches,
       };
       await output.writeReports({ summary: reports.summary, stages: reports.stages, rawSamples, adapters: { reports: reports.adapters, ...adapterSwitches }, serverMetrics });
-      if (options.reportFormat === 'lpg') output.attempt('the latency profile generator report', () => writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics?.over ?? null }));
+      if (options.reportFormat === 'lpg') output.attempt('the latency profile generator report', () => writeLpgReports(options.outputDir as string, { api: api.name, stream: options.stream, model, startEpochMs: originEpochMs, stages: samples, stageRates: lpgStageRates(ownContexts), serverMetricsOver: serverMetrics === null ? null : (stages) => serverMetrics.over(stages, 'name') }));
     }
     // Its requests.jsonl has company: a directory any tool (and merge) can read, then the one line.
     if (sweepFailure !== null) throw sweepFailure;

@@ -250,7 +250,20 @@ export class SegmentAccumulator {
 }
 
 /** Several segments' accumulations as one summary: their changes added up (see the note above). */
-export function summarizeAccumulated(segments: readonly SegmentAccumulator[], failedScrapes?: number): ServerMetricsSummary {
+/**
+ * How histograms are keyed: one per series, or (`name`) every series of a name summed by `le`,
+ * as PromQL's `histogram_quantile(q, sum(rate(x_bucket[…])) by (le))` reads them — what the
+ * latency profile generator and inference-perf query.
+ */
+export type HistogramGrouping = 'series' | 'name';
+
+/** A series key's metric name: what stands before its labels. */
+const nameOfKey = (key: string): string => {
+  const brace = key.indexOf('{');
+  return brace < 0 ? key : key.slice(0, brace);
+};
+
+export function summarizeAccumulated(segments: readonly SegmentAccumulator[], failedScrapes?: number, histogramsBy: HistogramGrouping = 'series'): ServerMetricsSummary {
   const result: ServerMetricsSummary = {
     scrapes: segments.reduce((n, segment) => n + segment.scrapes, 0),
     ...(failedScrapes === undefined ? {} : { failed_scrapes: failedScrapes }),
@@ -278,7 +291,8 @@ export function summarizeAccumulated(segments: readonly SegmentAccumulator[], fa
   const histograms = new Map<string, HistogramDelta>();
   for (const segment of spans) {
     for (const [key, increase] of segment.increases) increases.set(key, (increases.get(key) ?? 0) + increase);
-    for (const [key, h] of segment.histograms) {
+    for (const [series, h] of segment.histograms) {
+      const key = histogramsBy === 'name' ? nameOfKey(series) : series;
       let total = histograms.get(key);
       if (total === undefined) histograms.set(key, (total = { count: 0, sum: 0, buckets: new Map() }));
       total.count += h.count;

@@ -7,7 +7,7 @@
  */
 import { request } from 'undici';
 import { realClock, type Clock } from '../../contracts/clock.ts';
-import { SegmentAccumulator, summarizeAccumulated, type ServerMetricsSummary } from './metric-summary.ts';
+import { SegmentAccumulator, summarizeAccumulated, type HistogramGrouping, type ServerMetricsSummary } from './metric-summary.ts';
 import { parsePrometheusTextInSlices } from './prometheus-text.ts';
 
 export interface ServerMetricsReport {
@@ -16,8 +16,11 @@ export interface ServerMetricsReport {
   /** Over every stage's scrapes (none taken outside a stage's measured part). */
   summary: ServerMetricsSummary;
   stages: Map<number, ServerMetricsSummary>;
-  /** The summary over exactly these stages' scrapes (say, the stages of one LPG file). */
-  over(stages: readonly number[]): ServerMetricsSummary;
+  /**
+   * The summary over exactly these stages' scrapes (say, the stages of one LPG file);
+   * `histogramsBy: 'name'` sums every series of a histogram by `le`, as the LPG's queries do.
+   */
+  over(stages: readonly number[], histogramsBy?: HistogramGrouping): ServerMetricsSummary;
 }
 
 export interface StageScraper {
@@ -148,10 +151,10 @@ export function startStageScraper(url: string, intervalMs: number, deps: Scraper
         stopTimer();
         await Promise.all([...inFlight]);
         // Each stage is a segment of its own: no change is taken across what ran between stages.
-        const over = (wanted: readonly number[]): ServerMetricsSummary => {
+        const over = (wanted: readonly number[], histogramsBy: HistogramGrouping = 'series'): ServerMetricsSummary => {
           const chosen = [...new Set(wanted)].sort((a, b) => a - b);
           const failures = chosen.reduce((n, stage) => n + (failedByStage.get(stage) ?? 0), 0);
-          return summarizeAccumulated(chosen.map((stage) => byStage.get(stage) ?? new SegmentAccumulator()), failures);
+          return summarizeAccumulated(chosen.map((stage) => byStage.get(stage) ?? new SegmentAccumulator()), failures, histogramsBy);
         };
         const stages = new Map<number, ServerMetricsSummary>();
         const seen = [...new Set([...byStage.keys(), ...failedByStage.keys()])].sort((a, b) => a - b);

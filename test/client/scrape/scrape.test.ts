@@ -346,3 +346,25 @@ describe('the exposition as Prometheus reads it (review 21-scrape)', () => {
     expect(once.get('g')?.samples.map((s) => s.value)).toEqual([1]);
   });
 });
+
+describe('histograms summed by le over their series, as the LPG queries them (review 21-scrape)', () => {
+  it('one engine slow, one fast: summed by name the quantiles are the pool’s, by series each its own', () => {
+    const page = (slow: number, fast: number): string =>
+      [
+        '# TYPE ttft histogram',
+        `ttft_bucket{engine="0",le="0.1"} 0`, `ttft_bucket{engine="0",le="10"} ${slow}`, `ttft_bucket{engine="0",le="+Inf"} ${slow}`, `ttft_sum{engine="0"} ${5 * slow}`, `ttft_count{engine="0"} ${slow}`,
+        `ttft_bucket{engine="1",le="0.1"} ${fast}`, `ttft_bucket{engine="1",le="10"} ${fast}`, `ttft_bucket{engine="1",le="+Inf"} ${fast}`, `ttft_sum{engine="1"} ${0.05 * fast}`, `ttft_count{engine="1"} ${fast}`,
+        '',
+      ].join('\n');
+    const segment = new SegmentAccumulator();
+    segment.add({ atEpochMs: 0, families: parsePrometheusText(page(0, 0)) });
+    segment.add({ atEpochMs: 1000, families: parsePrometheusText(page(3, 9)) });
+    const bySeries = summarizeAccumulated([segment]);
+    expect(Object.keys(bySeries.histograms)).toEqual(['ttft{engine="0"}', 'ttft{engine="1"}']);
+    const byName = summarizeAccumulated([segment], undefined, 'name');
+    expect(Object.keys(byName.histograms)).toEqual(['ttft']);
+    // 12 observations, 9 of them in (0, 0.1]: the median is in the first bucket, the p90 in the second.
+    expect(byName.histograms.ttft).toMatchObject({ count: 12, sum: 15.45, median: bucketQuantile(0.5, [{ le: 0.1, count: 9 }, { le: 10, count: 12 }, { le: Infinity, count: 12 }]) });
+    expect(byName.histograms.ttft?.median).toBeLessThan(0.1);
+  });
+});
