@@ -208,6 +208,11 @@ export const SHARED_PREFIX = z.strictObject({
   question_len: tokens.default(50),
   /** inference-perf's prompt-generation seed: accepted, unused (prompts follow load.seed). */
   seed: z.number().int().optional(),
+  /**
+   * inference-perf's output length as a distribution (its `output_len` mapping, or the legacy
+   * `output_distribution`), drawn as its sample_from_distribution draws it.
+   */
+  output_distribution: inferencePerfDistribution.optional(),
 });
 
 /**

@@ -172,14 +172,14 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
     mockData.type = 'synthetic';
     if (!('input' in mockData) && !('input_distribution' in mockData)) mockData.input = 4;
   }
-  // Its shared-prefix output length given as a distribution is inference-perf's output_distribution.
+  // Its shared-prefix output length given as a distribution is the legacy output_distribution
+  // beside it (drawn by sample_from_distribution, not data.output_distribution's generator).
   const prefix = mappingAt(raw, 'data.shared_prefix');
   if (prefix !== undefined && isPlainMapping(prefix.output_len)) {
-    const data = mappingAt(raw, 'data') as Json;
-    if ('output_distribution' in data) oneSetting('data.shared_prefix.output_len', 'data.output_distribution');
-    data.output_distribution = prefix.output_len;
+    if ('output_distribution' in prefix && prefix.output_distribution !== null) oneSetting('data.shared_prefix.output_len', 'data.shared_prefix.output_distribution');
+    prefix.output_distribution = prefix.output_len;
     delete prefix.output_len;
-    written.set('data.output_distribution', 'data.shared_prefix.output_len');
+    written.set('data.shared_prefix.output_distribution', 'data.shared_prefix.output_len');
   }
   // A sweep block with `type` is inference-perf's (seen before `type` is renamed).
   const theirSweep = 'type' in (mappingAt(raw, 'load.sweep') ?? {});

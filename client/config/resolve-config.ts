@@ -324,6 +324,24 @@ function inferencePerfLength(d: InferencePerfDistribution): LengthDistribution {
   }
 }
 
+/**
+ * inference-perf's sample_from_distribution (its shared-prefix lengths): the draw clamped to
+ * [min, max] and rounded, with no shift of a lognormal and a uniform drawn up to max + 1.
+ */
+function sampledLength(d: InferencePerfDistribution): LengthDistribution {
+  const sd = d.variance !== undefined ? Math.sqrt(d.variance) : (d.std_dev ?? 200);
+  switch (d.type) {
+    case 'fixed':
+      return { kind: 'fixed', value: Math.trunc(d.mean) };
+    case 'uniform':
+      return { kind: 'uniform', min: d.min, max: d.max, rounded: 'past-max' };
+    case 'lognormal':
+      return { kind: 'lognormal', mean: d.mean, sd, min: d.min, max: d.max };
+    default:
+      return { kind: 'normal', mean: d.mean, sd, min: d.min, max: d.max };
+  }
+}
+
 /** Names a config path for an error: the flag that set it, else the file (or "flags") and the path. */
 type Where = (path: string) => string;
 
@@ -513,10 +531,12 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     case 'shared_prefix': {
       // Every key has inference-perf's default: no section is all of them.
       const sp = data.shared_prefix ?? SHARED_PREFIX.parse({});
+      // Its own output distribution, unless a flag (--max-tokens) set the length.
+      const prefixOutput = flagOf?.('data.output', 'flag') === undefined ? sp.output_distribution : undefined;
       return {
         type: 'shared_prefix',
         sharedPrefix: { groups: sp.num_groups, promptsPerGroup: sp.prompts_per_group, systemPromptTokens: sp.system_prompt_len, questionTokens: sp.question_len },
-        output: output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens },
+        output: prefixOutput !== undefined ? sampledLength(prefixOutput) : (output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens }),
       };
     }
     default:

@@ -13,8 +13,13 @@ export const MAX_SAMPLED_TOKENS = 1_048_576;
 
 export type LengthDistribution =
   | { kind: 'fixed'; value: number }
-  /** A whole number in [min, max], each equally likely; `rounded`: a real drawn in [min, max) and rounded, as inference-perf draws it (the ends half as likely). */
-  | { kind: 'uniform'; min: number; max: number; rounded?: boolean }
+  /**
+   * A whole number in [min, max], each equally likely. `rounded`: a real drawn in [min, max) and
+   * rounded, as inference-perf's generate_distribution draws it (the ends half as likely);
+   * `'past-max'`: a real drawn in [min, max + 1), clamped to max and rounded, as its
+   * sample_from_distribution draws it (min half as likely, max one and a half times).
+   */
+  | { kind: 'uniform'; min: number; max: number; rounded?: boolean | 'past-max' }
   | { kind: 'normal'; mean: number; sd: number; min?: number; max?: number }
   /**
    * mean and sd of the length itself (not of its logarithm), as users state them. With `offset`
@@ -30,6 +35,7 @@ export function sampleLength(dist: LengthDistribution, rng: Rng): number {
       return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, Math.round(dist.value)));
     case 'uniform':
       if (dist.rounded === true) return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, Math.round(dist.min + rng.float() * (dist.max - dist.min))));
+      if (dist.rounded === 'past-max') return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, Math.round(Math.min(dist.max, dist.min + rng.float() * (dist.max + 1 - dist.min)))));
       return Math.min(MAX_SAMPLED_TOKENS, Math.max(1, rng.int(Math.ceil(dist.min), Math.floor(dist.max))));
     case 'normal':
       value = rng.normal(dist.mean, dist.sd);

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../../contracts/cli-error.ts';
 import { benchOptionsFromFlags } from '../../../client/cli/bench-command.ts';
+import { sampleLength, type LengthDistribution } from '../../../client/data/length-distribution.ts';
+import { Rng } from '../../../contracts/rng.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'benchtruth-config-'));
 const file = (name: string, text: string): string => {
@@ -199,6 +201,23 @@ server: {base_url: "http://127.0.0.1:1"}
     expect(benchOptionsFromFlags({ config: defaults }).data).toMatchObject({ sharedPrefix: { groups: 10, promptsPerGroup: 2, systemPromptTokens: 100, questionTokens: 50 } });
     const both = file('ip-sp-both.yml', 'data: {type: shared_prefix, output: 9, shared_prefix: {output_len: 40}}\nserver: {base_url: "http://127.0.0.1:1"}\n');
     expect(errorOf(() => benchOptionsFromFlags({ config: both }))).toMatch(/data\.shared_prefix\.output_len and data\.output are one setting/);
+  });
+
+  it("inference-perf's shared_prefix output length as a distribution is drawn as its sample_from_distribution draws it (review 21-load)", () => {
+    const spec = (output: string): string => file(`ip-sp-${output.length}-${Math.random().toString(36).slice(2)}.yml`, `data: {type: shared_prefix, shared_prefix: {${output}}}\nserver: {base_url: "http://127.0.0.1:1"}\n`);
+    const uniform = benchOptionsFromFlags({ config: spec('output_len: {type: uniform, min: 10, max: 12}') }).data;
+    expect(uniform).toMatchObject({ output: { kind: 'uniform', min: 10, max: 12, rounded: 'past-max' } });
+    // numpy's uniform(10, 13) clipped to 12 and rounded: 10, 11, 12 in 1 : 2 : 3.
+    const rng = new Rng(7);
+    const counts = [0, 0, 0];
+    for (let i = 0; i < 60_000; i++) counts[sampleLength((uniform as { output: LengthDistribution }).output, rng) - 10]!++;
+    expect(counts.map((c) => Math.round((c / 60_000) * 6))).toEqual([1, 2, 3]);
+    // A lognormal is not shifted by min; a normal's mean may lie outside [min, max]; the legacy key is read too.
+    expect(benchOptionsFromFlags({ config: spec('output_len: {type: lognormal, mean: 100, std_dev: 5, min: 20, max: 50}') }).data).toMatchObject({ output: { kind: 'lognormal', mean: 100, sd: 5, min: 20, max: 50 } });
+    expect(benchOptionsFromFlags({ config: spec('output_len: {type: normal, mean: 100, std_dev: 5, min: 1, max: 50}') }).data).toMatchObject({ output: { kind: 'normal', mean: 100 } });
+    expect(benchOptionsFromFlags({ config: spec('output_distribution: {type: fixed, mean: 33}') }).data).toMatchObject({ output: { kind: 'fixed', value: 33 } });
+    // --max-tokens still wins.
+    expect(benchOptionsFromFlags({ config: spec('output_len: {type: fixed, mean: 33}'), maxTokens: '7' }).data).toMatchObject({ output: { kind: 'fixed', value: 7 } });
   });
 
   it("inference-perf's sweep (sweep.type under a constant or poisson load) is our sweep with that spacing and arrival", () => {
