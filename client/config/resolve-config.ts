@@ -309,34 +309,22 @@ function lengthOf(config: LengthConfig): LengthDistribution {
 
 type InferencePerfDistribution = NonNullable<BenchConfig['data']['input_distribution']>;
 
-/** inference-perf's Distribution as one of ours, drawing as inference-perf draws it (its distribution utils). */
-function inferencePerfLength(d: InferencePerfDistribution): LengthDistribution {
-  const sd = d.variance !== undefined ? Math.sqrt(d.variance) : (d.std_dev ?? 200);
-  switch (d.type) {
-    case 'fixed':
-      return { kind: 'fixed', value: Math.trunc(d.mean) };
-    case 'uniform':
-      return { kind: 'uniform', min: d.min, max: d.max, rounded: true };
-    case 'lognormal':
-      return { kind: 'lognormal', mean: d.mean, sd, min: d.min, max: d.max, offset: d.min };
-    default:
-      return { kind: 'normal', mean: d.mean, sd, min: d.min, max: d.max };
-  }
-}
-
 /**
- * inference-perf's sample_from_distribution (its shared-prefix lengths): the draw clamped to
- * [min, max] and rounded, with no shift of a lognormal and a uniform drawn up to max + 1.
+ * inference-perf's Distribution as one of ours, drawn as inference-perf draws it. It has two
+ * samplers: `generate` (generate_distribution: its data's input and output distributions) rounds
+ * a uniform over [min, max] and shifts a lognormal by min; `sample` (sample_from_distribution:
+ * its shared-prefix lengths) draws a uniform over [min, max + 1) and shifts nothing. Both clamp
+ * to [min, max] and round.
  */
-function sampledLength(d: InferencePerfDistribution): LengthDistribution {
+function inferencePerfLength(d: InferencePerfDistribution, sampler: 'generate' | 'sample' = 'generate'): LengthDistribution {
   const sd = d.variance !== undefined ? Math.sqrt(d.variance) : (d.std_dev ?? 200);
   switch (d.type) {
     case 'fixed':
       return { kind: 'fixed', value: Math.trunc(d.mean) };
     case 'uniform':
-      return { kind: 'uniform', min: d.min, max: d.max, rounded: 'past-max' };
+      return { kind: 'uniform', min: d.min, max: d.max, rounded: sampler === 'generate' ? true : 'past-max' };
     case 'lognormal':
-      return { kind: 'lognormal', mean: d.mean, sd, min: d.min, max: d.max };
+      return { kind: 'lognormal', mean: d.mean, sd, min: d.min, max: d.max, ...(sampler === 'generate' ? { offset: d.min } : {}) };
     default:
       return { kind: 'normal', mean: d.mean, sd, min: d.min, max: d.max };
   }
@@ -536,7 +524,7 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
       return {
         type: 'shared_prefix',
         sharedPrefix: { groups: sp.num_groups, promptsPerGroup: sp.prompts_per_group, systemPromptTokens: sp.system_prompt_len, questionTokens: sp.question_len },
-        output: prefixOutput !== undefined ? sampledLength(prefixOutput) : (output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens }),
+        output: prefixOutput !== undefined ? inferencePerfLength(prefixOutput, 'sample') : (output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens }),
       };
     }
     default:
