@@ -45,15 +45,13 @@ function planCompletionRequest({ base, tokenizer, prompts, sent }: CompletionPla
 
 /**
  * vLLM streams a completion only when `best_of` is unset or equals `n`, and never under beam
- * search (serving_completion.py): any other `stream: true` request is generated whole and sent
- * as one event of the non-streamed body, then `[DONE]`, its headers with it; its engine errors
- * are plain 400s, as a non-streamed request's.
+ * search (serving_completion.py). A stream whose `best_of` is not its `n` never gets that far
+ * (SamplingParams refuses it: checkSampling), so beam search is what remains: it is generated
+ * whole and sent as one event of the non-streamed body, then `[DONE]`, its headers with it; its
+ * engine errors are plain 400s, as a non-streamed request's.
  */
 function vllmStreamDecision(req: CompletionRequest): CompletionRequest {
-  if (!req.stream) return req;
-  const bestOf = req.sampling?.bestOf ?? null;
-  const streams = (bestOf === null || bestOf === (req.n ?? 1)) && req.useBeamSearch !== true;
-  return streams ? req : { ...req, oneEventStream: true };
+  return req.stream && req.useBeamSearch === true ? { ...req, oneEventStream: true } : req;
 }
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {

@@ -17,7 +17,7 @@ export interface CompletionRequest {
   maxTokens: number;
   stream: boolean;
   /**
-   * A `stream: true` request vLLM does not stream (best_of ≠ n, beam search): it generates the
+   * A `stream: true` request vLLM does not stream (beam search; a best_of ≠ n is refused): it generates the
    * whole answer, then sends it as one event of the non-streamed body and `[DONE]`
    * (serving_completion.py's fake_stream_generator).
    */
