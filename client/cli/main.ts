@@ -50,7 +50,6 @@ function refuseFlagAsValue(program: Command, argv: readonly string[]): void {
   }
 }
 
-/** Runs the CLI; resolves to the process exit code. */
 /**
  * Console output that cannot be written — a terminal after a hang-up (EIO), a pipe whose reader
  * left (`| head`, EPIPE), a log on a full disk (ENOSPC, `> /dev/full`) — loses the console's
@@ -65,6 +64,7 @@ function ignoreOutputGone(error: NodeJS.ErrnoException): void {
   if (error.code !== 'EIO' && error.code !== 'EPIPE') consoleFailure ??= error.code ?? error.message;
 }
 
+/** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   consoleFailure = null;
   if (!process.stdout.listeners('error').includes(ignoreOutputGone)) {

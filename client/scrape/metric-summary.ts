@@ -249,7 +249,6 @@ export class SegmentAccumulator {
   }
 }
 
-/** Several segments' accumulations as one summary: their changes added up (see the note above). */
 /**
  * How histograms are keyed: one per series, or (`name`) every series of a name summed by `le`,
  * as PromQL's `histogram_quantile(q, sum(rate(x_bucket[…])) by (le))` reads them — what the
@@ -263,6 +262,7 @@ const nameOfKey = (key: string): string => {
   return brace < 0 ? key : key.slice(0, brace);
 };
 
+/** Several segments' accumulations as one summary: their changes added up (see the note above). */
 export function summarizeAccumulated(segments: readonly SegmentAccumulator[], failedScrapes?: number, histogramsBy: HistogramGrouping = 'series'): ServerMetricsSummary {
   const result: ServerMetricsSummary = {
     scrapes: segments.reduce((n, segment) => n + segment.scrapes, 0),

