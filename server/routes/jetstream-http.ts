@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decodeFastapiBody, fastapiBodyValue, fastapiReadsJson } from '../dialects/jetstream/fastapi-body.ts';
 import { JetstreamError, queueFull, validationError } from '../dialects/jetstream/fastapi-errors.ts';
-import { pythonJsonDumps } from '../dialects/jetstream/python-json.ts';
+import { pythonJsonDumps } from '../dialects/python-json-dumps.ts';
 import { parseNativeGenerateRequest, parseProxyGenerateRequest } from '../dialects/jetstream/generate-request.ts';
 import { SURFACE_ENDPOINTS, type GeneratePlanInput, type JetstreamSurface } from '../dialects/jetstream/plan-generate.ts';
 import type { ServerContext } from '../server-context.ts';

@@ -3,6 +3,7 @@
  * (compact, status = code). After the 200: `data: {"error": {...}}` as Python's json.dumps
  * writes it (", " and ": " separators), then `[DONE]`.
  */
+import { pythonJsonString } from '../dialects/python-json-dumps.ts';
 import type { DialectShapes } from './plan-wire-response.ts';
 
 const ERRORS: Record<number, { type: string; message: string }> = {
@@ -17,10 +18,13 @@ function errorOf(status: number): { type: string; message: string } {
   return ERRORS[status] ?? { type: status < 500 ? 'BadRequestError' : 'InternalServerError', message: `HTTP ${status} (benchtruth wire fault).` };
 }
 
-/** json.dumps of a flat object of strings, numbers and nulls, with Python's default separators. */
+/**
+ * json.dumps of a flat object of strings, numbers and nulls, with Python's defaults: ", " and
+ * ": " separators, and ensure_ascii (a request id or model name beyond ASCII is escaped).
+ */
 function pythonJson(fields: Record<string, string | number | null>): string {
   return `{${Object.entries(fields)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .map(([k, v]) => `${pythonJsonString(k)}: ${typeof v === 'string' ? pythonJsonString(v) : JSON.stringify(v)}`)
     .join(', ')}}`;
 }
 

@@ -5,7 +5,7 @@
  * object a client can recognise, followed by nothing at all (no EOS step): the stream just ends.
  */
 import type { DialectShapes } from '../../wire/plan-wire-response.ts';
-import { pythonJsonDumps } from './python-json.ts';
+import { pythonJsonDumps } from '../python-json-dumps.ts';
 
 const MESSAGES: Record<number, string> = {
   400: 'Bad Request (benchtruth wire fault)',

@@ -8,13 +8,13 @@
  * - Native `/v1/generate` and gRPC Decode: protobuf-JSON of DecodeResponse (camelCase, indent 2,
  *   default values omitted), one message per decode step plus the EOS step, whose sample is
  *   empty because JetStream drops the EOS token from the output.
- * All JSON text is ASCII, as Python's ensure_ascii writes it (python-json.ts).
+ * All JSON text is ASCII, as Python's ensure_ascii writes it (python-json-dumps.ts).
  */
 import { hex32, type Rng } from '../../../contracts/rng.ts';
 import type { PlannedToken } from '../../../contracts/truth.ts';
 import type { PayloadEvent } from '../../wire/payload-event.ts';
 import { pythonFloat } from '../vllm/python-repr.ts';
-import { pythonJsonDumps, pythonJsonString } from './python-json.ts';
+import { pythonJsonDumps, pythonJsonString } from '../python-json-dumps.ts';
 
 /** One decode step's sample, as the proto has it. */
 export interface StreamSample {

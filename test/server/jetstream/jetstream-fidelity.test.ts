@@ -12,7 +12,7 @@ import { interpretDecodePayload, interpretProxyPayload } from '../../../client/a
 import { orchestratorClient } from '../../../client/send/grpc-sender.ts';
 import { countTokens } from '../../../contracts/tokenizer.ts';
 import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
-import { ensureAscii, pythonJsonDumps, pythonJsonString } from '../../../server/dialects/jetstream/python-json.ts';
+import { ensureAscii, pythonJsonDumps, pythonJsonString } from '../../../server/dialects/python-json-dumps.ts';
 
 let server: BenchtruthServer;
 

@@ -42,6 +42,26 @@ describe('a request id already running (audit 17-V2)', () => {
   });
 });
 
+describe('a non-ASCII request id already running (review 22)', () => {
+  it('is escaped in the in-stream error, as json.dumps writes it, and raw in the 400, as JSONResponse writes it', async () => {
+    const chat = (stream: boolean, max_tokens: number): Promise<Response> =>
+      fetch(`${running.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: '', messages: [{ role: 'user', content: 'x' }], max_tokens, stream, request_id: '日é😀' }),
+      });
+    const first = await chat(true, 20);
+    const streamed = await chat(true, 2);
+    expect(await streamed.text()).toBe(
+      'data: {"error": {"message": "Request id chatcmpl-\\u65e5\\u00e9\\ud83d\\ude00 already running.", "type": "BadRequestError", "param": null, "code": 400}}\n\ndata: [DONE]\n\n',
+    );
+    const whole = await chat(false, 2);
+    expect(whole.status).toBe(400);
+    expect(await whole.text()).toContain('"message":"Request id chatcmpl-日é😀 already running."');
+    await first.text();
+  });
+});
+
 describe('two requests of one id sent at once (audit 17-R2)', () => {
   it('one is served and the other refused, however the isolated engine defers their planning', async () => {
     // Every pair at once; each answer lasts 2 s (100 tokens 20 ms apart), so the second of a

@@ -1,9 +1,10 @@
 /**
- * JSON as JetStream's Python writes it. Both the ai-on-gke proxy (`json.dumps`) and JetStream's
- * own HTTP server (protobuf's `MessageToJson`, itself `json.dumps`) keep `ensure_ascii=True`:
- * everything outside printable ASCII travels as a `\uXXXX` escape (lowercase hex, astral
- * characters as surrogate pairs, DEL too), so their bytes never hold raw multi-byte UTF-8.
- * The one escaping rule of the JetStream dialect; every renderer goes through it.
+ * JSON as Python's `json.dumps` writes it, with its default `ensure_ascii=True`: everything
+ * outside printable ASCII travels as a `\uXXXX` escape (lowercase hex, astral characters as
+ * surrogate pairs, DEL too), so the bytes never hold raw multi-byte UTF-8. JetStream writes all
+ * its JSON so (the ai-on-gke proxy's `json.dumps`, its own HTTP server's protobuf
+ * `MessageToJson`); vLLM only its in-stream error events (`create_streaming_error_response`),
+ * while its chunks are pydantic's raw UTF-8.
  */
 
 const NOT_PRINTABLE_ASCII = /[\u007f-\uffff]/g;
