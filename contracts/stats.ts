@@ -1,6 +1,8 @@
 /**
  * The one statistics module (DESIGN §5): exact over the full sample, population standard
- * deviation, numpy's default linear-interpolation percentiles. Empty samples give null.
+ * deviation, numpy's default linear-interpolation percentiles. Empty samples give null; a
+ * sample holding a NaN gives NaN for every figure, as numpy's percentile, min, max, mean and
+ * std do (never some figures computed around it).
  */
 
 export interface Distribution {
@@ -25,10 +27,18 @@ export function sortedAscending(values: ArrayLike<number>): Float64Array {
 
 /**
  * numpy.percentile(x, p) with method="linear": position (n-1)·p/100 between closest ranks.
- * `sorted` must be ascending.
+ * `sorted` must be ascending as sortedAscending orders it (a NaN last, where it is found).
  */
 export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number | null {
-  return percentileAt(sorted.length, (rank) => sorted[rank] as number, p);
+  const n = sorted.length;
+  if (n > 0 && Number.isNaN(sorted[n - 1])) return checkedPercentile(p, Number.NaN);
+  return percentileAt(n, (rank) => sorted[rank] as number, p);
+}
+
+/** `value`, once `p` is known to be a percentile (a bad p is refused whatever the sample). */
+function checkedPercentile(p: number, value: number): number {
+  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile must be within [0, 100], got ${p}`);
+  return value;
 }
 
 /** percentileOfSorted over a sorted sample read by rank (`at`), of `n` values. */
@@ -160,6 +170,14 @@ export function withZeros(sorted: ArrayLike<number>, zeros: number): SortedSampl
 
 const segmentLength = (segment: SortedSample[number]): number => ('values' in segment ? segment.to - segment.from : segment.count);
 
+/** A NaN in the sample: a slice of a sortedAscending array holds its NaNs last; a run may be of NaN. */
+function holdsNaN(sample: SortedSample): boolean {
+  for (const segment of sample) {
+    if ('values' in segment ? segment.to > segment.from && Number.isNaN(segment.values[segment.to - 1]) : segment.count > 0 && Number.isNaN(segment.value)) return true;
+  }
+  return false;
+}
+
 /** distribution() of a sorted sample: the same values, to the last bit, with nothing expanded. */
 export function distributionOfSorted(sample: SortedSample, extraPercentiles: readonly number[] = []): Distribution {
   let n = 0;
@@ -173,6 +191,10 @@ export function distributionOfSorted(sample: SortedSample, extraPercentiles: rea
     }
     throw new RangeError(`rank ${rank} is outside a sample of ${n}`);
   };
+  if (n > 0 && holdsNaN(sample)) {
+    const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number] => [p, checkedPercentile(p, Number.NaN)]) };
+    return { ...extra, mean: NaN, min: NaN, max: NaN, sd: NaN, p10: NaN, p50: NaN, p90: NaN, p99: NaN };
+  }
   const extra = extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number | null] => [p, percentileAt(n, at, p)]) };
   if (n === 0) return { ...extra, mean: null, min: null, max: null, sd: null, p10: null, p50: null, p90: null, p99: null };
   const min = at(0);

@@ -99,8 +99,11 @@ const whole = z.number().int().nonnegative();
 const column = z.array(z.number().nullable());
 const counts = z.record(z.string(), whole);
 const pair = z.tuple([z.number(), z.number()]);
-/** A latency or a token count per request: never below 0 (a latency is end − start on one monotonic clock). */
-const notBelowZero = z.array(z.number().nonnegative().nullable());
+/**
+ * A latency or a token count per request: always known, never below 0 (a latency is end − start
+ * on one monotonic clock). A null (a NaN written out) would make every figure of its column NaN.
+ */
+const notBelowZero = z.array(z.number().nonnegative());
 /** Columns are one request per index: a column shorter or longer than the others would pair values of different requests. */
 function sameLengths(columns: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const lengths = Object.entries(columns).filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]));

@@ -138,6 +138,33 @@ describe('empty sample', () => {
   });
 });
 
+describe('a sample holding a NaN (review 22: the figures below the NaN came out as numbers)', () => {
+  const allNaN = { mean: NaN, min: NaN, max: NaN, sd: NaN, p10: NaN, p50: NaN, p90: NaN, p99: NaN };
+  it('gives NaN for every figure, as numpy does (np.percentile, np.min, np.std of [1, nan, 3] are all nan)', () => {
+    expect(distribution([1, Number.NaN, 3])).toEqual(allNaN);
+    expect(distribution([Number.NaN])).toEqual(allNaN);
+    expect(distribution([1, Number.NaN], [0, 100])).toEqual({ ...allNaN, extra: [[0, NaN], [100, NaN]] });
+    for (const p of [0, 10, 50, 100]) {
+      expect(percentile([1, Number.NaN, 3], p)).toBeNaN();
+      expect(percentileOfSorted(sortedAscending([Number.NaN, 2, 1]), p)).toBeNaN();
+    }
+    expect(mean([1, Number.NaN, 3])).toBeNaN();
+    expect(populationSd([1, Number.NaN, 3])).toBeNaN();
+  });
+
+  it('gives NaN however the sample is laid out: zeros in front, counted values', () => {
+    expect(distributionOfSorted(withZeros(sortedAscending([2, Number.NaN, -1]), 3))).toEqual(allNaN);
+    expect(distributionOfSorted(countedSample(new Map([[1, 2], [Number.NaN, 1], [3, 1]])))).toEqual(allNaN);
+    // A NaN counted zero times is no value of the sample.
+    expect(distributionOfSorted(countedSample(new Map([[1, 2], [Number.NaN, 0]]))).p50).toBe(1);
+  });
+
+  it('still refuses a percentile outside [0, 100]', () => {
+    expect(() => percentile([Number.NaN], 101)).toThrow(RangeError);
+    expect(() => distribution([Number.NaN], [-1])).toThrow(RangeError);
+  });
+});
+
 describe('percentile rank validation', () => {
   it.each([-1, -1e-9, 100.0000001, 101, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
     'p=%s throws RangeError',

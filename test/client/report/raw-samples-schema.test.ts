@@ -37,6 +37,9 @@ describe('parseRawSamplesFile', () => {
     ['a file that is a list', () => [], /^\(top level\): expected object, got a list$/],
     ['another version', (f: any) => void (f.version = 2), /^version: unsupported version number 2 \(this benchtruth reads version 1\)$/],
     ['no version', (f: any) => void delete f.version, /^missing field version$/],
+    ['a null latency of a success (review 22: its column came out half NaN)', (f: any) => void (f.stages[0].samples.success.latencyMs = [null]), /^stages\.0\.samples\.success\.latencyMs\.0: expected number, got null$/],
+    ['a null output count of a success', (f: any) => void (f.stages[0].samples.success.outputTokens = [null]), /^stages\.0\.samples\.success\.outputTokens\.0: expected number, got null$/],
+    ['a null latency of a failure', (f: any) => void (f.stages[0].samples.failure.latencyMs = [null]), /^stages\.0\.samples\.failure\.latencyMs\.0: expected number, got null$/],
     ['another samples version', (f: any) => void (f.stages[0].samples.version = 3), /^stages\.0\.samples\.version: unsupported version number 3/],
   ])('%s', (_name, edit, message) => {
     expect(() => parseRawSamplesFile(corrupt(edit))).toThrow(message);
