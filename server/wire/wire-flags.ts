@@ -8,7 +8,7 @@ import { CliError } from '../../contracts/cli-error.ts';
 import { configOptionValue, givenOnCommandLine, otherSpellings } from '../cli/engine-serve-flags.ts';
 import { LIST_SETTINGS, listFlagValues } from '../cli/llm-d-argv.ts';
 import { loadScenario, ScenarioError, type Scenario } from './scenarios.ts';
-import { applyWireSpec, formatWireSpec, WireSpecError } from './wire-spec.ts';
+import { applyWireSpec, formatWireSpec, stackWireSpecs, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY } from './wire-policy.ts';
 
 /** The value source (commander's) of a serve setting a scenario file gave. */
@@ -84,7 +84,9 @@ export function wireOptionsFromFlags(flags: WireFlags, scenario: Scenario | null
     const eq = entry.indexOf('=');
     if (eq <= 0) throw new CliError(`--wire-model: expected NAME=SPEC, got ${JSON.stringify(entry)}`);
     const name = entry.slice(0, eq);
-    wireModels[name] = checkedSpec('--wire-model', entry.slice(eq + 1));
+    const spec = checkedSpec('--wire-model', entry.slice(eq + 1));
+    // A flag edits the scenario's spec for that model (and an earlier flag's), item by item.
+    wireModels[name] = Object.hasOwn(wireModels, name) ? stackWireSpecs(wireModels[name] as string, spec) : spec;
   }
   return { wire, wireModels };
 }

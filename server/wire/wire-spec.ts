@@ -253,6 +253,21 @@ export function applyWireSpec(base: Readonly<WirePolicy>, spec: string): WirePol
   return policy;
 }
 
+/**
+ * One spec that edits a policy as `below` and then `above` do, each its own layer: `above`'s
+ * later items win, and its first `fault=` replaces `below`'s faults too (within one spec a
+ * further `fault=` adds, so a `fault=none` goes in front of `above` when it names faults).
+ */
+export function stackWireSpecs(below: string, above: string): string {
+  if (below.trim() === '') return above;
+  if (above.trim() === '') return below;
+  const namesFaults = above.split(';').some((item) => {
+    const eq = item.indexOf('=');
+    return (eq < 0 ? item : item.slice(0, eq)).trim().toLowerCase() === 'fault';
+  });
+  return namesFaults ? `${below};fault=none;${above}` : `${below};${above}`;
+}
+
 export function parseWireSpec(spec: string): WirePolicy {
   return applyWireSpec(VLLM_WIRE_POLICY, spec);
 }

@@ -1,7 +1,9 @@
 /** The `x-benchtruth-wire` spec grammar: every item, every error, canonical form, layering. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyWireSpec, formatWireSpec, parseWireSpec, WireSpecError } from '../../../server/wire/wire-spec.ts';
+import { applyWireSpec, formatWireSpec, parseWireSpec, stackWireSpecs, WireSpecError } from '../../../server/wire/wire-spec.ts';
+import { wireOptionsFromFlags } from '../../../server/wire/wire-flags.ts';
+import type { Scenario } from '../../../server/wire/scenarios.ts';
 import { requestWirePolicy } from '../../../server/wire/request-wire.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from '../../../server/wire/wire-policy.ts';
 import { policyArb, benignFaultArb, failingFaultArb } from '../../pipeline/wire-virtual.ts';
@@ -102,6 +104,42 @@ describe('canonical form', () => {
       }),
       { seed: 0x5bec, numRuns: 300 },
     );
+  });
+});
+
+describe('stackWireSpecs: two layers as one spec (review 22: a --wire-model flag replaced the scenario\'s spec for that model)', () => {
+  const base = parseWireSpec('eol=crlf;cut=usage,blank;gap=5ms;fault=disconnect:3@1');
+  const layeredTwice = (below: string, above: string): WirePolicy => applyWireSpec(applyWireSpec(base, below), above);
+
+  it.each([
+    ['tokens=burst:4;fault=none', 'eol=cr'],
+    ['tokens=burst:4;fault=stall:2', 'fault=nodone'],
+    ['fault=stall:2;fault=dupdone', 'fault=nodone,malformed;fault=error:1'],
+    ['fault=stall:2', 'vllm;fault=nodone'],
+    ['eol=cr', 'FAULT = none'],
+    ['', 'fault=nodone'],
+    ['fault=nodone', ''],
+  ])('%j under %j', (below, above) => {
+    expect(applyWireSpec(base, stackWireSpecs(below, above))).toEqual(layeredTwice(below, above));
+  });
+
+  it('equals applying the two layers in turn, for any two policies as specs', () => {
+    const specArb = policyArb(fc.array(fc.oneof(benignFaultArb, failingFaultArb), { maxLength: 3 })).map(formatWireSpec);
+    fc.assert(
+      fc.property(specArb, specArb, (below, above) => {
+        expect(applyWireSpec(base, stackWireSpecs(below, above))).toEqual(layeredTwice(below, above));
+      }),
+      { seed: 0x57ac, numRuns: 300 },
+    );
+  });
+
+  it('a --wire-model flag edits the scenario\'s models: entry item by item, and so does a second flag for that model', () => {
+    const scenario = { wire: 'eol=crlf;fault=disconnect:3@1', models: { m2: 'tokens=burst:4;fault=none' } } as unknown as Scenario;
+    const settings = wireOptionsFromFlags({ wireModel: ['m2=eol=cr', 'm2=cut=usage', 'm3=tokens=2'] }, scenario);
+    const r = requestWirePolicy(settings, 'm2', undefined);
+    if (!r.ok) throw new Error(r.message);
+    expect(formatWireSpec(r.policy)).toBe(formatWireSpec(parseWireSpec('eol=cr;cut=usage;tokens=burst:4')));
+    expect(settings.wireModels.m3).toBe('tokens=2');
   });
 });
 
