@@ -81,9 +81,15 @@ function dateExists(text: string): boolean {
 export const instant = z.unknown().transform((value, ctx) => {
   const hint = 'write an ISO 8601 time with its zone (e.g. 2026-12-01T09:00:00Z) or epoch milliseconds';
   const epochMs = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : typeof value === 'string' && ISO_WITH_ZONE.test(value.trim()) && dateExists(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
-  // Epoch milliseconds of this century: a number of seconds (10 digits) would be 1970.
+  // Epoch milliseconds from 2001 to 2286: a number of seconds (10 digits) would be 1970.
   if (!Number.isFinite(epochMs) || epochMs < 1e12 || epochMs > 1e13) {
-    ctx.addIssue({ code: 'custom', message: `not a moment: ${JSON.stringify(value)} (${hint})`, params: { value: true } });
+    const numeric = typeof value === 'number' || Number.isFinite(epochMs);
+    const why = !numeric
+      ? hint
+      : epochMs >= 1e9 && epochMs < 1e10
+        ? `that looks like epoch seconds; in epoch milliseconds it is ${epochMs * 1000}`
+        : 'epoch milliseconds are taken from 1000000000000 (2001) to 10000000000000 (2286); or write an ISO 8601 time with its zone (e.g. 2026-12-01T09:00:00Z)';
+    ctx.addIssue({ code: 'custom', message: `not a moment: ${JSON.stringify(value)} (${why})`, params: { value: true } });
     return z.NEVER;
   }
   return epochMs;
@@ -112,8 +118,9 @@ const httpUrlLike = (example: string) =>
     { message: `must be an absolute http(s) URL, e.g. ${example}`, params: { value: true } },
   );
 const httpUrl = httpUrlLike('http://127.0.0.1:8000/metrics');
-const whole = (min: number) => z.number().int().min(min);
-const tokens = whole(1).max(MAX_LENGTH_TOKENS);
+/** A whole number in [min, max]: the range checked first, so a huge number is told the field's own limit (zod's int() has its own, the safe-integer one). */
+const whole = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().min(min).max(max).int();
+const tokens = whole(1, MAX_LENGTH_TOKENS);
 const tokenCount = z.number().positive().max(MAX_LENGTH_TOKENS);
 
 /**
@@ -175,16 +182,16 @@ const length = z.union([
 ]);
 
 const rateStage = z.strictObject({ rate: positive, duration: positiveDuration });
-const concurrencyStage = z.strictObject({ concurrency: whole(1).max(MAX_CONCURRENCY), count: whole(1).max(MAX_PLANNED_SENDS) });
+const concurrencyStage = z.strictObject({ concurrency: whole(1, MAX_CONCURRENCY), count: whole(1, MAX_PLANNED_SENDS) });
 
 /** `load.sweep`: given only with load.type sweep (resolve-config.ts refuses it elsewhere). */
 const sweepSchema = z
   .strictObject({
     // A sweep spreads stages up to saturation: a thousand is already a day of 90 s stages.
-    num_stages: whole(1).max(1000).default(5),
+    num_stages: whole(1, 1000).default(5),
     stage_duration: positiveDuration.default(10_000),
-    probe_requests: whole(2).max(MAX_PLANNED_SENDS).default(50),
-    probe_concurrency: whole(1).max(MAX_CONCURRENCY).default(16),
+    probe_requests: whole(2, MAX_PLANNED_SENDS).default(50),
+    probe_concurrency: whole(1, MAX_CONCURRENCY).default(16),
     spacing: z.enum(['linear', 'geometric']).default('linear'),
     arrival: z.enum(['constant', 'poisson']).default('constant'),
     /** benchtruth's spread of stage rates (from saturation/N) or inference-perf's (from 1 req/s); its sweep spelling sets the latter. */
@@ -202,8 +209,8 @@ export const SWEEP_DEFAULTS = sweepSchema.parse({});
  * its own key names are read as these (inference-perf-spellings.ts).
  */
 export const SHARED_PREFIX = z.strictObject({
-  num_groups: whole(1).max(MAX_PLANNED_SENDS).default(10),
-  prompts_per_group: whole(1).max(MAX_PLANNED_SENDS).default(10),
+  num_groups: whole(1, MAX_PLANNED_SENDS).default(10),
+  prompts_per_group: whole(1, MAX_PLANNED_SENDS).default(10),
   system_prompt_len: tokens.default(100),
   question_len: tokens.default(50),
   /** inference-perf's prompt-generation seed: accepted, unused (prompts follow load.seed). */
@@ -273,7 +280,7 @@ export const configSchema = z.strictObject({
       seed: whole(0).default(0),
       trace_file: z.string().min(1, 'must not be empty').optional(),
       sweep: sweepSchema.optional(),
-      workers: whole(1).max(MAX_WORKERS).default(1),
+      workers: whole(1, MAX_WORKERS).default(1),
       /**
        * inference-perf's worker and pacing knobs, accepted so its configs run unchanged, unused:
        * benchtruth never caps an open loop's in-flight requests (a late send shows as
@@ -317,7 +324,7 @@ export const configSchema = z.strictObject({
       /** ShareGPT pruning as vLLM's (defaults 4, 1024, 2048; client/data/file-datasets.ts). */
       min_tokens: tokens.optional(),
       max_prompt_tokens: tokens.optional(),
-      max_total_tokens: whole(1).max(2 * MAX_LENGTH_TOKENS).optional(),
+      max_total_tokens: whole(1, 2 * MAX_LENGTH_TOKENS).optional(),
       shared_prefix: SHARED_PREFIX.optional(),
     })
     .superRefine((data, ctx) => {

@@ -26,7 +26,7 @@ export function engineConfigNotes(options: CheckedOptions & { loraModules: Reado
   }
   const served = new Set([...known, ...options.servedModelAliases]);
   for (const name of Object.keys(options.wireModels)) {
-    if (!served.has(name)) notes.push(`benchtruth: note: --wire-model for ${JSON.stringify(name)} names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later`);
+    if (!served.has(name)) notes.push(`benchtruth: note: the wire spec for ${JSON.stringify(name)} (--wire-model, or a scenario's models:) names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later`);
   }
   for (const name of new Set([options.model, ...Object.keys(options.modelTiming)])) {
     const timing = { ...options, ...(Object.hasOwn(options.modelTiming, name) ? options.modelTiming[name] : {}) };

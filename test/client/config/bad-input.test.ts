@@ -74,6 +74,13 @@ describe('sizes the client cannot honour (B6, B7)', () => {
     expect(benchOptionsFromFlags({ ...base, workers: '64', rate: '1000', duration: '60s' }).workers).toBe(64);
   });
 
+  it('a number past 2^53 is told the field\'s own limit, not the safe-integer one (review 22)', () => {
+    expect(errorOf({ workers: '99999999999999999999' })).toBe('--workers: Too big: expected number to be <=64 (fix: use a value <= 64)');
+    expect(errorOf({ maxTokens: '99999999999999999999' })).toMatch(/^--max-tokens: .*<= ?1048576 \(fix: use a value <= 1048576\)$/);
+    expect(errorOf({ concurrency: '99999999999999999999', count: '1' })).toMatch(/^--concurrency: .*<= ?100000 \(/);
+    expect(errorOf({ count: '99999999999999999999', concurrency: '1' })).toMatch(/^--count: .*<= ?4000000 \(/);
+  });
+
   it('a huge sd or length names the key', () => {
     expect(errorOf({ config: file('sd.yaml', 'data: {input: {distribution: normal, mean: 10, sd: 1e300}}\n') })).toMatch(/^config .*sd\.yaml: data\.input\.sd: .*1048576/);
     expect(errorOf({ maxTokens: '1e9' })).toMatch(/^--max-tokens: /);

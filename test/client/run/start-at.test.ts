@@ -103,6 +103,18 @@ describe('load.start_at', () => {
   });
 });
 
+describe('a refused start says why (review 22: "not a moment … or epoch milliseconds" for epoch milliseconds)', () => {
+  const messageOf = (value: unknown): string => instant.safeParse(value).error?.issues[0]?.message ?? '';
+  it('epoch seconds are named as such, with their milliseconds', () => {
+    expect(messageOf(1764579600)).toBe('not a moment: 1764579600 (that looks like epoch seconds; in epoch milliseconds it is 1764579600000)');
+    expect(messageOf('1764579600')).toBe('not a moment: "1764579600" (that looks like epoch seconds; in epoch milliseconds it is 1764579600000)');
+  });
+
+  it('other numbers are told the range taken', () => {
+    expect(messageOf(0)).toMatch(/^not a moment: 0 \(epoch milliseconds are taken from 1000000000000 \(2001\) to 10000000000000 \(2286\);/);
+  });
+});
+
 describe('a start the run could not make', () => {
   it.each([1, 2])('is said on stderr: the ready request outlasted its lead (audit 10 R11-2); the schedule stays on the start, its overrun the schedule delay (%i worker(s), audit 17-M1)', async (workers) => {
     const slow = createServer((req, res) => {

@@ -60,9 +60,9 @@ describe('settings that work but may not be what was meant: a note each', () => 
     expect(notes({ model: 'm', loraModules: [{ name: 'la', path: '/x', baseModelName: null }], modelTiming: { la: { itlMs: 3 } } })).toEqual([]);
   });
 
-  it('a --wire-model for a name that is no served name or adapter (audit 16-C finding 17)', () => {
+  it('a wire spec (--wire-model or a scenario’s models:; review 22 found the scenario’s blamed on the flag) for a name that is no served name or adapter (audit 16-C finding 17)', () => {
     expect(notes({ model: 'm', servedModelAliases: ['alias'], wireModels: { nosuch: 'cut=2', alias: 'cut=2', m: 'cut=3' } })).toEqual([
-      'benchtruth: note: --wire-model for "nosuch" names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later',
+      'benchtruth: note: the wire spec for "nosuch" (--wire-model, or a scenario\'s models:) names no served model or --lora-modules adapter; it applies if an adapter of that name is loaded later',
     ]);
   });
 
