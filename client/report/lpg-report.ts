@@ -200,7 +200,7 @@ export type LpgStatsBlock = StatsBlock;
 export interface LpgReport {
   metrics: Record<string, unknown>;
   dimensions: { date: string; backend: string; model_id: string; tokenizer_id: string };
-  config: { model: string; model_server: string };
+  config: { model: string; num_models: number; model_server: string; start_time: { seconds: number; nanos: number } };
   summary_stats: {
     stats: Array<{
       request_rate: number | null;
@@ -240,6 +240,18 @@ export function lpgDate(epochMs: number): string {
   const d = new Date(epochMs);
   const two = (n: number): string => String(n).padStart(2, '0');
   return `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}-${two(d.getHours())}${two(d.getMinutes())}${two(d.getSeconds())}`;
+}
+
+/**
+ * The generator's `config.start_time`: protobuf's Timestamp.FromDatetime of its start, a naive
+ * local datetime (datetime.fromtimestamp), which protobuf reads as UTC: the local wall-clock
+ * time's seconds (epoch seconds where the zone is UTC, as in its container) and microseconds
+ * as nanos.
+ */
+export function lpgStartTime(epochMs: number): { seconds: number; nanos: number } {
+  const micros = Math.round(epochMs * 1000);
+  const localOffsetS = -new Date(epochMs).getTimezoneOffset() * 60;
+  return { seconds: Math.floor(micros / 1e6) + localOffsetS, nanos: (((micros % 1e6) + 1e6) % 1e6) * 1000 };
 }
 
 /** Prometheus answers values as strings; a stat it could not compute is left out, as the generator does. */
@@ -325,7 +337,7 @@ export function lpgReport(input: LpgInput): LpgReport {
       ...lpgErrorCounts(samples.failuresByKind, samples.disconnectedAfterHeaders),
     },
     dimensions: { date: lpgDate(input.startEpochMs), backend: input.backend, model_id: input.modelId, tokenizer_id: input.tokenizerId },
-    config: { model: input.modelId, model_server: input.backend },
+    config: { model: input.modelId, num_models: 1, model_server: input.backend, start_time: lpgStartTime(input.startEpochMs) },
     summary_stats: {
       stats: [
         {

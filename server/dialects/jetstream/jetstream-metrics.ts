@@ -41,7 +41,6 @@ export class JetstreamMetrics {
   readonly #slot: { id: string; idx: string };
   readonly #prefillBacklog: Gauge<'id'>;
   readonly #slotsUsed: Gauge<'id' | 'idx'>;
-  readonly #generateBacklog: Gauge<'id' | 'idx'>;
   readonly #success: Counter<'id'>;
   readonly #queueDuration: Histogram<'id'>;
   readonly #ttft: Histogram<'id'>;
@@ -61,7 +60,7 @@ export class JetstreamMetrics {
       new Histogram({ name, help, labelNames: ['id'], buckets, registers });
     this.#prefillBacklog = new Gauge({ name: 'jetstream_prefill_backlog_size', help: 'Size of prefill queue', labelNames: ['id'], registers });
     const transfer = new Gauge({ name: 'jetstream_transfer_backlog_size', help: 'Size of transfer queue', labelNames: ['id', 'idx'], registers });
-    this.#generateBacklog = new Gauge({ name: 'jetstream_generate_backlog_size', help: 'Size of generate queue', labelNames: ['id', 'idx'], registers });
+    const generateBacklog = new Gauge({ name: 'jetstream_generate_backlog_size', help: 'Size of generate queue', labelNames: ['id', 'idx'], registers });
     // Under --workers the registry is merged across workers: backlogs add up (prom-client's
     // default 'sum'), the slot share is the workers' mean, startup took as long as the slowest.
     this.#slotsUsed = new Gauge({ name: 'jetstream_slots_used_percentage', help: 'The percentage of decode slots currently being used', labelNames: ['id', 'idx'], registers, aggregator: 'average' });
@@ -78,9 +77,11 @@ export class JetstreamMetrics {
     this.#waitTime = histogram('jetstream_wait_time_per_request', 'Time each request is not being prefilled or decoded', b.waitTimePerRequest);
     this.#inputLength = histogram('jetstream_request_input_length', 'Number of input tokens per request', b.requestInputLength);
     this.#outputLength = histogram('jetstream_request_output_length', 'Number of output tokens per request', b.requestOutputLength);
-    // Present from the start with JetStream's single-engine labels, as a scrape right after boot sees them.
+    // Present from the start with JetStream's single-engine labels, as a scrape right after boot
+    // sees them, and 0 for good: JetStream binds both to `functools.partial(float, backlog.qsize())`,
+    // the queue's size read once, when it is created empty (its prefill gauge is a live lambda).
     transfer.set(this.#slot, 0);
-    this.#generateBacklog.set(this.#slot, 0);
+    generateBacklog.set(this.#slot, 0);
     modelLoad.set(this.#labels, 0);
     startup.set(this.#labels, startupLatencySec);
     this.usage({ prefillBacklog: 0, decoding: 0, slots: 1 });
@@ -90,7 +91,6 @@ export class JetstreamMetrics {
     const busy = Math.min(load.decoding, load.slots);
     this.#slotsUsed.set(this.#slot, load.slots > 0 ? busy / load.slots : 0);
     this.#prefillBacklog.set(this.#labels, load.prefillBacklog);
-    this.#generateBacklog.set(this.#slot, Math.max(0, load.decoding - load.slots));
   }
 
   /**

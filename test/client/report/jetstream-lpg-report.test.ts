@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
-import { LPG_ERROR_KEYS, LPG_VLLM_METRICS, lpgDate, lpgErrorKey, lpgFileName, lpgReport, lpgSamplesFromRecords, lpgSamplesFromStages, type LpgInput } from '../../../client/report/lpg-report.ts';
+import { LPG_ERROR_KEYS, LPG_VLLM_METRICS, lpgDate, lpgErrorKey, lpgFileName, lpgReport, lpgSamplesFromRecords, lpgSamplesFromStages, lpgStartTime, type LpgInput } from '../../../client/report/lpg-report.ts';
 import type { ServerMetricsSummary } from '../../../client/scrape/metric-summary.ts';
 import { requestMetrics } from '../../../contracts/metrics.ts';
 
@@ -90,8 +90,19 @@ describe('lpgReport, key by key against a real report', () => {
   const report = JSON.parse(JSON.stringify(lpgReport(INPUT))) as Json;
   const fixtureKeys = (value: Json): Json => Object.fromEntries(Object.entries(value).filter(([k]) => !NEWER_METRIC_KEYS.includes(k)));
 
-  it.each(['dimensions', 'config', 'summary_stats'])('%s has exactly the real report’s keys and value types', (section) => {
+  it.each(['dimensions', 'summary_stats'])('%s has exactly the real report’s keys and value types', (section) => {
     expect(shape(report[section])).toEqual(shape(FIXTURE[section]));
+  });
+
+  it('config has the real report’s keys, and the newer generator’s num_models and start_time in its order (review 22)', () => {
+    const config = report.config as Json;
+    expect(Object.keys(config)).toEqual(['model', 'num_models', 'model_server', 'start_time']);
+    expect(shape(Object.fromEntries(Object.entries(config).filter(([k]) => k in (FIXTURE.config as Json))))).toEqual(shape(FIXTURE.config));
+    expect(config.num_models).toBe(1);
+    // Timestamp.FromDatetime of a naive local datetime: the local wall clock read as UTC, microseconds as nanos.
+    const offsetS = -new Date(INPUT.startEpochMs).getTimezoneOffset() * 60;
+    expect(config.start_time).toEqual({ seconds: INPUT.startEpochMs / 1000 + offsetS, nanos: 0 });
+    expect(lpgStartTime(1727302163123.4567)).toEqual({ seconds: 1727302163 - new Date(1727302163123).getTimezoneOffset() * 60, nanos: 123457000 });
   });
 
   it('metrics has every key and value type of the real report, plus only the newer generator’s additions', () => {
