@@ -6,7 +6,7 @@ import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
 import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';
 import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -35,6 +35,8 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     const start = startGeneration(ctx, request, reply, bodyRequestId(request.body));
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
+    const returned = returnedError(request);
+    if (returned !== null) return refuse(returned);
     const { identity, arrivalMono } = start;
     const parsed = parseChatRequest(request.body, ctx.options.vllmVersion);
     if (!parsed.ok) return refuse(parsed.error);

@@ -6,7 +6,7 @@ import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
+import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -59,6 +59,8 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     const start = startGeneration(ctx, request, reply);
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
+    const returned = returnedError(request);
+    if (returned !== null) return refuse(returned);
     const { identity, arrivalMono } = start;
     const parsed = parseCompletionRequest(request.body, ctx.options.defaultMaxTokens, ctx.options.vllmVersion);
     if (!parsed.ok) return refuse(parsed.error);

@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResolvedModel } from '../dialects/vllm/model-registry.ts';
-import { badRequest, modelNotFound, rateLimited, VllmError } from '../dialects/vllm/errors.ts';
+import { badRequest, modelNotFound, rateLimited, returnErrorHeader, VllmError } from '../dialects/vllm/errors.ts';
 import { admitRequest, playThroughEngine, type EngineAdmission } from '../engine/serve-through-engine.ts';
 import type { PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { EOS_ID } from '../engine/vocabulary.ts';
@@ -41,6 +41,16 @@ export function startGeneration(ctx: ServerContext, request: FastifyRequest, rep
   const start = { identity, arrivalMono: request.arrivalMono };
   withoutTruth.set(request, start);
   return start;
+}
+
+/**
+ * llm-d-inference-sim's deterministic error (`X-Return-Error: CODE`), asked before anything of
+ * the request is read, as llm-d answers it; the first value when the header is sent twice.
+ */
+export function returnedError(request: FastifyRequest): VllmError | null {
+  const raw = request.raw as { headersDistinct?: NodeJS.Dict<string[]> };
+  const sent = raw.headersDistinct?.['x-return-error']?.[0] ?? request.headers['x-return-error'];
+  return returnErrorHeader(Array.isArray(sent) ? sent[0] : sent);
 }
 
 /** The caller now owns the request's truth; returns the start if no one did before. */

@@ -12,7 +12,12 @@ export type VllmErrorType =
   | 'RequestEntityTooLarge'
   | 'RateLimitError'
   | 'ServiceUnavailableError'
-  | 'InternalServerError';
+  | 'InternalServerError'
+  // llm-d-inference-sim's names for other statuses (its ErrorCodeToType, after the openai package's).
+  | 'AuthenticationError'
+  | 'PermissionDeniedError'
+  | 'UnprocessableEntityError'
+  | 'APIConnectionError';
 
 export class VllmError extends Error {
   readonly status: number;
@@ -95,3 +100,24 @@ export function contextLengthError(maxModelLen: number, promptTokens: number, ma
  * queue drains within a step or two: clients are told to come back in a second.
  */
 export const rateLimited = (message: string): VllmError => new VllmError(429, 'RateLimitError', message, null, { 'retry-after': '1' });
+
+/** llm-d-inference-sim's error type of an HTTP status (its `ErrorCodeToType`). */
+function llmdErrorType(status: number): VllmErrorType {
+  const named: Readonly<Record<number, VllmErrorType>> = { 400: 'BadRequestError', 401: 'AuthenticationError', 403: 'PermissionDeniedError', 404: 'NotFoundError', 422: 'UnprocessableEntityError', 429: 'RateLimitError' };
+  return named[status] ?? (status >= 500 ? 'InternalServerError' : 'APIConnectionError');
+}
+
+/**
+ * llm-d-inference-sim's `X-Return-Error: CODE` (v0.9+): the request is answered at once with that
+ * status and its error body, whatever it asked; a value that is no integer is a 400. Null
+ * without the header. Statuses outside 400–599 are refused too (llm-d would send them as they
+ * are, an error body under a 200 or a 1xx no client can read).
+ */
+export function returnErrorHeader(value: string | undefined): VllmError | null {
+  if (value === undefined || value === '') return null;
+  const quoted = JSON.stringify(value);
+  if (!/^[+-]?\d+$/.test(value)) return badRequest(`Invalid X-Return-Error header value ${quoted}: must be an integer`);
+  const status = Number(value);
+  if (!(status >= 400 && status <= 599)) return badRequest(`Invalid X-Return-Error header value ${quoted}: benchtruth simulates the error statuses 400 to 599`);
+  return new VllmError(status, llmdErrorType(status), `Simulated error triggered by X-Return-Error header (code ${status})`);
+}
