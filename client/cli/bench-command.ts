@@ -349,7 +349,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--dataset-min-tokens <n>', 'ShareGPT: drop prompts or answers shorter than n tokens (default 4, as vLLM)')
     .option('--dataset-max-prompt-tokens <n>', 'ShareGPT: drop prompts longer than n tokens (default 1024, as vLLM)')
     .option('--dataset-max-total-tokens <n>', 'ShareGPT: drop pairs whose prompt + output exceed n tokens (default 2048, as vLLM)')
-    .option('--seed <n>', 'seed of schedule, prompts and request ids, 0 to 4294967295 (default 0)')
+    .option('--seed <n>', 'seed of schedule, prompts and request ids, taken modulo 2^32 as inference-perf takes its base_seed (default 0)')
     .option('--model <name>', 'model to request (default: the first of /v1/models; JetStream APIs: jetstream)')
     .option('--api-key <key>', 'sent as Authorization: Bearer <key>')
     .option('--lora <name:weight,...>', 'LoRA traffic split, e.g. a:3,b:1')

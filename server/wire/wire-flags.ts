@@ -86,7 +86,8 @@ export function wireOptionsFromFlags(flags: WireFlags, scenario: Scenario | null
     const name = entry.slice(0, eq);
     const spec = checkedSpec('--wire-model', entry.slice(eq + 1));
     // A flag edits the scenario's spec for that model (and an earlier flag's), item by item.
-    wireModels[name] = Object.hasOwn(wireModels, name) ? stackWireSpecs(wireModels[name] as string, spec) : spec;
+    // Checked again stacked: a spec too long for one is said now, not on every request for that model.
+    wireModels[name] = Object.hasOwn(wireModels, name) ? checkedSpec(`--wire-model ${name}`, stackWireSpecs(wireModels[name] as string, spec)) : spec;
   }
   return { wire, wireModels };
 }

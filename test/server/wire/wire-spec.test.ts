@@ -141,6 +141,11 @@ describe('stackWireSpecs: two layers as one spec (review 22: a --wire-model flag
     expect(formatWireSpec(r.policy)).toBe(formatWireSpec(parseWireSpec('eol=cr;cut=usage;tokens=burst:4')));
     expect(settings.wireModels.m3).toBe('tokens=2');
   });
+
+  it('specs too long stacked are refused at start, not on every request for that model (diff review 22)', () => {
+    const long = (n: number): string => Array.from({ length: n }, () => 'eol=cr').join(';');
+    expect(() => wireOptionsFromFlags({ wireModel: [`m=${long(200)}`, `m=${long(200)}`] }, null)).toThrow(/^--wire-model m: wire spec is 2799 characters; at most 2000$/);
+  });
 });
 
 describe('duration limits', () => {
