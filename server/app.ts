@@ -55,6 +55,21 @@ const JETSTREAM_GENERATE_PATHS: ReadonlySet<string> = new Set(['/generate', '/v1
 /** Headers read per request (Node's default is 1,000); see where it is set. */
 const MAX_HEADER_COUNT = 20_000;
 
+const ENCODED_SLASH = /%2f/i;
+
+/**
+ * uvicorn unquotes the whole path (`%2F` too) before Starlette routes it, so `/v1%2Fcompletions`
+ * is vLLM's completions route; find-my-way decodes every escape but that one. Not under
+ * `/_truth/`, whose ids may hold a `/` only so encoded. The query is left as it is.
+ */
+function decodeEncodedSlashes(req: { url?: string }): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (!url.startsWith('/') || !ENCODED_SLASH.test(path) || path.startsWith('/_truth/')) return url;
+  return path.replace(/%2f/gi, '/') + (query === -1 ? '' : url.slice(query));
+}
+
 /**
  * What uvicorn answers a request its parser refuses (httptools_impl's send_400_response): a
  * plain-text 400 and a closed connection, not Fastify's JSON. A reset socket gets nothing.
@@ -123,6 +138,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // without Host as any other; Node would answer it with a bare 400 of its own.
     http: { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
     clientErrorHandler: uvicornClientError,
+    rewriteUrl: decodeEncodedSlashes,
     // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },
     // A path with a bad percent-escape: uvicorn decodes it leniently (Python's unquote keeps the
@@ -144,6 +160,9 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   // same: parsing 150,000 empty headers (what the 1 MiB head limit lets in) holds the thread
   // ~110 ms against ~14 ms, and every stream's writes would wait for it.
   app.server.maxHeadersCount = MAX_HEADER_COUNT;
+  // uvicorn flags only `Expect: 100-continue` (answered by Node, as there); any other expectation
+  // is a header like any other and the request is served, where Node would answer a bare 417.
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   routeEveryHttpMethod(app);
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request, reply) => {

@@ -89,12 +89,20 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
       // once its connection is back in the pool (see firstUse).
       readiness ??= connectionReturned();
       if (response.statusCode !== 200) throw new BenchError(`${modelsUrl.href} answered ${response.statusCode}; ${discoveryHint(response.statusCode, headers)}`);
-      try {
-        const id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;
-        if (typeof id === 'string') return id;
-      } catch {
-        // Fall through to the error below.
+      // A coding the client did not ask for (it sends accept-encoding: identity), or no JSON:
+      // said as such, not as an empty list.
+      const coding = response.headers['content-encoding'];
+      if (typeof coding === 'string' && coding.trim() !== '' && coding.trim().toLowerCase() !== 'identity') {
+        throw new BenchError(`${modelsUrl.href} answered with content-encoding ${JSON.stringify(coding)}, which the client cannot read; pass --model`);
       }
+      let listed: unknown;
+      try {
+        listed = JSON.parse(text);
+      } catch {
+        throw new BenchError(`${modelsUrl.href} answered no JSON (${JSON.stringify(text.slice(0, 60))}${text.length > 60 ? '…' : ''}); check --url (server.base_url), or pass --model`);
+      }
+      const id = (listed as { data?: Array<{ id?: unknown }> } | null)?.data?.[0]?.id;
+      if (typeof id === 'string') return id;
       throw new BenchError(`${modelsUrl.href} lists no model; pass --model`);
     },
     ready(signal) {

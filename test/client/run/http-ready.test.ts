@@ -115,6 +115,16 @@ describe('model discovery is bounded as the first use is (audit 10 Z4-2)', () =>
     await expect(discover(other.url, 5000)).rejects.toThrow(/answered 404; pass --model$/);
   });
 
+  it('a list the client cannot read says why, not that no model is listed (review 22)', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const zipped = await serve((res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"data":[{"id":"m"}]}')));
+    await expect(discover(zipped.url, 5000)).rejects.toThrow(/\/v1\/models answered with content-encoding "gzip", which the client cannot read; pass --model$/);
+    const html = await serve((res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>gateway login</html>'));
+    await expect(discover(html.url, 5000)).rejects.toThrow(/\/v1\/models answered no JSON \("<html>gateway login<\/html>"\); check --url \(server\.base_url\), or pass --model$/);
+    const empty = await serve((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}'));
+    await expect(discover(empty.url, 5000)).rejects.toThrow(/\/v1\/models lists no model; pass --model$/);
+  });
+
   it('an interrupt ends the wait: the run ends interrupted, having sent nothing', async () => {
     const { url, seen } = await serve(() => {});
     const controller = new AbortController();

@@ -51,6 +51,24 @@ describe('--api-key on the routed path', () => {
     expect((await postTarget('http://127.0.0.1/v1/completions', '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
   });
 
+  it('an encoded slash is a slash, as uvicorn unquotes it: guarded and served (review 22: a 404)', async () => {
+    for (const target of ['/v1%2Fcompletions', '/v1%2fcompletions?x=%2F']) {
+      expect((await postTarget(target)).status).toBe(401);
+      expect((await postTarget(target, '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
+    }
+    // Under /_truth/ an encoded slash stays part of the id.
+    const slashed = await rawRequest(port, `POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer sk-test\r\nx-request-id: a/b`, BODY);
+    expect(slashed.status).toBe(200);
+    expect((await fetch(`${locked.url}/_truth/requests/a%2Fb`)).status).toBe(200);
+  });
+
+  it('an Expect other than 100-continue is served, as uvicorn serves it (review 22: Node’s bare 417)', async () => {
+    const response = await postTarget('/v1/completions', '\r\nAuthorization: Bearer sk-test\r\nExpect: something-else\r\nx-request-id: odd-expect');
+    expect(response.status).toBe(200);
+    expect(response.header('x-request-id')?.toString()).toBe('odd-expect');
+    expect((await fetch(`${locked.url}/_truth/requests/odd-expect`)).status).toBe(200);
+  });
+
   it('decodes as Python’s unquote: UTF-8 runs, replacement for bad bytes, a stray % kept', () => {
     expect(decodedPath('/%76%31/x?y=%76')).toBe('/v1/x');
     expect(decodedPath('/caf%C3%A9')).toBe('/café');
