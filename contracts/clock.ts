@@ -14,6 +14,11 @@ export interface Clock {
   now(): number;
   /** Wall-clock epoch milliseconds of a reading of `now()`. */
   epochMs(reading: number): number;
+  /**
+   * A clock that moves only when told to calls `listener` each time it moves (returns the
+   * unsubscribe): whoever waits on it waits for that, never for real time. Absent on the real clock.
+   */
+  onAdvance?(listener: () => void): () => void;
 }
 
 /**
@@ -58,6 +63,7 @@ export const realClock: Clock = Object.freeze({
 export class VirtualClock implements Clock {
   #now: number;
   readonly #originEpochMs: number;
+  readonly #listeners = new Set<() => void>();
 
   constructor(startMs = 0, originEpochMs = 0) {
     this.#now = startMs;
@@ -77,7 +83,14 @@ export class VirtualClock implements Clock {
     // NaN compares false with everything: it would pass the check below and let the clock go back later.
     if (Number.isNaN(ms)) throw new RangeError('virtual clock cannot be set to NaN');
     if (ms < this.#now) throw new RangeError(`virtual clock cannot go back from ${this.#now} to ${ms}`);
+    const moved = ms > this.#now;
     this.#now = ms;
+    if (moved) for (const listener of this.#listeners) listener();
+  }
+
+  onAdvance(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   advance(deltaMs: number): void {

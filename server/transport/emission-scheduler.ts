@@ -87,9 +87,14 @@ export class EmissionScheduler {
    * `sleep` lets the last stretch block instead of spin: only for a process that does nothing
    * but serve (a client in the same process could not read while the thread sleeps).
    */
+  /** The clock moves only when a test moves it: a due time is waited for by that, never by a timer or a spin. */
+  readonly #virtual: boolean;
+
   constructor(clock: Clock, options: { sleep?: boolean } = {}) {
     this.#clock = clock;
     this.#sleeps = options.sleep === true;
+    this.#virtual = clock.onAdvance !== undefined;
+    clock.onAdvance?.(() => this.#arm());
   }
 
   get pending(): number {
@@ -178,6 +183,11 @@ export class EmissionScheduler {
     // Deferred jobs, or a write within the spin window: the next turn is the next check phase.
     const dueAt = this.#due[0];
     const wait = dueAt === undefined ? Infinity : dueAt - this.#clock.now();
+    if (this.#virtual) {
+      // Due by the test's clock, or jobs to run: the next check phase; else the clock's next move.
+      if (this.#jobs.length > 0 || wait <= 0) this.#immediate = setImmediate(this.#tick);
+      return;
+    }
     if (this.#jobs.length > 0 || wait <= SPIN_WINDOW_MS) {
       if (this.#timer !== null) {
         clearTimeout(this.#timer);

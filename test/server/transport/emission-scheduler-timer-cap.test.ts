@@ -4,7 +4,7 @@
  * re-arm it in a busy loop (audit 6-B, B1).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { VirtualClock } from '../../../contracts/clock.ts';
+import type { Clock } from '../../../contracts/clock.ts';
 import { EmissionScheduler } from '../../../server/transport/emission-scheduler.ts';
 
 afterEach(() => {
@@ -19,7 +19,9 @@ describe('EmissionScheduler timer cap', () => {
       return { unref: () => undefined, ref: () => undefined, hasRef: () => false, refresh: () => undefined, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
     }) as typeof setTimeout);
     vi.spyOn(globalThis, 'clearTimeout').mockImplementation(() => undefined);
-    const scheduler = new EmissionScheduler(new VirtualClock(0));
+    // A clock standing at 0 that no test moves: the real clock's path, which arms timers.
+    const standing: Clock = { now: () => 0, epochMs: (reading) => reading };
+    const scheduler = new EmissionScheduler(standing);
     scheduler.schedule({ run: () => null }, 999 * 3_600_000);
     expect(armed).toEqual([2 ** 31 - 1]);
   });
