@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import type { TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
-import { idHeaderValue } from '../transport/id-header.ts';
+import { idHeaderValue, utf8OfLatin1 } from '../transport/id-header.ts';
 import { SlicedTruthJson } from '../truth/sliced-truth-json.ts';
 
 /**
@@ -114,7 +114,9 @@ export function truthFeedRoutes(app: FastifyInstance, ctx: ServerContext): void 
           close('behind');
           return;
         }
-        reply.sse({ id: idHeaderValue(record.id), event: 'truth', data });
+        // The bytes x-request-id carried, in this UTF-8 stream: a UTF-8 id sent as a header is
+        // held as its Latin-1 reading (café as cafÃ©), which written as is would be other bytes.
+        reply.sse({ id: utf8OfLatin1(idHeaderValue(record.id)), event: 'truth', data });
       };
       const unsubscribe = ctx.truth.subscribe((record) => {
         if (wanted(record)) want(record, send);

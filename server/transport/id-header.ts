@@ -36,3 +36,18 @@ export function sentRequestId(rawHeaders: readonly string[]): string | undefined
   }
   return undefined;
 }
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * node reads header bytes as Latin-1; a client that sent UTF-8 (`gap=1µs`, `event=café`, an id
+ * `café`) meant those characters. Bytes that are no UTF-8 stay as read.
+ */
+export function utf8OfLatin1(value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value)) return value;
+  try {
+    return STRICT_UTF8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
+}

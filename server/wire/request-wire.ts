@@ -3,6 +3,7 @@
  * model's spec, then the request's `x-benchtruth-wire` header. Parsed specs are cached (they
  * repeat); a bad header is the client's mistake and gets a 400 from the route.
  */
+import { utf8OfLatin1 } from '../transport/id-header.ts';
 import { applyWireSpec, WireSpecError } from './wire-spec.ts';
 import { VLLM_WIRE_POLICY, type WirePolicy } from './wire-policy.ts';
 
@@ -39,20 +40,6 @@ export function sentWireHeader(raw: { headersDistinct?: NodeJS.Dict<string[]>; h
   return Array.isArray(sent) ? sent.map(utf8OfLatin1) : sent === undefined ? undefined : utf8OfLatin1(sent);
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * node reads header bytes as Latin-1; a client that sent UTF-8 (`gap=1µs`, `event=café`) meant
- * those characters. Bytes that are no UTF-8 stay as read.
- */
-function utf8OfLatin1(value: string): string {
-  if (!/[\u0080-\u00ff]/.test(value)) return value;
-  try {
-    return STRICT_UTF8.decode(Buffer.from(value, 'latin1'));
-  } catch {
-    return value;
-  }
-}
 
 export function requestWirePolicy(settings: WireSettings, model: string, header: string | string[] | undefined): RequestWire {
   const specs: string[] = [];

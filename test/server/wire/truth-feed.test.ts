@@ -74,6 +74,20 @@ describe('GET /_truth/stream', () => {
     }
   });
 
+  it('an id sent as UTF-8 header bytes is the same bytes in the feed’s id line (review 22: its Latin-1 reading, re-encoded)', async () => {
+    const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1 });
+    try {
+      const feed = await openFeed(`${running.url}/_truth/stream`);
+      // "café" as its UTF-8 bytes, which undici writes one per character (Latin-1).
+      const sentBytes = Buffer.from('café', 'utf8').toString('latin1');
+      await complete(running.url, sentBytes);
+      await feed.next(1);
+      expect(feed.events[0]?.id).toBe('café');
+    } finally {
+      await running.close();
+    }
+  });
+
   it('a ?faults= value it does not know is a 400, never an unfiltered feed (audit 16-C finding 12)', async () => {
     const running = await startServer({ seed: 1, ttftMs: 1, itlMs: 1 });
     try {
