@@ -188,7 +188,10 @@ export class TruthStore {
     this.#inFlight.set(key, record);
     const running = this.#liveIds.get(record.id) ?? 0;
     this.#liveIds.set(record.id, running + 1);
-    if (running > 0) return;
+    // Kept while the stored one is in flight; one that ended is replaced (README: once it has
+    // ended, the next request of that id replaces it), though a request of that id on another
+    // endpoint, never stored, is still running.
+    if (running > 0 && this.#records.has(record.id) && !this.#ended.has(record.id)) return;
     this.#remove(record.id);
     const bytes = liveBytes(record);
     this.#records.set(record.id, { entry: record, bytes, settle });

@@ -157,6 +157,31 @@ describe('the truth store’s bounds', () => {
     expect(['short1', 'short2', 'long', 'next'].map((id) => store.get(id) !== undefined)).toEqual([false, true, true, true]);
   });
 
+  it('an id whose stored record ended is taken by its next request, though that id runs on another endpoint (review 22)', () => {
+    const store = new TruthStore({ capacity: 10 });
+    const end = (r: TruthRecord): void => {
+      r.end = { atMs: 1, how: 'completed' };
+      store.finish(r);
+    };
+    const first = record('x', 10);
+    store.begin(first);
+    const chat = { ...record('x', 10), endpoint: '/v1/chat/completions' };
+    store.begin(chat);
+    end(first);
+    // The chat, never stored, still runs; the next completion of that id replaces the ended one.
+    const second = record('x', 20);
+    store.begin(second);
+    expect(store.get('x')).toBe(second);
+    end(second);
+    end(chat);
+    expect(store.get('x')?.body.byteLength).toBe(20);
+    // While the stored one is in flight, another endpoint's request of that id does not take it.
+    const third = record('x', 30);
+    store.begin(third);
+    store.begin({ ...record('x', 40), endpoint: '/v1/chat/completions' });
+    expect(store.get('x')).toBe(third);
+  });
+
   it('with more streams in flight than its capacity, keeps them all and the one just ended, then shrinks as they end', () => {
     const store = new TruthStore({ capacity: 2 });
     const live = [0, 1, 2, 3].map((i) => record(`live${i}`, 10));
