@@ -2,6 +2,8 @@
  * buildServer(options): a ready fastify instance that never listens by itself, so tests can
  * `inject()` or listen on an ephemeral port, and the CLI can do the same with real flags.
  */
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { realClock, type Clock } from '../contracts/clock.ts';
@@ -54,6 +56,19 @@ const GENERATION_ROUTES: ReadonlySet<string> = new Set(GENERATION_PATHS);
 const JETSTREAM_GENERATE_PATHS: ReadonlySet<string> = new Set(['/generate', '/v1/generate']);
 /** Headers read per request (Node's default is 1,000); see where it is set. */
 const MAX_HEADER_COUNT = 20_000;
+
+/** Resolves when `response` is handed its connection (the response ahead of it ended) or the connection closes. */
+function responseAheadEnded(response: ServerResponse, connection: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      response.removeListener('socket', done);
+      connection.removeListener('close', done);
+      resolve();
+    };
+    response.once('socket', done);
+    connection.once('close', done);
+  });
+}
 
 const ENCODED_SLASH = /%2f/i;
 
@@ -190,7 +205,14 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   // the handler; the engine stamps arrival_time after): a body that comes slowly after its head
   // must not have its tokens fall due, and leave in one burst, while it is still arriving.
   // A request refused while its body is read (413, bad JSON) keeps the head's stamp.
-  app.addHook('preValidation', async (request) => {
+  // uvicorn stops reading a connection while a response on it is in progress (a pipelined
+  // request waits in its protocol, unread): vLLM's engine sees the next request, and its clock
+  // starts, only once the one ahead is answered. Node hands it over at once, its response queued
+  // without a socket: its route waits here for that socket (its body is in by now, so a
+  // connection that closes meanwhile still leaves a request to record, as aborted).
+  app.addHook('preValidation', async (request, reply) => {
+    const connection = request.raw.socket;
+    if (reply.raw.socket === null && connection !== null && !connection.destroyed) await responseAheadEnded(reply.raw, connection);
     request.arrivalMono = clock.now();
   });
   // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch

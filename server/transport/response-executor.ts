@@ -228,6 +228,11 @@ class ResponsePlayer implements ScheduledTask {
     // connection ends: whatever it wrote before would wait in Node, not reach the socket.
     const connection = (this.#res as { req?: { socket?: unknown } }).req?.socket;
     if (socket === null && isRealSocket(connection)) {
+      // Closed already (while it waited for the one ahead, see app.ts): its 'close' is gone.
+      if (connection.destroyed) {
+        this.#end(this.#deps.clock.now(), closedUnder(this.#deps));
+        return;
+      }
       this.#blocked = true;
       // Node tells a queued response nothing of its connection until it is handed it: a
       // connection that closes first (the client gone, a response ahead of it that dropped it)

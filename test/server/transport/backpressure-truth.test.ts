@@ -100,6 +100,32 @@ describe('a pipelined request', () => {
     }
   }, 20_000);
 
+  it('is not taken in, nor its clock started, until the response ahead of it ends, as uvicorn reads it (review 22: it ran in the engine at once, then left in a burst)', async () => {
+    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
+    const socket = await open(Number(new URL(paced.url).port));
+    socket.resume();
+    socket.write(request('wait-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('wait-b', { max_tokens: 20, ignore_eos: true, stream: true }));
+    try {
+      // While A streams, B has no record and the engine runs A alone.
+      for (let i = 0; i < 1_500; i++) {
+        const a = paced.server.context.truth.get('wait-a');
+        if (a !== undefined && a.writes.some((w) => w.actualMs !== null)) break;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      expect(paced.server.context.truth.get('wait-a')?.end).toBeNull();
+      expect(paced.server.context.truth.get('wait-b')).toBeUndefined();
+      expect(paced.server.context.engine.state().running).toBe(1);
+      const a = await ended('wait-a', 15_000, paced);
+      const b = await ended('wait-b', 15_000, paced);
+      // B arrived once A had ended: its plan starts then, not at A's arrival.
+      expect(b.arrivalEpochMs).toBeGreaterThanOrEqual(a.arrivalEpochMs + (a.end?.atMs ?? 0) - 1);
+      expect(b.end?.how).toBe('completed');
+    } finally {
+      socket.destroy();
+      await paced.close();
+    }
+  }, 20_000);
+
   it('is stamped when its bytes can leave, after the response ahead of it ends', async () => {
     const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
     const socket = await open(Number(new URL(paced.url).port));
