@@ -26,7 +26,7 @@ import { RequestIdentities } from './routes/request-identity.ts';
 import { truthFeedRoutes } from './routes/truth-feed.ts';
 import { truthRoutes } from './routes/truth-routes.ts';
 import { installVllmErrorHandlers, starletteDetail, starletteNotFound } from './routes/vllm-errors.ts';
-import { refuseBeforeRoute } from './routes/vllm-refusal-truth.ts';
+import { INVALID_REQUEST, refuseBeforeRoute } from './routes/vllm-refusal-truth.ts';
 import { vllmRoutes } from './routes/vllm-routes.ts';
 import type { ServerContext } from './server-context.ts';
 import { EmissionScheduler } from './transport/emission-scheduler.ts';
@@ -50,7 +50,6 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
  * A generous bound instead, so a long header (a big id, a bearer token) is served as there.
  */
 const MAX_HEADER_BYTES = 1 << 20;
-const INVALID_REQUEST = 'Invalid HTTP request received.';
 const SHUTTING_DOWN = 'The server is shutting down; send the request again.';
 const GENERATION_ROUTES: ReadonlySet<string> = new Set(GENERATION_PATHS);
 const JETSTREAM_GENERATE_PATHS: ReadonlySet<string> = new Set(['/generate', '/v1/generate']);
@@ -89,9 +88,12 @@ function decodeEncodedSlashes(req: { url?: string }): string {
  * What uvicorn answers a request its parser refuses (httptools_impl's send_400_response): a
  * plain-text 400 and a closed connection, not Fastify's JSON. A reset socket gets nothing.
  */
-function uvicornClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+function uvicornClientError(error: NodeJS.ErrnoException, socket: Duplex, sent: () => void): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
+    // A request cut short by the client's own close (the parser meets the end mid-request) was
+    // abandoned: the 400 is written to a peer that left, and its truth says client_aborted.
+    if (error.code !== 'HPE_INVALID_EOF_STATE') sent();
     socket.write(
       `HTTP/1.1 400 Bad Request\r\ndate: ${new Date().toUTCString()}\r\nserver: uvicorn\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${INVALID_REQUEST.length}\r\nconnection: close\r\n\r\n${INVALID_REQUEST}`,
     );
@@ -132,6 +134,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     identities: new RequestIdentities(options.seed),
     engine,
     metrics,
+    parserRefusals: new WeakMap(),
   };
   let auxiliaryIds = 0;
   /** The id an answer no route planned carries: the client's, else a deterministic one. */
@@ -152,7 +155,7 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
     // uvicorn's httptools parser (vLLM installs uvicorn[standard]) serves an HTTP/1.1 request
     // without Host as any other; Node would answer it with a bare 400 of its own.
     http: { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
-    clientErrorHandler: uvicornClientError,
+    clientErrorHandler: (error, socket) => uvicornClientError(error, socket, () => context.parserRefusals.set(socket, clock.now())),
     rewriteUrl: decodeEncodedSlashes,
     // Any id a header can carry must be a truth id /_truth/requests/:id can look up (the default is 100).
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },

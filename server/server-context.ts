@@ -33,4 +33,9 @@ export interface ServerContext {
   cuttingOff?: boolean;
   /** The server is stopping: a request still arriving on an open connection is refused (503). */
   closing?: boolean;
+  /**
+   * Connections whose request the HTTP parser refused mid-body (uvicorn's plain-text 400, which
+   * app.ts sends): when, on the clock. That 400 is the answer the request's truth records.
+   */
+  parserRefusals: WeakMap<object, number>;
 }

@@ -67,8 +67,31 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
  * this call; it finishes when the bytes are handed over, or as client_aborted.
  */
 export function recordRefusal(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, record: TruthRecord): void {
+  const refusedAtMono = request.raw.socket === null ? undefined : ctx.parserRefusals.get(request.raw.socket);
+  if (refusedAtMono !== undefined) {
+    recordParserRefusal(ctx, start, record, refusedAtMono);
+    return;
+  }
   ctx.truth.begin(record);
   followRefusal(ctx, request, reply, start, record)();
+}
+
+/** uvicorn's answer to a request its HTTP parser refuses: a plain-text 400, then the close. */
+export const INVALID_REQUEST = 'Invalid HTTP request received.';
+
+/**
+ * The parser refused the request mid-body (a bad chunk size, `Transfer-Encoding: identity`):
+ * what left is its plain-text 400, sent then, not the error the route would have answered.
+ */
+function recordParserRefusal(ctx: ServerContext, start: GenerationStart, planned: TruthRecord, refusedAtMono: number): void {
+  const { id, dialect, endpoint, model, stream, arrivalEpochMs } = planned;
+  const record = refusalRecord({ id, dialect, endpoint, model, stream, arrivalEpochMs, status: 400, body: Buffer.from(INVALID_REQUEST) });
+  ctx.truth.begin(record);
+  const atMs = Math.max(0, refusedAtMono - start.arrivalMono);
+  record.headersMs = atMs;
+  (record.writes[0] as TruthWrite).actualMs = atMs;
+  record.end = { atMs, how: 'completed' };
+  ctx.truth.finish(record);
 }
 
 /**

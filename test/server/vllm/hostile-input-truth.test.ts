@@ -237,6 +237,19 @@ describe('requests whose client leaves or pipelines (findings 7 and 13)', () => 
     expect(record.writes[0]?.actualMs).toBeNull();
   });
 
+  it('a body the HTTP parser refuses mid-way records the plain-text 400 that left, not a client abort (review 22)', async () => {
+    server = await injectServer();
+    const port = await server.listen(0);
+    const head = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nx-request-id: badchunk\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"pro\r\nZZ\r\n';
+    const received = await rawExchange(port, head, () => false);
+    expect(received).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\nInvalid HTTP request received\.$/);
+    const record = await endedTruth(server, 'badchunk');
+    expect(record.status).toBe(400);
+    expect(record.end?.how).toBe('completed');
+    expect(Buffer.from(record.bodyBase64, 'base64').toString()).toBe('Invalid HTTP request received.');
+    expect(record.writes[0]?.actualMs).not.toBeNull();
+  });
+
   it('after a JSON decode error the keep-alive connection answers the requests pipelined behind it', async () => {
     server = await injectServer();
     const port = await server.listen(0);
