@@ -90,7 +90,7 @@ export class VirtualClock implements Clock {
 
   onAdvance(listener: () => void): () => void {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return () => void this.#listeners.delete(listener);
   }
 
   advance(deltaMs: number): void {

@@ -69,6 +69,9 @@ function responseAheadEnded(response: ServerResponse, connection: Socket): Promi
   });
 }
 
+/** nginx's status for a request whose client left before it was answered: recorded, never sent. */
+const CLIENT_CLOSED_REQUEST = 499;
+
 const ENCODED_SLASH = /%2f/i;
 
 /**
@@ -78,10 +81,14 @@ const ENCODED_SLASH = /%2f/i;
  */
 function decodeEncodedSlashes(req: { url?: string }): string {
   const url = req.url ?? '/';
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  if (!url.startsWith('/') || !ENCODED_SLASH.test(path) || path.startsWith('/_truth/')) return url;
-  return path.replace(/%2f/gi, '/') + (query === -1 ? '' : url.slice(query));
+  // An absolute-form target (through a proxy) keeps its scheme and host; its path is decoded.
+  const absolute = /^https?:\/\//i.test(url);
+  const pathAt = absolute ? url.indexOf('/', url.indexOf('//') + 2) : 0;
+  if (pathAt < 0 || url[pathAt] !== '/') return url;
+  const query = url.indexOf('?', pathAt);
+  const path = url.slice(pathAt, query === -1 ? url.length : query);
+  if (!ENCODED_SLASH.test(path) || path.startsWith('/_truth/')) return url;
+  return url.slice(0, pathAt) + path.replace(/%2f/gi, '/') + (query === -1 ? '' : url.slice(query));
 }
 
 /**
@@ -215,7 +222,12 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   // connection that closes meanwhile still leaves a request to record, as aborted).
   app.addHook('preValidation', async (request, reply) => {
     const connection = request.raw.socket;
-    if (reply.raw.socket === null && connection !== null && !connection.destroyed) await responseAheadEnded(reply.raw, connection);
+    if (reply.raw.socket === null && connection !== null && !connection.destroyed) {
+      await responseAheadEnded(reply.raw, connection);
+      // Gone before its turn: uvicorn never starts such a request, so no engine or metric sees
+      // it; its truth (a generation's) is a refusal nobody received, client_aborted.
+      if (connection.destroyed) throw Object.assign(new Error('the client closed the connection before this pipelined request’s turn'), { statusCode: CLIENT_CLOSED_REQUEST });
+    }
     request.arrivalMono = clock.now();
   });
   // Bodies are read as JSON whatever the content type says (curl sends form encoding, fetch

@@ -67,7 +67,8 @@ export function refuseGeneration(ctx: ServerContext, request: FastifyRequest, re
  * this call; it finishes when the bytes are handed over, or as client_aborted.
  */
 export function recordRefusal(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, start: GenerationStart, record: TruthRecord): void {
-  const refusedAtMono = request.raw.socket === null ? undefined : ctx.parserRefusals.get(request.raw.socket);
+  // Only the request whose body the parser was reading (others on the connection came whole).
+  const refusedAtMono = request.raw.socket === null || request.raw.complete ? undefined : ctx.parserRefusals.get(request.raw.socket);
   if (refusedAtMono !== undefined) {
     recordParserRefusal(ctx, start, record, refusedAtMono);
     return;

@@ -94,8 +94,11 @@ export class EmissionScheduler {
     this.#clock = clock;
     this.#sleeps = options.sleep === true;
     this.#virtual = clock.onAdvance !== undefined;
-    clock.onAdvance?.(() => this.#arm());
+    this.#stopListening = clock.onAdvance?.(() => this.#arm()) ?? null;
   }
+
+  /** Lets go of the virtual clock (clear()): a test may build many servers on one clock. */
+  #stopListening: (() => void) | null;
 
   get pending(): number {
     return this.#tasks.length;
@@ -248,8 +251,10 @@ export class EmissionScheduler {
     return top;
   }
 
-  /** Drops every pending task without running it (server shutdown). */
+  /** Drops every pending task without running it, and stops listening to its clock (server shutdown). */
   clear(): void {
+    this.#stopListening?.();
+    this.#stopListening = null;
     if (this.#timer !== null) clearTimeout(this.#timer);
     if (this.#immediate !== null) clearImmediate(this.#immediate);
     this.#timer = null;

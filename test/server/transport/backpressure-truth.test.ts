@@ -126,6 +126,45 @@ describe('a pipelined request', () => {
     }
   }, 20_000);
 
+  it('whose connection closes while it waits never reaches the engine nor /metrics, as uvicorn never starts it; its truth is client_aborted (diff review 22)', async () => {
+    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
+    const socket = await open(Number(new URL(paced.url).port));
+    socket.resume();
+    socket.write(request('gone-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('gone-b', { max_tokens: 5, stream: true }) + request('gone-c', { max_tokens: 5 }));
+    try {
+      for (let i = 0; i < 1_500 && paced.server.context.truth.get('gone-a') === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+      socket.destroy();
+      const [a, b, c] = [await ended('gone-a', 15_000, paced), await ended('gone-b', 15_000, paced), await ended('gone-c', 15_000, paced)];
+      expect([a.end?.how, b.end?.how, c.end?.how]).toEqual(['client_aborted', 'client_aborted', 'client_aborted']);
+      expect([b.status, c.status]).toEqual([499, 499]);
+      const metrics = (await paced.server.app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(metrics).toMatch(/^vllm:e2e_request_latency_seconds_count\{[^}]*\} 1$/m);
+      expect(metrics).toMatch(/^vllm:request_success_total\{[^}]*finished_reason="abort"\} 1$/m);
+    } finally {
+      socket.destroy();
+      await paced.close();
+    }
+  }, 20_000);
+
+  it('a request pipelined behind one the HTTP parser refuses keeps its own truth, not the parser’s 400 (diff review 22)', async () => {
+    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
+    const socket = await open(Number(new URL(paced.url).port));
+    socket.resume();
+    const badChunk = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nx-request-id: bad-c\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"pro\r\nZZ\r\n';
+    socket.write(request('bad-a', { max_tokens: 100, ignore_eos: true, stream: true }) + request('bad-b', { model: 'no-such-model', max_tokens: 5 }) + badChunk);
+    try {
+      const b = await ended('bad-b', 15_000, paced);
+      const c = await ended('bad-c', 15_000, paced);
+      expect([c.status, c.end?.how]).toEqual([400, 'completed']);
+      expect(b.status).not.toBe(400);
+      expect(b.end?.how).toBe('client_aborted');
+      expect(b.writes[0]?.actualMs).toBeNull();
+    } finally {
+      socket.destroy();
+      await paced.close();
+    }
+  }, 20_000);
+
   it('is stamped when its bytes can leave, after the response ahead of it ends', async () => {
     const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
     const socket = await open(Number(new URL(paced.url).port));

@@ -25,4 +25,22 @@ describe('EmissionScheduler timer cap', () => {
     scheduler.schedule({ run: () => null }, 999 * 3_600_000);
     expect(armed).toEqual([2 ** 31 - 1]);
   });
+
+  it('listens to a clock that moves only when told, and lets go of it when cleared (diff review 22: a leak per server on a shared clock)', () => {
+    let listeners = 0;
+    const virtual: Clock = {
+      now: () => 0,
+      epochMs: (reading) => reading,
+      onAdvance: () => {
+        listeners++;
+        return () => void listeners--;
+      },
+    };
+    const schedulers = [new EmissionScheduler(virtual), new EmissionScheduler(virtual)];
+    expect(listeners).toBe(2);
+    for (const scheduler of schedulers) scheduler.clear();
+    expect(listeners).toBe(0);
+    schedulers[0]?.clear();
+    expect(listeners).toBe(0);
+  });
 });

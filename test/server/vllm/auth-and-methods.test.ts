@@ -52,7 +52,7 @@ describe('--api-key on the routed path', () => {
   });
 
   it('an encoded slash is a slash, as uvicorn unquotes it: guarded and served (review 22: a 404)', async () => {
-    for (const target of ['/v1%2Fcompletions', '/v1%2fcompletions?x=%2F']) {
+    for (const target of ['/v1%2Fcompletions', '/v1%2fcompletions?x=%2F', 'http://127.0.0.1/v1%2Fcompletions', 'HTTP://127.0.0.1:9/v1%2fcompletions?a=%2F']) {
       expect((await postTarget(target)).status).toBe(401);
       expect((await postTarget(target, '\r\nAuthorization: Bearer sk-test')).status).toBe(200);
     }
