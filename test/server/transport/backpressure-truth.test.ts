@@ -80,32 +80,35 @@ describe('a reader that does not keep up', () => {
   }, 20_000);
 });
 
+/** A server of its own with `bytes` written on one connection: `check` runs, then both are closed. */
+async function onOneConnection(itlMs: number, bytes: string, check: (paced: RunningServer, socket: Socket) => Promise<void>): Promise<void> {
+  const paced = await startServer({ seed: 9, ttftMs: 5, itlMs });
+  const socket = await open(Number(new URL(paced.url).port));
+  socket.resume();
+  socket.write(bytes);
+  try {
+    await check(paced, socket);
+  } finally {
+    socket.destroy();
+    await paced.close();
+  }
+}
+
 describe('a pipelined request', () => {
   it('whose connection is dropped before its turn ends, client_aborted, and frees its id and the running gauge (audit 17-R1)', async () => {
-    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 1 });
-    const socket = await open(Number(new URL(paced.url).port));
-    socket.resume();
     const ahead = request('drop-a', { max_tokens: 200, ignore_eos: true, stream: true });
     const dropper = request('drop-b', { max_tokens: 20, stream: true }).replace('x-request-id: drop-b', 'x-request-id: drop-b\r\nx-benchtruth-wire: fault=disconnect:3');
-    socket.write(ahead + dropper + request('drop-c', { max_tokens: 5, stream: true }));
-    try {
+    await onOneConnection(1, ahead + dropper + request('drop-c', { max_tokens: 5, stream: true }), async (paced) => {
       const c = await ended('drop-c', 15_000, paced);
       expect(c.end?.how).toBe('client_aborted');
       expect((await ended('drop-b', 15_000, paced)).end?.how).toBe('fault');
       expect(paced.server.context.truth.isLive('drop-c')).toBe(false);
       expect(paced.server.context.engine.state().running).toBe(0);
-    } finally {
-      socket.destroy();
-      await paced.close();
-    }
+    });
   }, 20_000);
 
   it('is not taken in, nor its clock started, until the response ahead of it ends, as uvicorn reads it (review 22: it ran in the engine at once, then left in a burst)', async () => {
-    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
-    const socket = await open(Number(new URL(paced.url).port));
-    socket.resume();
-    socket.write(request('wait-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('wait-b', { max_tokens: 20, ignore_eos: true, stream: true }));
-    try {
+    await onOneConnection(5, request('wait-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('wait-b', { max_tokens: 20, ignore_eos: true, stream: true }), async (paced) => {
       // While A streams, B has no record and the engine runs A alone.
       for (let i = 0; i < 1_500; i++) {
         const a = paced.server.context.truth.get('wait-a');
@@ -120,18 +123,12 @@ describe('a pipelined request', () => {
       // B arrived once A had ended: its plan starts then, not at A's arrival.
       expect(b.arrivalEpochMs).toBeGreaterThanOrEqual(a.arrivalEpochMs + (a.end?.atMs ?? 0) - 1);
       expect(b.end?.how).toBe('completed');
-    } finally {
-      socket.destroy();
-      await paced.close();
-    }
+    });
   }, 20_000);
 
   it('whose connection closes while it waits never reaches the engine nor /metrics, as uvicorn never starts it; its truth is client_aborted (diff review 22)', async () => {
-    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
-    const socket = await open(Number(new URL(paced.url).port));
-    socket.resume();
-    socket.write(request('gone-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('gone-b', { max_tokens: 5, stream: true }) + request('gone-c', { max_tokens: 5 }));
-    try {
+    const pipelined = request('gone-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('gone-b', { max_tokens: 5, stream: true }) + request('gone-c', { max_tokens: 5 });
+    await onOneConnection(5, pipelined, async (paced, socket) => {
       for (let i = 0; i < 1_500 && paced.server.context.truth.get('gone-a') === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 2));
       socket.destroy();
       const [a, b, c] = [await ended('gone-a', 15_000, paced), await ended('gone-b', 15_000, paced), await ended('gone-c', 15_000, paced)];
@@ -140,29 +137,19 @@ describe('a pipelined request', () => {
       const metrics = (await paced.server.app.inject({ method: 'GET', url: '/metrics' })).body;
       expect(metrics).toMatch(/^vllm:e2e_request_latency_seconds_count\{[^}]*\} 1$/m);
       expect(metrics).toMatch(/^vllm:request_success_total\{[^}]*finished_reason="abort"\} 1$/m);
-    } finally {
-      socket.destroy();
-      await paced.close();
-    }
+    });
   }, 20_000);
 
   it('a request pipelined behind one the HTTP parser refuses keeps its own truth, not the parser’s 400 (diff review 22)', async () => {
-    const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
-    const socket = await open(Number(new URL(paced.url).port));
-    socket.resume();
     const badChunk = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nx-request-id: bad-c\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"pro\r\nZZ\r\n';
-    socket.write(request('bad-a', { max_tokens: 100, ignore_eos: true, stream: true }) + request('bad-b', { model: 'no-such-model', max_tokens: 5 }) + badChunk);
-    try {
+    await onOneConnection(5, request('bad-a', { max_tokens: 100, ignore_eos: true, stream: true }) + request('bad-b', { model: 'no-such-model', max_tokens: 5 }) + badChunk, async (paced) => {
       const b = await ended('bad-b', 15_000, paced);
       const c = await ended('bad-c', 15_000, paced);
       expect([c.status, c.end?.how]).toEqual([400, 'completed']);
       expect(b.status).not.toBe(400);
       expect(b.end?.how).toBe('client_aborted');
       expect(b.writes[0]?.actualMs).toBeNull();
-    } finally {
-      socket.destroy();
-      await paced.close();
-    }
+    });
   }, 20_000);
 
   it('is stamped when its bytes can leave, after the response ahead of it ends', async () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../contracts/clock.ts';
-import { buildServer } from '../../../server/app.ts';
+import { buildServer, type BenchtruthServer } from '../../../server/app.ts';
 
 const completion = (id: string) => ({
   method: 'POST' as const,
@@ -20,14 +20,25 @@ async function settle(check: () => boolean, turns = 2_000): Promise<boolean> {
   return check();
 }
 
+/**
+ * A server on a VirtualClock (a 60 s TTFT: waited for in real time, a test would time out) with
+ * one streamed completion `id` begun: `play` moves the clock, then the server is closed.
+ */
+async function withOneStream(id: string, play: (clock: VirtualClock, server: BenchtruthServer, answer: Promise<{ statusCode: number; body: string }>) => Promise<void>): Promise<void> {
+  const clock = new VirtualClock(0, 1_700_000_000_000);
+  const server = buildServer({ seed: 3, ttftMs: 60_000, itlMs: 1_000 }, clock);
+  try {
+    const answer = server.app.inject(completion(id));
+    expect(await settle(() => server.context.truth.get(id) !== undefined)).toBe(true);
+    await play(clock, server, answer);
+  } finally {
+    await server.close();
+  }
+}
+
 describe('buildServer with a VirtualClock', () => {
   it('a jump past every due time plays the whole stream at once, stamped at the new time', async () => {
-    // A 60 s TTFT: waited for in real time, the test would time out.
-    const clock = new VirtualClock(0, 1_700_000_000_000);
-    const server = buildServer({ seed: 3, ttftMs: 60_000, itlMs: 1_000 }, clock);
-    try {
-      const answer = server.app.inject(completion('jump'));
-      expect(await settle(() => server.context.truth.get('jump') !== undefined)).toBe(true);
+    await withOneStream('jump', async (clock, server, answer) => {
       clock.set(100_000);
       const response = await answer;
       expect(response.statusCode).toBe(200);
@@ -35,17 +46,11 @@ describe('buildServer with a VirtualClock', () => {
       const record = server.context.truth.get('jump');
       expect(record?.end?.how).toBe('completed');
       for (const write of record?.writes ?? []) expect(write.actualMs).toBe(100_000);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('stepped to each due time, every write leaves exactly when due', async () => {
-    const clock = new VirtualClock(0, 1_700_000_000_000);
-    const server = buildServer({ seed: 3, ttftMs: 60_000, itlMs: 1_000 }, clock);
-    try {
-      const answer = server.app.inject(completion('steps'));
-      expect(await settle(() => server.context.truth.get('steps') !== undefined)).toBe(true);
+    await withOneStream('steps', async (clock, server, answer) => {
       // Read through the store, as GET /_truth/requests/:id reads it: a live record's stamps settled.
       const writes = () => server.context.truth.get('steps')?.writes ?? [];
       const dues = [...new Set(writes().map((write) => write.dueMs))].sort((a, b) => a - b);
@@ -58,8 +63,6 @@ describe('buildServer with a VirtualClock', () => {
       }
       expect((await answer).statusCode).toBe(200);
       for (const write of server.context.truth.get('steps')?.writes ?? []) expect(write.actualMs).toBe(write.dueMs);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
