@@ -88,7 +88,9 @@ export function chatLogprobsJson(spec: LogprobSpec, choice: number, tokens: read
     const entries = ranked(spec, choice, i, token, Math.max(spec.top, 1));
     const top = entries.slice(0, spec.top).map((e) => `{"token":${q(e.text)},"logprob":${e.logprob},"bytes":${bytesOf(e.text)}}`);
     const first = entries[0] as Ranked;
-    content.push(`{"token":${q(first.text)},"logprob":${first.logprob},"bytes":${bytesOf(first.text)},"top_logprobs":[${top.join(',')}]}`);
+    // The sampled token's bytes are its decoded text's, even named `token_id:<id>` (vLLM's
+    // _create_chat_logprobs encodes `decoded_token`); only the top entries' are their names'.
+    content.push(`{"token":${q(first.text)},"logprob":${first.logprob},"bytes":${bytesOf(token.text)},"top_logprobs":[${top.join(',')}]}`);
   }
   return `{"content":[${content.join(',')}]}`;
 }

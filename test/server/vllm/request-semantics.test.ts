@@ -254,10 +254,13 @@ describe('logprobs (deterministic stand-in values in vLLM’s shapes)', () => {
     for (const top of logprobs.top_logprobs) expect(Object.keys(top).every((key) => /^token_id:\d+$/.test(key))).toBe(true);
     expect(logprobs.text_offset).toEqual([0, logprobs.tokens[0]?.length, (logprobs.tokens[0]?.length ?? 0) + (logprobs.tokens[1]?.length ?? 0)]);
     const chat = JSON.parse((await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], max_tokens: 1, logprobs: true, top_logprobs: 2, return_tokens_as_token_ids: true })).body) as Json;
-    const entry = ((firstChoice(chat).logprobs as { content: Json[] }).content[0]) as { token: string; bytes: number[]; top_logprobs: Array<{ token: string }> };
+    const entry = ((firstChoice(chat).logprobs as { content: Json[] }).content[0]) as { token: string; bytes: number[]; top_logprobs: Array<{ token: string; bytes: number[] }> };
     expect(entry.token).toMatch(/^token_id:\d+$/);
-    expect(Buffer.from(entry.bytes).toString()).toBe(entry.token);
+    // The sampled token's bytes are its text's, as vLLM encodes decoded_token (review 22: they were its name's);
+    // the alternatives' are their names'.
+    expect(Buffer.from(entry.bytes).toString()).toBe((firstChoice(chat).message as { content: string }).content);
     expect(entry.top_logprobs.map((t) => t.token).every((t) => /^token_id:\d+$/.test(t))).toBe(true);
+    for (const top of entry.top_logprobs) expect(Buffer.from(top.bytes).toString()).toBe(top.token);
   });
 
   it('refuses more than --max-logprobs (20), as vLLM’s engine does', async () => {
