@@ -16,6 +16,7 @@ export interface VllmServeFlags {
   loraModules?: string[];
   eosAfter?: string;
   enableServerLoadTracking?: boolean;
+  trustRequestChatTemplate?: boolean;
   /** vLLM's --served-model-name: every name the base model answers to; the first is reported. */
   servedModelName?: string[];
 }
@@ -69,6 +70,7 @@ export function vllmOptionsFromFlags(flags: VllmServeFlags, env: Readonly<Record
   if (flags.loraModules !== undefined) out.loraModules = flags.loraModules.map((raw) => flagValue('--lora-modules', raw, parseLoraModule));
   if (flags.eosAfter !== undefined) out.eosAfterTokens = flagValue('--eos-after', flags.eosAfter, wholeNumber(1));
   if (flags.enableServerLoadTracking === true) out.serverLoadTracking = true;
+  if (flags.trustRequestChatTemplate === true) out.trustRequestChatTemplate = true;
   return out;
 }
 
@@ -97,5 +99,6 @@ export function registerVllmFlags<C extends { option(flags: string, description:
     .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
     .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); a request is answered under the name it used; metrics report the first (default: --model)')
     .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)')
-    .option('--enable-server-load-tracking', "vLLM's: GET /load reports the generation requests in flight (else 0)");
+    .option('--enable-server-load-tracking', "vLLM's: GET /load reports the generation requests in flight (else 0)")
+    .option('--trust-request-chat-template', "vLLM's: serve chat requests that carry chat_template (0.11 refuses them without it)");
 }

@@ -4,7 +4,7 @@ import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vl
 import { alreadyRunning, contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
 import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';
-import { autoToolChoiceRefused, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
+import { autoToolChoiceRefused, untrustedChatTemplate, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, createdAt, echoTokens, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
@@ -46,6 +46,10 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     if (model instanceof VllmError) return refuse(model);
     const toolChoice = autoToolChoiceRefused(request.body as Record<string, unknown>);
     if (toolChoice !== null) return refuse(toolChoice);
+    if (options.vllmVersion === '0.11' && !options.trustRequestChatTemplate) {
+      const untrusted = untrustedChatTemplate(request.body as Record<string, unknown>);
+      if (untrusted !== null) return refuse(untrusted);
+    }
     if (req.renderError != null) return refuse(req.renderError);
 
     // Prompt tokens = the messages' text tokens; a chat template's role markers are not counted,

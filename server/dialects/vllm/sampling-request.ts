@@ -275,6 +275,18 @@ export function autoToolChoiceRefused(body: Record<string, unknown>): VllmError 
 }
 
 /**
+ * vLLM 0.11's refusal of a chat request that carries its own template (`chat_template`, or one in
+ * `chat_template_kwargs`) unless the server trusts them (GHSA-6fvq-23cw-5628), after the model
+ * and "auto" tool checks and before the template is rendered. 0.10.1 had no such check.
+ */
+export function untrustedChatTemplate(body: Record<string, unknown>): VllmError | null {
+  const kwargs = body.chat_template_kwargs;
+  const inKwargs = typeof kwargs === 'object' && kwargs !== null && !Array.isArray(kwargs) && (kwargs as Record<string, unknown>).chat_template != null;
+  if (body.chat_template == null && !inKwargs) return null;
+  return badRequest('Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.');
+}
+
+/**
  * A nested model's field given something else than a mapping: FastAPI validates the body with
  * `from_attributes=True`, so pydantic says `model_attributes_type`, not `model_type`.
  */

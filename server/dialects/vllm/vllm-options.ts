@@ -30,6 +30,8 @@ export interface VllmOptions {
   eosAfterTokens: number;
   /** vLLM's --enable-server-load-tracking: `GET /load` reports the requests in flight (else 0). */
   serverLoadTracking: boolean;
+  /** vLLM's --trust-request-chat-template: without it 0.11 refuses a chat request carrying a template. */
+  trustRequestChatTemplate: boolean;
   /**
    * llm-d-inference-sim's POD_NAME and POD_NAMESPACE (set by its manifests from the downward
    * API): a generation answer then carries `x-inference-pod` and `x-inference-port`, and
@@ -48,6 +50,7 @@ export const DEFAULT_VLLM_OPTIONS: Readonly<VllmOptions> = Object.freeze({
   loraModules: [],
   eosAfterTokens: 256,
   serverLoadTracking: false,
+  trustRequestChatTemplate: false,
   podName: null,
   podNamespace: null,
 });
