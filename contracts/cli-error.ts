@@ -47,6 +47,8 @@ export function wholeNumber(min: number): (raw: string) => number {
   return (raw: string) => {
     const value = decimalNumber(raw);
     if (raw.trim() === '' || !Number.isInteger(value) || value < min) throw new Error(`expected a whole number >= ${min}, got ${JSON.stringify(raw)}`);
+    // Past 2^53 a number is no longer every integer: printed back (a response's `created`) it would be rounded or 1e+21.
+    if (!Number.isSafeInteger(value)) throw new Error(`expected a whole number up to ${Number.MAX_SAFE_INTEGER} (2^53 - 1), got ${JSON.stringify(raw)}`);
     return value;
   };
 }

@@ -39,6 +39,9 @@ describe('serve: one line and exit 2 for bad input', () => {
     [['--host', ''], /^benchtruth: --host: expected an address/],
     [['--truth-log', ''], /^benchtruth: --truth-log: expected a file path/],
     [['--data-parallel-size', 'x'], /^benchtruth: --data-parallel-size: expected a whole number >= 1, got "x"$/m],
+    // Past 2^53 `created` would come back as 1e+21 or rounded (review 22).
+    [['--created', '1000000000000000000000'], /^benchtruth: --created: expected a whole number up to 9007199254740991 \(2\^53 - 1\), got "1000000000000000000000"$/m],
+    [['--created', '9007199254740993'], /^benchtruth: --created: expected a whole number up to 9007199254740991/m],
     [['--lora-modules', 'a=/x', 'a=/y'], /^benchtruth: --lora-modules: adapter name "a" is given twice$/m],
     [['--lora-modules', 'benchtruth/fake-model=/x'], /^benchtruth: --lora-modules: adapter "benchtruth\/fake-model" has the base model's name/],
     // llm-d-inference-sim's flags are checked as llm-d types and validates them (audit 11-H4).
