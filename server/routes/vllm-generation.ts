@@ -14,7 +14,7 @@ import type { TruthRecord } from '../../contracts/truth.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { ServerTokenizer } from '../tokenizers/server-tokenizer.ts';
 import { playResponse } from '../transport/response-executor.ts';
-import { sentRequestId } from '../transport/id-header.ts';
+import { firstHeaderValue, sentRequestId } from '../transport/id-header.ts';
 import { requestWirePolicy, sentWireHeader, WIRE_HEADER } from '../wire/request-wire.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
 import { drawsHttpFault } from '../wire/stream-faults.ts';
@@ -48,9 +48,7 @@ export function startGeneration(ctx: ServerContext, request: FastifyRequest, rep
  * the request is read, as llm-d answers it; the first value when the header is sent twice.
  */
 export function returnedError(request: FastifyRequest): VllmError | null {
-  const raw = request.raw as { headersDistinct?: NodeJS.Dict<string[]> };
-  const sent = raw.headersDistinct?.['x-return-error']?.[0] ?? request.headers['x-return-error'];
-  return returnErrorHeader(Array.isArray(sent) ? sent[0] : sent);
+  return returnErrorHeader(firstHeaderValue(request.raw.rawHeaders, 'x-return-error'));
 }
 
 /** The caller now owns the request's truth; returns the start if no one did before. */

@@ -82,23 +82,21 @@ export class EmissionScheduler {
   readonly lateness = new LatenessTally();
 
   readonly #sleeps: boolean;
+  /** The clock moves only when a test moves it: a due time is waited for by that, never by a timer or a spin. */
+  readonly #virtual: boolean;
+  /** Lets go of the virtual clock (clear()): a test may build many servers on one clock. */
+  #stopListening: (() => void) | null;
 
   /**
    * `sleep` lets the last stretch block instead of spin: only for a process that does nothing
    * but serve (a client in the same process could not read while the thread sleeps).
    */
-  /** The clock moves only when a test moves it: a due time is waited for by that, never by a timer or a spin. */
-  readonly #virtual: boolean;
-
   constructor(clock: Clock, options: { sleep?: boolean } = {}) {
     this.#clock = clock;
     this.#sleeps = options.sleep === true;
     this.#virtual = clock.onAdvance !== undefined;
     this.#stopListening = clock.onAdvance?.(() => this.#arm()) ?? null;
   }
-
-  /** Lets go of the virtual clock (clear()): a test may build many servers on one clock. */
-  #stopListening: (() => void) | null;
 
   get pending(): number {
     return this.#tasks.length;

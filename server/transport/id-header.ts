@@ -31,8 +31,13 @@ export function idHeaderValue(id: string): string {
  * reads it (Node joins repeated values with ", ", which would make `a` and `b` the id `a, b`).
  */
 export function sentRequestId(rawHeaders: readonly string[]): string | undefined {
+  return firstHeaderValue(rawHeaders, 'x-request-id');
+}
+
+/** The first value of header `name` (lower case) as sent, as Starlette's `headers.get` and fasthttp's `Peek` read it. */
+export function firstHeaderValue(rawHeaders: readonly string[], name: string): string | undefined {
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === 'x-request-id') return rawHeaders[i + 1];
+    if ((rawHeaders[i] as string).toLowerCase() === name) return rawHeaders[i + 1];
   }
   return undefined;
 }

@@ -3,7 +3,7 @@
  * (compact, status = code). After the 200: `data: {"error": {...}}` as Python's json.dumps
  * writes it (", " and ": " separators), then `[DONE]`.
  */
-import { pythonJsonString } from '../dialects/python-json-dumps.ts';
+import { ensureAscii } from '../dialects/python-json-dumps.ts';
 import type { DialectShapes } from './plan-wire-response.ts';
 
 const ERRORS: Record<number, { type: string; message: string }> = {
@@ -23,9 +23,9 @@ function errorOf(status: number): { type: string; message: string } {
  * ": " separators, and ensure_ascii (a request id or model name beyond ASCII is escaped).
  */
 function pythonJson(fields: Record<string, string | number | null>): string {
-  return `{${Object.entries(fields)
-    .map(([k, v]) => `${pythonJsonString(k)}: ${typeof v === 'string' ? pythonJsonString(v) : JSON.stringify(v)}`)
-    .join(', ')}}`;
+  return ensureAscii(`{${Object.entries(fields)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`);
 }
 
 /** The data of vLLM's in-stream error event: `{"error": {...}}` in Python's json.dumps spacing. */

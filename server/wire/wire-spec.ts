@@ -128,9 +128,15 @@ function parseFault(item: string, text: string): FaultSpec {
   }
 }
 
+/** A spec item's key, as every reader of items takes it: before its `=`, trimmed, in any case. */
+function itemKey(item: string): string {
+  const eq = item.indexOf('=');
+  return (eq < 0 ? item : item.slice(0, eq)).trim().toLowerCase();
+}
+
 function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolean }): WirePolicy {
   const eq = item.indexOf('=');
-  const key = (eq < 0 ? item : item.slice(0, eq)).trim().toLowerCase();
+  const key = itemKey(item);
   const value = eq < 0 ? undefined : item.slice(eq + 1).trim();
   const { framing, writes, tokens } = policy;
   switch (key) {
@@ -261,10 +267,7 @@ export function applyWireSpec(base: Readonly<WirePolicy>, spec: string): WirePol
 export function stackWireSpecs(below: string, above: string): string {
   if (below.trim() === '') return above;
   if (above.trim() === '') return below;
-  const namesFaults = above.split(';').some((item) => {
-    const eq = item.indexOf('=');
-    return (eq < 0 ? item : item.slice(0, eq)).trim().toLowerCase() === 'fault';
-  });
+  const namesFaults = above.split(';').some((item) => itemKey(item) === 'fault');
   return namesFaults ? `${below};fault=none;${above}` : `${below};${above}`;
 }
 

@@ -101,10 +101,12 @@ export function contextLengthError(maxModelLen: number, promptTokens: number, ma
  */
 export const rateLimited = (message: string): VllmError => new VllmError(429, 'RateLimitError', message, null, { 'retry-after': '1' });
 
+/** llm-d-inference-sim's error types of the statuses its `ErrorCodeToType` names. */
+const LLMD_ERROR_TYPES: Readonly<Record<number, VllmErrorType>> = { 400: 'BadRequestError', 401: 'AuthenticationError', 403: 'PermissionDeniedError', 404: 'NotFoundError', 422: 'UnprocessableEntityError', 429: 'RateLimitError' };
+
 /** llm-d-inference-sim's error type of an HTTP status (its `ErrorCodeToType`). */
 function llmdErrorType(status: number): VllmErrorType {
-  const named: Readonly<Record<number, VllmErrorType>> = { 400: 'BadRequestError', 401: 'AuthenticationError', 403: 'PermissionDeniedError', 404: 'NotFoundError', 422: 'UnprocessableEntityError', 429: 'RateLimitError' };
-  return named[status] ?? (status >= 500 ? 'InternalServerError' : 'APIConnectionError');
+  return LLMD_ERROR_TYPES[status] ?? (status >= 500 ? 'InternalServerError' : 'APIConnectionError');
 }
 
 /**

@@ -108,8 +108,9 @@ describe('a pipelined request', () => {
   }, 20_000);
 
   it('is not taken in, nor its clock started, until the response ahead of it ends, as uvicorn reads it (review 22: it ran in the engine at once, then left in a burst)', async () => {
-    await onOneConnection(5, request('wait-a', { max_tokens: 200, ignore_eos: true, stream: true }) + request('wait-b', { max_tokens: 20, ignore_eos: true, stream: true }), async (paced) => {
-      // While A streams, B has no record and the engine runs A alone.
+    await onOneConnection(5, request('wait-a', { max_tokens: 400, ignore_eos: true, stream: true }) + request('wait-b', { max_tokens: 20, ignore_eos: true, stream: true }), async (paced) => {
+      // While A streams (2 s of it: checked as soon as its first write is out), B has no record
+      // and the engine runs A alone.
       for (let i = 0; i < 1_500; i++) {
         const a = paced.server.context.truth.get('wait-a');
         if (a !== undefined && a.writes.some((w) => w.actualMs !== null)) break;
