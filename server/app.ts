@@ -59,14 +59,32 @@ const MAX_HEADER_COUNT = 20_000;
 /** Resolves when `response` is handed its connection (the response ahead of it ended) or the connection closes. */
 function responseAheadEnded(response: ServerResponse, connection: Socket): Promise<void> {
   return new Promise((resolve) => {
+    const waiters = waitersOn(connection);
     const done = (): void => {
       response.removeListener('socket', done);
-      connection.removeListener('close', done);
+      waiters.delete(done);
       resolve();
     };
     response.once('socket', done);
-    connection.once('close', done);
+    waiters.add(done);
   });
+}
+
+/**
+ * The requests waiting on a connection for their turn: one 'close' listener per connection
+ * however many wait (a listener each set off Node's MaxListenersExceededWarning past ten).
+ */
+const connectionWaiters = new WeakMap<Socket, Set<() => void>>();
+
+function waitersOn(connection: Socket): Set<() => void> {
+  const known = connectionWaiters.get(connection);
+  if (known !== undefined) return known;
+  const waiters = new Set<() => void>();
+  connectionWaiters.set(connection, waiters);
+  connection.once('close', () => {
+    for (const done of [...waiters]) done();
+  });
+  return waiters;
 }
 
 /** nginx's status for a request whose client left before it was answered: recorded, never sent. */

@@ -153,6 +153,21 @@ describe('a pipelined request', () => {
     });
   }, 20_000);
 
+  it('many waiting behind one stream share one listener on their connection: no MaxListenersExceededWarning (noticed in session 22)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const behind = Array.from({ length: 15 }, (_, i) => request(`many-${i}`, { max_tokens: 2, stream: true })).join('');
+    try {
+      await onOneConnection(5, request('many-a', { max_tokens: 60, ignore_eos: true, stream: true }) + behind, async (paced) => {
+        for (let i = 0; i < 15; i++) expect((await ended(`many-${i}`, 15_000, paced)).end?.how).toBe('completed');
+      });
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  }, 20_000);
+
   it('is stamped when its bytes can leave, after the response ahead of it ends', async () => {
     const paced = await startServer({ seed: 9, ttftMs: 5, itlMs: 5 });
     const socket = await open(Number(new URL(paced.url).port));
