@@ -6,7 +6,7 @@ import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
 import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';
 import { autoToolChoiceRefused, untrustedChatTemplate, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
+import { admit, answeredModel, createdAt, echoTokens, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { CHAT_COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -96,7 +96,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
           requestId: identity.id,
           requestKey: identity.key,
           promptTokens,
-          servedModel: model.servedAs,
+          servedModel: answeredModel(options.vllmVersion, model),
           created,
           arrivalEpochMs,
         },

@@ -6,7 +6,7 @@ import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
-import { admit, createdAt, echoTokens, outOfVocabulary, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
+import { admit, answeredModel, createdAt, echoTokens, outOfVocabulary, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
 import { COMPLETIONS_PATH } from '../dialects/vllm/generation-paths.ts';
@@ -150,7 +150,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
           requestKey: identity.key,
           promptTokens: counts.reduce((a, b) => a + b, 0),
           promptTokensOfPrompt: counts,
-          servedModel: model.servedAs,
+          servedModel: answeredModel(options.vllmVersion, model),
           naturalStop: output.naturalStop,
           unlimited: !limited,
           ...(echoes === undefined ? {} : { echoes }),

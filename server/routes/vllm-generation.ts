@@ -4,6 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResolvedModel } from '../dialects/vllm/model-registry.ts';
+import type { VllmVersion } from '../dialects/vllm/dialect-version.ts';
 import { badRequest, modelNotFound, rateLimited, returnErrorHeader, VllmError } from '../dialects/vllm/errors.ts';
 import { admitRequest, playThroughEngine, type EngineAdmission } from '../engine/serve-through-engine.ts';
 import type { PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
@@ -59,10 +60,19 @@ export function claimTruth(request: FastifyRequest): GenerationStart | undefined
 }
 
 export function resolveModel(state: VllmState, name: string): ResolvedModel | VllmError {
-  // Another --served-model-name of the base model: the base model, answered under the name the
-  // request used (vLLM's _get_model_name returns the requested name; metrics keep the first).
+  // Another --served-model-name of the base model: the base model, under the name the request
+  // used (its wire spec is that name's; see answeredModel for the name a response carries).
   if (state.servedAliases.includes(name)) return { ...(state.models.resolve('') as ResolvedModel), servedAs: name };
   return state.models.resolve(name) ?? modelNotFound(name);
+}
+
+/**
+ * The `model` a response carries. vLLM 0.10.1 answers under the name the request used
+ * (`_get_model_name`); from 0.10.2 (vllm#24663) `OpenAIServingModels.model_name` answers under the
+ * first --served-model-name, or the adapter's name.
+ */
+export function answeredModel(version: VllmVersion, model: ResolvedModel): string {
+  return version === '0.10.1' ? model.servedAs : model.name;
 }
 
 /**

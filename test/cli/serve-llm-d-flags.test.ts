@@ -34,7 +34,7 @@ const complete = async (url: string, model: string): Promise<Response> =>
   fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, prompt: 'hi', max_tokens: 2 }) });
 
 describe('serve: llm-d-inference-sim manifests start', () => {
-  it('--served-model-name: every name is answered under its own name, the first is the metrics label; llm-d-only flags get one note', async () => {
+  it('--served-model-name: every name is answered, under the first (as vLLM 0.11), which is the metrics label too; llm-d-only flags get one note', async () => {
     const server = await startServe([
       '--model', '/models/llama', '--served-model-name', 'llama', 'llama-alias', '--lora-modules', 'sql=/loras/sql', '--max-loras', '2', '--max-cpu-loras', '4',
       '--v', '4', '--enable-kvcache', '--data-parallel-size', '1', '--kv-cache-transfer-latency', '30', '--failure-injection-rate', '0', '--enable-sleep-mode=true', '--no-enforce-eager',
@@ -43,8 +43,8 @@ describe('serve: llm-d-inference-sim manifests start', () => {
       for (const name of ['llama', 'llama-alias']) {
         const response = await complete(server.url, name);
         expect(response.status).toBe(200);
-        // vLLM answers under the name asked for (_get_model_name); metrics keep the first.
-        expect(((await response.json()) as { model: string }).model).toBe(name);
+        // vLLM 0.11 answers under the first served name (OpenAIServingModels.model_name), as llm-d does.
+        expect(((await response.json()) as { model: string }).model).toBe('llama');
       }
       expect((await complete(server.url, '/models/llama')).status).toBe(404);
       const sql = await complete(server.url, 'sql');
@@ -74,7 +74,7 @@ describe('serve: llm-d-inference-sim manifests start', () => {
     const server = await startServe(['--config', file]);
     try {
       const response = await complete(server.url, 'other');
-      expect(((await response.json()) as { model: string }).model).toBe('other');
+      expect(((await response.json()) as { model: string }).model).toBe('base');
       expect(server.stderr()).toMatch(/^benchtruth: ignored: --data-parallel-size 2 /);
     } finally {
       server.stop();

@@ -8,7 +8,7 @@ import type { LoraModule } from './vllm-options.ts';
 export interface ResolvedModel {
   /** The model's own name (the first served name, or the adapter's): per-model settings are keyed by it. */
   name: string;
-  /** The name responses carry in `model`: the one the request asked for, as vLLM answers. */
+  /** The name the request asked for (one of several --served-model-name); see answeredModel. */
   servedAs: string;
   lora: LoraModule | null;
 }
