@@ -37,7 +37,7 @@ export class RequestIdentities {
   }
 
   /**
-   * `bodyRequestId`: chat's `request_id` field, which vLLM 0.11 uses when the header is absent
+   * `bodyRequestId`: the body's `request_id` field (completions and chat), which vLLM 0.11 uses when the header is absent
    * or empty (`headers.get("X-Request-Id") or request.request_id`).
    */
   next(header: string | undefined, bodyRequestId?: string): RequestIdentity {

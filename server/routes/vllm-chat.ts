@@ -1,6 +1,7 @@
 /** `POST /v1/chat/completions`: validate, resolve the model, count message tokens, plan, play. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { bodyRequestId, lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
+import { lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
+import { bodyRequestId } from '../dialects/vllm/request-fields.ts';
 import { alreadyRunning, contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
 import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';

@@ -4,6 +4,7 @@ import { promptList, parseCompletionRequest, type CompletionRequest } from '../d
 import { alreadyRunning, badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
+import { bodyRequestId } from '../dialects/vllm/request-fields.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, answeredModel, createdAt, echoTokens, outOfVocabulary, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
@@ -56,7 +57,7 @@ function vllmStreamDecision(req: CompletionRequest): CompletionRequest {
 
 export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, state: VllmState): void {
   app.post(COMPLETIONS_PATH, JSON_BODY_ROUTE, async (request, reply) => {
-    const start = startGeneration(ctx, request, reply);
+    const start = startGeneration(ctx, request, reply, bodyRequestId(request.body));
     // Every refusal before planning answers vLLM's error and records its truth.
     const refuse = (error: VllmError): FastifyReply => refuseGeneration(ctx, request, reply, start, error);
     const returned = returnedError(request);

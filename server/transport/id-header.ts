@@ -2,7 +2,7 @@
  * How a request id travels in the `x-request-id` response header. An id that came in as a header
  * is already a valid header value (Node's parser enforces the same grammar as its writer, and
  * reads the bytes as Latin-1), so it goes back unchanged, byte for byte. An id from a JSON body
- * (chat's `request_id`) can hold anything: CR/LF, characters above U+00FF, lone surrogates — any
+ * (a body's `request_id`) can hold anything: CR/LF, characters above U+00FF, lone surrogates — any
  * of which would make Node throw while writing the header. Such an id goes out percent-encoded
  * (UTF-8, `encodeURIComponent`), so the header stays one safe line and pasting it into
  * `/_truth/requests/<header>` decodes back to the id the truth record is filed under.

@@ -222,11 +222,6 @@ export function parseChatRequest(body: unknown, version: VllmVersion = DEFAULT_V
   return { ok: true, value: { ...fields, messages, maxTokens, role, logprobs, renderError } };
 }
 
-/** Chat's `request_id` field when it is a string (vLLM 0.11 names the request after it). */
-export function bodyRequestId(body: unknown): string | undefined {
-  return isPlainObject(body) && typeof body.request_id === 'string' ? body.request_id : undefined;
-}
-
 /** The text echo mode hands back: the last message's text. */
 export function lastMessageText(messages: readonly ChatMessage[]): string {
   return messages[messages.length - 1]?.text ?? '';

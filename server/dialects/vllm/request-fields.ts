@@ -23,6 +23,14 @@ export interface FieldIssue {
 
 export { isJsonObject as isPlainObject } from '../../../contracts/json.ts';
 
+/**
+ * A completion's or chat's `request_id` field when it is a string: vLLM names the request after
+ * it when no `x-request-id` is sent (`_base_request_id(raw_request, request.request_id)`).
+ */
+export function bodyRequestId(body: unknown): string | undefined {
+  return isJsonObject(body) && typeof body.request_id === 'string' ? body.request_id : undefined;
+}
+
 /** pydantic's words for a Literal: `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`. */
 function expectedLiterals(allowed: readonly string[]): string {
   const quoted = allowed.map((a) => `'${a}'`);

@@ -136,12 +136,19 @@ describe('chat `request_id`', () => {
     expect(chunks(streamed.body).every((c) => c.id === 'chatcmpl-body-id-3')).toBe(true);
   });
 
-  it('completions ignore the field (0.11), and a non-string request_id is a type error', async () => {
-    const completion = await post('/v1/completions', { ...COMPLETION, request_id: 'ignored' });
-    expect((JSON.parse(completion.body) as Json).id).not.toBe('cmpl-ignored');
-    const bad = await post('/v1/chat/completions', { ...CHAT, request_id: 5 });
-    expect(bad.statusCode).toBe(400);
-    expect(errorOf(bad.body).message).toContain("'loc': ('body', 'request_id')");
+  it('completions take the field too (serving_completion.py: _base_request_id(raw_request, request.request_id); review 23), and a non-string request_id is a type error', async () => {
+    const completion = await post('/v1/completions', { ...COMPLETION, request_id: 'body-id-4' });
+    expect((JSON.parse(completion.body) as Json).id).toBe('cmpl-body-id-4');
+    expect(completion.headers['x-request-id']).toBe('body-id-4');
+    const streamed = await post('/v1/completions', { ...COMPLETION, stream: true, request_id: 'body-id-5' });
+    expect(chunks(streamed.body).every((c) => c.id === 'cmpl-body-id-5')).toBe(true);
+    const both = await post('/v1/completions', { ...COMPLETION, request_id: 'body-id-6' }, { 'x-request-id': 'header-id-6' });
+    expect((JSON.parse(both.body) as Json).id).toBe('cmpl-header-id-6');
+    for (const route of ['/v1/chat/completions', '/v1/completions']) {
+      const bad = await post(route, { ...(route === '/v1/completions' ? COMPLETION : CHAT), request_id: 5 });
+      expect(bad.statusCode).toBe(400);
+      expect(errorOf(bad.body).message).toContain("'loc': ('body', 'request_id')");
+    }
   });
 });
 

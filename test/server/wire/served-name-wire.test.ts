@@ -45,7 +45,7 @@ describe('the model a response names (review 23: 0.11 answered under the name as
     ['0.10.1', '/v1/completions', { prompt: 'hi' }, 'm2'],
     ['0.10.1', '/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }] }, 'm2'],
   ] as const)('vLLM %s, %s asked for m2: "model" is %s', async (vllmVersion, url, body, answered) => {
-    const versioned = buildServer({ seed: 4, ttftMs: 0, itlMs: 0, model: 'm1', servedModelAliases: ['m2'], vllmVersion, loraModules: [{ name: 'sql', path: '/loras/sql' }] });
+    const versioned = buildServer({ seed: 4, ttftMs: 0, itlMs: 0, model: 'm1', servedModelAliases: ['m2'], vllmVersion, loraModules: [{ name: 'sql', path: '/loras/sql', baseModelName: null }] });
     try {
       for (const [asked, expected] of [['m2', answered], ['m1', 'm1'], ['sql', 'sql']] as const) {
         for (const stream of [false, true]) {
