@@ -5,7 +5,7 @@ import { bodyRequestId } from '../dialects/vllm/request-fields.ts';
 import { alreadyRunning, contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
 import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';
-import { autoToolChoiceRefused, untrustedChatTemplate, checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
+import { autoToolChoiceRefused, untrustedChatTemplate, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, answeredModel, createdAt, echoTokens, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
 import { failInStream, refuseGeneration } from './vllm-refusal-truth.ts';
@@ -65,8 +65,6 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // vLLM's limit when the request sets none: the room left in the context.
     const sampling = checkSampling(req, req.maxTokens ?? options.maxModelLen - promptTokens);
     if (sampling !== null) return refuse(sampling);
-    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null, tokenizer.maxTokenId + 1);
-    if (logprobs !== null) return refuse(logprobs);
     // The engine's checks: a streamed request already has its 200 when they fail.
     const running = (): VllmError => alreadyRunning(`chatcmpl-${identity.id}`, req.n);
     const engineError = engineRefusal(req, tokenizer.maxTokenId) ?? (ctx.truth.isLiveOn(identity.id, CHAT_COMPLETIONS_PATH) ? running() : null);

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { promptList, parseCompletionRequest, type CompletionRequest } from '../dialects/vllm/completion-request.ts';
 import { alreadyRunning, badRequest, contextLengthError, renderedPromptTooLong, VllmError } from '../dialects/vllm/errors.ts';
 import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
-import { checkLogprobs, checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
+import { checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import { bodyRequestId } from '../dialects/vllm/request-fields.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
@@ -97,8 +97,6 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
       const sampling = checkSampling({ n: req.n ?? 1, stop: req.stop ?? [], sampling: req.sampling, useBeamSearch: req.useBeamSearch, stream: req.stream }, limited ? req.maxTokens : options.maxModelLen - count);
       if (sampling !== null) return refuse(sampling);
     }
-    const logprobs = checkLogprobs(req.logprobs ?? null, req.sampling?.promptLogprobs ?? null, tokenizer.maxTokenId + 1);
-    if (logprobs !== null) return refuse(logprobs);
     // The engine's checks (sampling params, then the prompt's ids, then its id): a streamed
     // request already has its 200 when they fail.
     const running = (): VllmError => alreadyRunning(`cmpl-${identity.id}-0`, req.n ?? 1);

@@ -542,11 +542,15 @@ function checkBeamSearch(n: number): VllmError | null {
  * request's generator is first iterated: a 400 for a whole body, an error event after the 200
  * for a stream (as the out-of-vocabulary prompt). Checked before the prompt's token ids.
  */
-export function engineRefusal(fields: Pick<SamplingFields, 'sampling' | 'useBeamSearch' | 'n'>, maxTokenId: number): VllmError | null {
+export function engineRefusal(fields: Pick<SamplingFields, 'sampling' | 'useBeamSearch' | 'n'> & { logprobs?: number | null }, maxTokenId: number): VllmError | null {
   // Beam search never builds the request's SamplingParams: the engine searches with
   // SamplingParams(logprobs = 2 × beam width), whose logprobs it caps (--max-logprobs).
   if (fields.useBeamSearch === true) return checkLogprobs(2 * fields.n);
   const k = fields.sampling ?? DEFAULT_SAMPLING;
+  // Processor._validate_logprobs, the first of the engine's checks (the OpenAI layer checks only
+  // the sign): so a streamed request over the cap has its 200 before its error event.
+  const logprobs = checkLogprobs(fields.logprobs ?? null, k.promptLogprobs, maxTokenId + 1);
+  if (logprobs !== null) return logprobs;
   // Processor._validate_logit_bias, before the allowed ids: every key out of the vocabulary, in order.
   const vocabulary = BigInt(maxTokenId) + 1n;
   const outside = k.logitBiasTokenIds.filter((id) => id < 0n || id >= vocabulary);

@@ -267,6 +267,22 @@ describe('logprobs (deterministic stand-in values in vLLM’s shapes)', () => {
     const response = await post('/v1/completions', { prompt: 'x', logprobs: 21 });
     expect(JSON.parse(response.body)).toEqual({ error: { message: 'Requested sample logprobs of 21, which is greater than max allowed: 20', type: 'BadRequestError', param: null, code: 400 } });
   });
+
+  it('refuses them in the stream when streaming: the cap is the engine’s first check, after the 200 (review 23: a plain 400)', async () => {
+    const cases: Array<[string, Json, string]> = [
+      ['/v1/completions', { prompt: 'x', logprobs: 21 }, 'Requested sample logprobs of 21'],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 21 }, 'Requested sample logprobs of 21'],
+    ];
+    for (const [url, body, message] of cases) {
+      const response = await post(url, { ...body, max_tokens: 2, stream: true });
+      expect(response.statusCode, url).toBe(200);
+      const events = response.body.split('\n\n').filter((e) => e !== '');
+      expect(events).toHaveLength(2);
+      expect(events[0]).toContain(message);
+      expect(events[0]).toMatch(/^data: \{"error": \{/);
+      expect(events[1]).toBe('data: [DONE]');
+    }
+  });
 });
 
 describe('completions echo', () => {
