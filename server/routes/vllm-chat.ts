@@ -73,10 +73,13 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
       failInStream(ctx, request, reply, start, engineError);
       return reply;
     }
-    const wire = wirePolicyFor(ctx, model, request);
-    if (wire instanceof VllmError) return refuse(wire);
+    const asked = wirePolicyFor(ctx, model, request);
+    if (asked instanceof VllmError) return refuse(asked);
 
     const output = req.maxTokens !== null ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, promptTokens, req.ignoreEos, req.sampling?.minTokens);
+    // vLLM runs a chat's beam search whole (EngineClient.beam_search yields one finished output):
+    // streamed, each choice is its role chunk and one chunk of its whole text, once it is done.
+    const wire = req.stream && req.useBeamSearch === true ? { ...asked, tokens: { perEvent: Math.max(1, output.maxTokens), burstMax: 0, first: null } } : asked;
     const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop.length });
     if (huge !== null) return refuse(huge);
     const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens, choicesPerPrompt: req.n }, { policy: wire, stream: req.stream });

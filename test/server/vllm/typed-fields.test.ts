@@ -283,6 +283,20 @@ describe('truncation and beam search edges (audit 10 R11)', () => {
     expect(body.usage.completion_tokens).toBe(2);
   });
 
+  it('a streamed chat beam search is its role chunk and one chunk of the whole text, as vLLM’s search yields one finished output (review 23: token by token)', async () => {
+    const s = await server();
+    const response = await post(s, '/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 6, ignore_eos: true, use_beam_search: true, stream: true, stream_options: { include_usage: true } });
+    expect(response.statusCode).toBe(200);
+    const events = response.body.split('\n\n').filter((e) => e !== '').map((e) => e.replace(/^data: /, ''));
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: Array<{ delta: { role?: string; content?: string }; finish_reason: string | null }>; usage: { completion_tokens: number } | null });
+    expect(chunks).toHaveLength(3);
+    expect(chunks[0]?.choices[0]?.delta.role).toBe('assistant');
+    expect(chunks[1]?.choices[0]?.finish_reason).toBe('length');
+    expect(chunks[1]?.choices[0]?.delta.content?.length).toBeGreaterThan(0);
+    expect(chunks[2]?.usage?.completion_tokens).toBe(6);
+  });
+
   it('beam search with a negative limit runs no step (vLLM: range(max_tokens)), never a 500', async () => {
     const s = await server();
     for (const [url, payload] of [
