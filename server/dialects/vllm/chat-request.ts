@@ -7,7 +7,7 @@ import { preprocessingError, type VllmError } from './errors.ts';
 import { pythonRepr } from './python-repr.ts';
 import { bodyNotObject, FieldReader, isPlainObject, type FieldIssue, type Parsed } from './request-fields.ts';
 import { DEFAULT_VLLM_VERSION, type VllmVersion } from './dialect-version.ts';
-import { beamSearchLimit, chatBeforeValidators, chatTemplateError, readChatTemplateFields, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields } from './sampling-request.ts';
+import { beamSearchLimit, chatBeforeValidators, chatTemplateError, readChatTemplateFields, readSamplingFields, typeErrors, type SamplingFields } from './sampling-request.ts';
 
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
@@ -186,7 +186,7 @@ export function parseChatRequest(body: unknown, version: VllmVersion = DEFAULT_V
   if (!isPlainObject(body)) {
     return { ok: false, error: bodyNotObject(body) };
   }
-  const early = chatBeforeValidators(body, version) ?? streamOptionsWithoutStream(body, version);
+  const early = chatBeforeValidators(body, version);
   if (early !== null) return early;
   const reader = new FieldReader(body);
   const { messages, partError } = readMessages(body, reader.issues);

@@ -5,7 +5,7 @@
 import { beforeValidatorError, bodyNotObject, FieldReader, isPlainObject, type Parsed } from './request-fields.ts';
 import { laxInt } from '../pydantic-lax.ts';
 import { DEFAULT_VLLM_VERSION, type VllmVersion } from './dialect-version.ts';
-import { beamSearchLimit, completionBeforeValidators, readSamplingFields, streamOptionsWithoutStream, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
+import { beamSearchLimit, completionBeforeValidators, readSamplingFields, typeErrors, type SamplingFields, type SamplingKnobs, type StreamOptions } from './sampling-request.ts';
 
 export type { Parsed } from './request-fields.ts';
 export type { StreamOptions } from './sampling-request.ts';
@@ -113,10 +113,8 @@ export function parseCompletionRequest(body: unknown, defaultMaxTokens: number, 
   if (!isPlainObject(body)) {
     return { ok: false, error: bodyNotObject(body) };
   }
-  const early = completionBeforeValidators(body) ?? streamOptionsWithoutStream(body, version);
+  const early = completionBeforeValidators(body, version, (checked) => promptMissing(checked, version));
   if (early !== null) return early;
-  const missing = promptMissing(body, version);
-  if (missing !== null) return { ok: false, error: beforeValidatorError(missing, body) };
   const reader = new FieldReader(body);
   const fields: SamplingFields = readSamplingFields(reader, false);
   // Completions' own types: `request_id: str`, `add_special_tokens: bool = True`.

@@ -2,7 +2,7 @@
  * The fields completions and chat share, read with vLLM's rules: pydantic field types first
  * (lax coercion, every error collected), then SamplingParams' own checks (BadRequestError).
  */
-import { badRequest, preprocessingError, type VllmError } from './errors.ts';
+import { badRequest, preprocessingError, VllmError } from './errors.ts';
 import { MAX_LOGPROBS } from './logprobs.ts';
 import { pythonFloat } from './python-repr.ts';
 import type { WirePolicy } from '../../wire/wire-policy.ts';
@@ -150,34 +150,65 @@ const numberBelow = (value: unknown, limit: number): boolean => typeof value ===
  */
 const allVocabulary = (value: unknown, version: VllmVersion): boolean => value === -1 && version !== '0.10.1';
 
+/** `validate_stream_options` (both endpoints). */
+function streamOptionsError(body: Record<string, unknown>): string | null {
+  return pyTruthy(body.stream_options) && !pyTruthy(body.stream) ? 'Stream options can only be defined when `stream=True`.' : null;
+}
+
 /**
- * vLLM's `model_validator(mode="before")` checks that both endpoints share: stream options need
- * a stream, prompt logprobs cannot stream, logprob counts cannot be negative (but −1, from 0.11).
+ * `check_logprobs` (both endpoints): prompt logprobs cannot stream, and no logprob count may be
+ * negative (but −1, from 0.11); completions' `logprobs`, chat's `top_logprobs` (which needs
+ * `logprobs`).
  */
-export function streamOptionsWithoutStream(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION): Parsed<never> | null {
-  const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
-  if (pyTruthy(body.stream_options) && !pyTruthy(body.stream)) return fail('Stream options can only be defined when `stream=True`.');
-  const all = allVocabulary(body.prompt_logprobs, version);
-  if (pyTruthy(body.stream) && (numberAbove(body.prompt_logprobs, 0) || all)) return fail('`prompt_logprobs` are not available when `stream=True`.');
-  if (numberBelow(body.prompt_logprobs, 0) && !all) return fail(version === '0.10.1' ? '`prompt_logprobs` must be a positive value.' : '`prompt_logprobs` must be a positive value or -1.');
+function logprobsError(body: Record<string, unknown>, version: VllmVersion, chat: boolean): string | null {
+  const allPrompt = allVocabulary(body.prompt_logprobs, version);
+  if (pyTruthy(body.stream) && (numberAbove(body.prompt_logprobs, 0) || allPrompt)) return '`prompt_logprobs` are not available when `stream=True`.';
+  if (numberBelow(body.prompt_logprobs, 0) && !allPrompt) return version === '0.10.1' ? '`prompt_logprobs` must be a positive value.' : '`prompt_logprobs` must be a positive value or -1.';
+  if (!chat) return numberBelow(body.logprobs, 0) ? '`logprobs` must be a positive value.' : null;
+  const all = allVocabulary(body.top_logprobs, version);
+  if (numberBelow(body.top_logprobs, 0) && !all) return version === '0.10.1' ? '`top_logprobs` must be a positive value.' : '`top_logprobs` must be a positive value or -1.';
+  if ((numberAbove(body.top_logprobs, 0) || all) && !pyTruthy(body.logprobs)) return 'when using `top_logprobs`, `logprobs` must be set to true.';
   return null;
 }
 
-/** Chat's own before-validators (logprobs, tools, generation prompt). */
-export function chatBeforeValidators(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION): Parsed<never> | null {
-  const fail = (message: string): Parsed<never> => ({ ok: false, error: beforeValidatorError(message, body) });
-  const all = allVocabulary(body.top_logprobs, version);
-  if (numberBelow(body.top_logprobs, 0) && !all) return fail(version === '0.10.1' ? '`top_logprobs` must be a positive value.' : '`top_logprobs` must be a positive value or -1.');
-  if ((numberAbove(body.top_logprobs, 0) || all) && !pyTruthy(body.logprobs)) return fail('when using `top_logprobs`, `logprobs` must be set to true.');
-  const conflict = generationPromptConflict(body);
-  if (conflict !== null) return { ok: false, error: conflict };
-  const constraints = structuredOutputError(body);
-  if (constraints !== null) return fail(constraints);
-  const toolUsage = toolUsageError(body);
-  if (toolUsage !== null) return fail(toolUsage);
-  const salt = cacheSaltError(body);
-  if (salt !== null) return fail(salt);
+/**
+ * The first of a request's `model_validator(mode="before")` checks to fail. pydantic runs
+ * before-validators last-defined first, so this is the reverse of their order in vLLM's
+ * protocol.py; a validator sees (and an error echoes as `input`) the body as the ones before
+ * it left it.
+ */
+function firstFailing(checks: ReadonlyArray<(body: Record<string, unknown>) => string | VllmError | null>, body: Record<string, unknown>): Parsed<never> | null {
+  for (const check of checks) {
+    const failure = check(body);
+    if (failure instanceof VllmError) return { ok: false, error: failure };
+    if (failure !== null) return { ok: false, error: beforeValidatorError(failure, body) };
+  }
   return null;
+}
+
+/** Completions' before-validators, as they run. */
+export function completionBeforeValidators(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION, promptMissing: (body: Record<string, unknown>) => string | null = () => null): Parsed<never> | null {
+  return firstFailing([cacheSaltError, promptMissing, streamOptionsError, (b) => logprobsError(b, version, false), structuredOutputError], body);
+}
+
+/** Chat's before-validators, as they run; `check_tool_usage` may rewrite the body the later ones see. */
+export function chatBeforeValidators(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION): Parsed<never> | null {
+  const early = firstFailing([cacheSaltError, generationPromptConflict, toolUsageError], body);
+  if (early !== null) return early;
+  return firstFailing([structuredOutputError, (b) => logprobsError(b, version, true), streamOptionsError], afterToolUsage(body));
+}
+
+/**
+ * The body as `check_tool_usage` leaves it: tools without a `tool_choice` get "auto" (added
+ * last, as to a Python dict); "required" with an empty tool list becomes "none", the tools gone.
+ */
+function afterToolUsage(body: Record<string, unknown>): Record<string, unknown> {
+  if (!('tool_choice' in body) && pyTruthy(body.tools)) return { ...body, tool_choice: 'auto' };
+  if (body.tool_choice === 'required' && Array.isArray(body.tools) && body.tools.length === 0) {
+    const { tools: _dropped, ...rest } = body;
+    return { ...rest, tool_choice: 'none' };
+  }
+  return body;
 }
 
 const isSet = (value: unknown): boolean => value !== undefined && value !== null;
@@ -251,16 +282,6 @@ function toolUsageError(body: Record<string, unknown>): string | null {
   const tools = Array.isArray(body.tools) ? body.tools : [];
   const named = tools.some((tool: unknown) => isPlainObject(tool) && isPlainObject(tool.function) && tool.function.name === name);
   return named ? null : 'The tool specified in `tool_choice` does not match any of the specified `tools`';
-}
-
-/** Completions' own before-validator. */
-export function completionBeforeValidators(body: Record<string, unknown>): Parsed<never> | null {
-  if (numberBelow(body.logprobs, 0)) return { ok: false, error: beforeValidatorError('`logprobs` must be a positive value.', body) };
-  const salt = cacheSaltError(body);
-  if (salt !== null) return { ok: false, error: beforeValidatorError(salt, body) };
-  const constraints = structuredOutputError(body);
-  if (constraints !== null) return { ok: false, error: beforeValidatorError(constraints, body) };
-  return null;
 }
 
 /**

@@ -228,3 +228,22 @@ describe('stop: Union[str, list[str]] (review 21-pydantic)', () => {
     expect(await locs([1, 2])).toEqual(["'body', 'stop', 'str'", "'body', 'stop', 'list[str]', 0", "'body', 'stop', 'list[str]', 1"]);
   });
 });
+
+describe('two failing before-validators: the one pydantic runs first answers (review 23)', () => {
+  // pydantic runs model_validator(mode="before") last-defined first: in protocol.py's reverse order.
+  it.each([
+    ['/v1/completions', { prompt: '', stream_options: { include_usage: true } }, 'Either prompt or prompt_embeds must be provided and non-empty.'],
+    ['/v1/completions', { prompt: 'hi', logprobs: -1, stream_options: { include_usage: true } }, 'Stream options can only be defined when `stream=True`.'],
+    ['/v1/completions', { prompt: 'hi', cache_salt: '', logprobs: -1 }, "Parameter 'cache_salt' must be a non-empty string if provided."],
+    ['/v1/chat/completions', { messages: USER, top_logprobs: 2, tool_choice: 'auto' }, 'When using `tool_choice`, `tools` must be set.'],
+    ['/v1/chat/completions', { messages: USER, top_logprobs: 2, stream_options: { include_usage: true } }, 'when using `top_logprobs`, `logprobs` must be set to true.'],
+  ])('%s %j: %s', async (url, body, message) => {
+    expect((await refused(url, body)).message).toContain(`Value error, ${message}`);
+  });
+
+  it('a chat validator after check_tool_usage echoes the body as it left it: tool_choice "auto" added last', async () => {
+    const { message } = await refused('/v1/chat/completions', { messages: USER, tools: TOOLS, top_logprobs: 2 });
+    expect(message).toContain('when using `top_logprobs`, `logprobs` must be set to true.');
+    expect(message).toContain("'top_logprobs': 2, 'tool_choice': 'auto'}");
+  });
+});
