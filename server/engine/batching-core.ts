@@ -251,13 +251,16 @@ export class BatchingCore {
     // never fed back (nor recomputed after a preemption).
     const peak = Math.max(1, request.promptTokens) + Math.max(1, request.outputTokens) - 1;
     if (newcomer.blocksAt(peak, this.#config.blockSize) > this.#config.kvCacheBlocks) return 'too_large';
-    // Waiting requests (the newcomer included) that the coming steps would admit are not
-    // queued in vLLM's sense: only the rest counts against the limit. A free slot alone does
-    // not admit: a request held back by its LoRA adapter or by KV blocks is queued however
-    // many slots are free. The token budget is left out: one step's budget only delays an
-    // admission to the next step, and mid-step it would charge the chunk being computed twice.
-    // Mid-step, the sequences whose last token this step makes are gone by the next one.
-    const admitted = this.#plan([...this.#waiting, newcomer], Infinity, this.#finishingThisStep()).admitted.map((entry) => entry.seq);
+    // Waiting requests (the newcomer included) that the next step would admit are not queued
+    // in vLLM's sense: only the rest counts against the limit. A free slot alone does not
+    // admit: a request held back by its LoRA adapter, by KV blocks or by the token budget the
+    // running sequences take first is queued however many slots are free. The next step is
+    // the one in progress when the newcomer would join it (it is planned again), else the one
+    // after it: planned as this one leaves things, its chunks computed and the sequences whose
+    // last token it makes gone (charging the chunk in progress again refused requests that
+    // step admits; leaving the budget out admitted some a long chunked prefill holds back).
+    const afterStep = this.#stepEnd !== Infinity && !this.#canJoinStep(this.#now);
+    const admitted = this.#plan([...this.#waiting, newcomer], this.#config.maxNumBatchedTokens, afterStep ? this.#finishingThisStep() : [], afterStep).admitted.map((entry) => entry.seq);
     const queued = widthOf(this.#waiting) + newcomer.width - widthOf(admitted);
     if (queued > this.#config.maxWaitingQueueLength) return 'queue_full';
     return 'ok';
@@ -267,9 +270,10 @@ export class BatchingCore {
    * The scheduling rule, changing nothing: what a step starting now does with the running
    * sequences and then `waiting`, in vLLM V1's order (see the file comment). Blocks a sequence
    * already holds (the step in progress allocated them) are never given back by a plan.
-   * `budget`: the step's token budget (Infinity: slots, blocks and LoRA slots alone decide).
+   * `afterStep`: the running sequences as the step in progress leaves them (its chunks computed,
+   * a token more for each it brings to the end of its prefill).
    */
-  #plan(waiting: readonly Sequence[], budget = this.#config.maxNumBatchedTokens, gone: readonly Sequence[] = []): StepPlan {
+  #plan(waiting: readonly Sequence[], budget = this.#config.maxNumBatchedTokens, gone: readonly Sequence[] = [], afterStep = false): StepPlan {
     const { maxNumSeqs, maxLoras, blockSize } = this.#config;
     const running = this.#running.filter((seq) => !gone.includes(seq));
     const plan: StepPlan = { running: [], preempted: [], admitted: [] };
@@ -277,9 +281,11 @@ export class BatchingCore {
     for (const seq of gone) free += seq.blocks;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const seq = running[i] as Sequence;
-      const tokens = Math.min(seq.pending, budget);
+      const computed = afterStep ? seq.computed + seq.chunk : seq.computed;
+      const pending = afterStep ? seq.tokens + (seq.chunk > 0 && computed >= seq.target ? 1 : 0) - computed : seq.pending;
+      const tokens = Math.min(pending, budget);
       if (tokens <= 0) continue;
-      const blocks = Math.max(seq.blocks, seq.blocksAt(seq.computed + tokens, blockSize));
+      const blocks = Math.max(seq.blocks, seq.blocksAt(computed + tokens, blockSize));
       let fits = true;
       // Only sequences after i can be taken (newest first): those before are scheduled.
       while (blocks - seq.blocks > free) {

@@ -218,3 +218,26 @@ describe('the queue limit mid-step (audit 7-R1)', () => {
     if (short.ok) expect(log.scheduled.get(short.seq)).toBeGreaterThan(0);
   });
 });
+
+describe('the queue limit behind a long chunked prefill (review 23)', () => {
+  const request = (prompt: number, output: number): CoreRequest => ({ promptTokens: prompt, outputTokens: output, lora: null, prefillMs: 10 + prompt, prefillMeanMs: 10 + prompt, prefillPerTokenMs: 1 });
+  const config = (maxWaitingQueueLength: number): BatchingConfig => ({ ...BASE, maxNumSeqs: 4, maxWaitingQueueLength, maxNumBatchedTokens: 16, blockSize: 16, kvCacheBlocks: 100, timing: simpleTiming(10, 10) });
+
+  it('a request the next step cannot admit, its budget all the running prefill’s, is queued: 429 at a limit of 0', () => {
+    const { core: c } = core(config(0));
+    const long = arrived(c, request(64, 3), 0);
+    c.advanceTo(c.nextEventAt); // the second of four 16-token chunks is being computed
+    expect([long.computed, long.chunk]).toEqual([16, 16]);
+    expect(c.arrive(request(4, 2), c.now + 1)).toEqual({ ok: false, reason: 'queue_full' });
+  });
+
+  it('with room for one waiting it is admitted, and scheduled once the prefill leaves budget over', () => {
+    const { core: c, log } = core(config(1));
+    arrived(c, request(64, 3), 0);
+    c.advanceTo(c.nextEventAt);
+    const short = c.arrive(request(4, 2), c.now + 1);
+    expect(short.ok).toBe(true);
+    c.advanceTo(10_000);
+    if (short.ok) expect(log.scheduled.get(short.seq)).toBeGreaterThan(0);
+  });
+});
