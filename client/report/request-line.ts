@@ -124,14 +124,15 @@ export interface PerRequestEntry {
     request_metrics: { text: { input_tokens: number } };
     response_metrics: {
       output_tokens: number;
-      server_usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+      /** What the server's usage said: without its prompt_tokens, its completion count alone. */
+      server_usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | { completion_tokens: number } | null;
       response_chunks: [];
       /** Arrival of each token-bearing event, epoch seconds. */
       chunk_times: number[];
       /** Each output token at its event's arrival, epoch seconds. */
       output_token_times: number[];
     };
-    extra_info: { request_id: string; index: number; stage: number; model: string | null; status: number | null; finish_reason: string | null; output_tokens_source: string; tokens_per_event_source: string };
+    extra_info: { request_id: string; index: number; stage: number; model: string | null; status: number | null; finish_reason: string | null; output_tokens_source: string; tokens_per_event_source: string; prompt_tokens_source: string };
     /** The request's LoRA adapter in a run that splits traffic over adapters, as inference-perf's. */
     lora_adapter: string | null;
     labels: Record<string, never>;
@@ -155,6 +156,9 @@ export function perRequestEntry(line: string): PerRequestEntry | null {
   // Usage saying 0 output tokens: the summary gives no TTFT or gaps, and neither may the times
   // inference-perf's readers take them from (chunk_times[0] − start_time is its TTFT).
   const events = json.output_tokens === 0 ? [] : json.token_events;
+  // A usage without prompt_tokens is completed with the client's count in the record (its
+  // prompt_tokens_source says so); what the server said is its completion count alone.
+  const serverUsage = json.usage !== null && json.prompt_tokens_source === 'client' ? { completion_tokens: json.usage.completion_tokens } : json.usage;
   for (const [at, tokens] of events) {
     const t = seconds(at);
     chunkTimes.push(t);
@@ -167,7 +171,7 @@ export function perRequestEntry(line: string): PerRequestEntry | null {
     response: null,
     info: {
       request_metrics: { text: { input_tokens: json.prompt_tokens } },
-      response_metrics: { output_tokens: json.output_tokens, server_usage: json.usage, response_chunks: [], chunk_times: chunkTimes, output_token_times: tokenTimes },
+      response_metrics: { output_tokens: json.output_tokens, server_usage: serverUsage, response_chunks: [], chunk_times: chunkTimes, output_token_times: tokenTimes },
       extra_info: {
         request_id: json.request_id,
         index: json.index,
@@ -177,6 +181,7 @@ export function perRequestEntry(line: string): PerRequestEntry | null {
         finish_reason: json.finish_reason,
         output_tokens_source: json.output_tokens_source,
         tokens_per_event_source: json.tokens_per_event_source,
+        prompt_tokens_source: json.prompt_tokens_source,
       },
       lora_adapter: json.lora_adapter ?? null,
       labels: {},

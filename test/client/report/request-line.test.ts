@@ -121,6 +121,14 @@ describe('perRequestEntry (per_request_lifecycle_metrics.json)', () => {
     expect(info?.extra_info).toMatchObject({ request_id: 'bench-1-7', index: 7, stage: 1, model: 'lora-a', output_tokens_source: 'usage', tokens_per_event_source: 'continuous_usage' });
   });
 
+  it('a usage without prompt_tokens is server_usage of its completion count alone; extra_info names the prompt count’s source (review 23: the client’s counts stood as the server’s)', () => {
+    const clientPrompt = perRequestEntry(requestLine({ ...success(), promptTokensSource: 'client' }, ORIGIN_MS, ORIGIN_EPOCH_MS))?.info;
+    expect(clientPrompt?.response_metrics.server_usage).toEqual({ completion_tokens: 4 });
+    expect(clientPrompt?.extra_info.prompt_tokens_source).toBe('client');
+    const served = perRequestEntry(requestLine(success(), ORIGIN_MS, ORIGIN_EPOCH_MS))?.info;
+    expect(served?.extra_info.prompt_tokens_source).toBe('usage');
+  });
+
   it("a LoRA request names its adapter in info.lora_adapter (inference-perf's field), and the line gives it back", () => {
     const line = requestLine({ ...success(), model: 'movie', loraAdapter: 'movie' }, ORIGIN_MS, ORIGIN_EPOCH_MS);
     expect(perRequestEntry(line)?.info.lora_adapter).toBe('movie');
