@@ -3,14 +3,14 @@
  * an indexed Job each running `bench --shard i/N`) into one set of reports — from raw samples,
  * exactly as one process that saw every request would have reported.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { readTextFile } from './text-file.ts';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from '../../contracts/cli-error.ts';
 import { clientStallLine, consoleSummary } from '../report/console-summary.ts';
 import { lpgStageRates, writeLpgReports } from '../report/lpg-output.ts';
-import { openRunOutput } from '../report/run-output.ts';
+import { openRunOutput, PER_REQUEST_REPORT } from '../report/run-output.ts';
 import { DEFAULT_ADAPTER_REPORTS } from '../run/bench-options.ts';
 import { checkRequestLines, lineBatches } from '../report/request-lines-check.ts';
 import { checkShardSet } from '../report/run-identity.ts';
@@ -54,7 +54,12 @@ function readShard(dir: string): Shard {
   } catch {
     // Only the console summary can do without it (checked where --output is known).
   }
-  return { raw, requests, perRequest: existsSync(join(dir, 'per_request_lifecycle_metrics.json')) };
+  return { raw, requests, perRequest: keptPerRequest(dir) };
+}
+
+/** Whether the shard kept per-request metrics: its report, under any report_file_prefix. */
+function keptPerRequest(dir: string): boolean {
+  return readdirSync(dir).some((name) => name.endsWith(PER_REQUEST_REPORT));
 }
 
 /** Said only once the merge goes ahead (the shards merge and --output opens): a refusal stays one line. */

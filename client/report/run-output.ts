@@ -74,6 +74,9 @@ export function removePrefixedReports(dir: string, prefix: string): void {
 }
 
 /** After a run: renames each report in `dir` to `prefix` + its name. */
+/** The per-request lifecycle report's name (after any report_file_prefix). */
+export const PER_REQUEST_REPORT = 'per_request_lifecycle_metrics.json';
+
 export function prefixReportFiles(dir: string, prefix: string): void {
   for (const name of readdirSync(dir)) if (PREFIXED_REPORT.test(name)) renameSync(join(dir, name), join(dir, `${prefix}${name}`));
 }
@@ -186,8 +189,8 @@ export function openRunOutput(dir: string, perRequest: boolean, flag = '--output
   };
   const lines = openStream(dir, 'requests.jsonl', flag);
   lines.on('error', keep('requests.jsonl'));
-  const perRequestFile = perRequest ? openStream(dir, 'per_request_lifecycle_metrics.json', flag) : null;
-  perRequestFile?.on('error', keep('per_request_lifecycle_metrics.json'));
+  const perRequestFile = perRequest ? openStream(dir, PER_REQUEST_REPORT, flag) : null;
+  perRequestFile?.on('error', keep(PER_REQUEST_REPORT));
   const failure = (): string | null => {
     if (failed === null) return null;
     const lostLines = wholeLines === null ? null : handedLines - wholeLines;

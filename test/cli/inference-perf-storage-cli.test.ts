@@ -48,6 +48,18 @@ describe("inference-perf's storage.local_storage", () => {
     expect(existsSync(join(out, 'notes.txt'))).toBe(true);
   }, 60_000);
 
+  it('merge of prefixed shards merges their per-request reports too (review 23: dropped without a word)', async () => {
+    const shards = [join(root, 'shard-0'), join(root, 'shard-1')];
+    for (const [i, out] of shards.entries()) {
+      const run = await runCli(['bench', '--config', config(out), '--url', server.url, '--progress', 'off', '--shard', `${i}/2`]);
+      expect(run.code).toBe(0);
+    }
+    const merged = join(root, 'merged');
+    const merge = await runCli(['merge', ...shards, '--output', merged]);
+    expect(merge.code).toBe(0);
+    expect(readdirSync(merged)).toContain('per_request_lifecycle_metrics.json');
+  }, 60_000);
+
   it('--output wins over the path', async () => {
     const out = join(root, 'flag-out');
     const run = await runCli(['bench', '--config', config(join(root, 'unused')), '--url', server.url, '--progress', 'off', '--output', out]);
