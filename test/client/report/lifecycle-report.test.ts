@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { requestMetrics } from '../../../contracts/metrics.ts';
-import type { RequestRecord } from '../../../client/record/request-record.ts';
+import type { FailureKind, RequestRecord } from '../../../client/record/request-record.ts';
 import { EPOCH_TIMELINE, StageSamples } from '../../../client/record/stage-samples.ts';
 import { consoleSummary } from '../../../client/report/console-summary.ts';
 import { buildRunReports } from '../../../client/report/run-reports.ts';
@@ -76,16 +76,40 @@ describe('empty samples', () => {
     expect(report.benchmark_time_seconds).toBe(Math.max(ok.endMs, failed.endMs) / 1000 - Math.min(ok.startMs, failed.startMs) / 1000);
     expect(report.successes.prompt_tokens).toEqual({ total: ok.promptTokens, cached: null, uncached: null, ...report.successes.prompt_len });
     expect(report.successes.output_tokens).toEqual({ total: 2, ...report.successes.output_len });
-    expect(report.failures.by_label).toEqual({ http_503: { count: 1, messages: [{ message: 'Service Unavailable' }] } });
+    expect(report.failures.by_label).toEqual({ '503 - Service Unavailable': { count: 1, messages: [{ message: 'Service Unavailable' }] } });
     expect(report.failures.prompt_tokens).toEqual({ total: failed.promptTokens, cached: null, uncached: null, ...report.failures.prompt_len });
     // Most frequent first, then by name, whatever order the kinds came in (merged reports write the same JSON).
     const mixed = lifecycleReport(
       [record(2, 0, [1], { failure: { kind: 'timeout', message: 't' } }), record(3, 0, [1], { failure: { kind: 'http_503', message: 'a' } }), record(4, 0, [1], { failure: { kind: 'http_503', message: 'b' } })],
       { intendedRate: 5 },
     );
-    expect(Object.keys(mixed.failures.by_label)).toEqual(['http_503', 'timeout']);
+    expect(Object.keys(mixed.failures.by_label)).toEqual(['503 - Service Unavailable', 'Timeout']);
     expect(Object.keys(mixed.failures.by_kind)).toEqual(['http_503', 'timeout']);
     expect(lifecycleReport([], { intendedRate: 5 }).benchmark_time_seconds).toBeNull();
+  });
+
+  it('failures.by_label uses inference-perf’s concise labels (make_concise_label), pooling kinds of one label (review 23: our kinds)', () => {
+    const failed = (i: number, kind: FailureKind, message: string): RequestRecord => record(i, 0, [1], { failure: { kind, message } });
+    const report = lifecycleReport(
+      [
+        failed(0, 'http_429', 'slow down'),
+        failed(1, 'http_429', 'slow down'),
+        failed(2, 'http_400', "This model's maximum context length is 2048 tokens."),
+        failed(3, 'http_404', 'nothing here'),
+        failed(4, 'timeout', 'no answer within 5 s'),
+        failed(5, 'connect_error', 'ECONNREFUSED'),
+        failed(6, 'disconnected', 'the server closed the connection'),
+      ],
+      { intendedRate: 5 },
+    );
+    expect(report.failures.by_label).toEqual({
+      '429 - Rate Limit': { count: 2, messages: [{ message: 'slow down' }] },
+      '400 - Context Window': { count: 1, messages: [{ message: "This model's maximum context length is 2048 tokens." }] },
+      '404 - other': { count: 1, messages: [{ message: 'nothing here' }] },
+      'Connection Error': { count: 1, messages: [{ message: 'ECONNREFUSED' }] },
+      Timeout: { count: 1, messages: [{ message: 'no answer within 5 s' }] },
+      disconnected: { count: 1, messages: [{ message: 'the server closed the connection' }] },
+    });
   });
 
   it('one-token answers: TPOT and ITL are null, TTFT is not', () => {
