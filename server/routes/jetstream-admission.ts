@@ -7,6 +7,7 @@
 import type { TruthRecord } from '../../contracts/truth.ts';
 import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../dialects/jetstream/plan-generate.ts';
 import { answeredBeforeEngine } from '../engine/isolated-engine.ts';
+import type { EngineRequest } from '../engine/engine-events.ts';
 import { drawsHttpFault } from '../wire/stream-faults.ts';
 import { admitRequest, preparedReplan, type PlanOptions } from '../engine/serve-through-engine.ts';
 import type { ServerContext } from '../server-context.ts';
@@ -53,7 +54,7 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   // An answer its wire fault gives before any stream takes neither a slot nor a queue place.
   const answered = input.wire !== undefined && drawsHttpFault(input.wire.faults, ctx.options.seed, input.requestKey, input.surface !== 'proxy' || input.stream);
   if (runtime.slots.full && !answered) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests waiting for prefill)` };
-  const admission = admitRequest(ctx, {
+  const request: EngineRequest = {
     id: input.requestId,
     key: input.requestKey,
     model: ctx.options.model,
@@ -64,7 +65,8 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
     maxTokensParam: input.maxTokens,
     arrivalMono,
     ...(answered ? { answeredBeforeEngine: true } : {}),
-  });
+  };
+  const admission = admitRequest(ctx, request);
   if (!admission.ok) return { ok: false, reason: admission.refused.status === 429 ? 'full' : 'invalid', message: admission.refused.message };
   const planned = planGenerate({ ...input, options: admission.options });
   // An HTTP-fault answer never reaches the engine (answeredBeforeEngine), whose `finished` frees
@@ -73,7 +75,7 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   // placeholders (the batching engine says when it produces the first token): a task at the
   // placeholder would hold the record for days.
   const firstTokenDueMs = admission.options.planTiming.deferred ? undefined : planned.record.tokens[0]?.dueMs;
-  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, startTime, arrivalMono + (firstTokenDueMs ?? Infinity));
+  if (!answeredBeforeEngine(planned.record)) runtime.slots.admit(planned.record, request, startTime, arrivalMono + (firstTokenDueMs ?? Infinity));
   const play = (player: (record: TruthRecord) => PlayedResponse): void => admission.admitted.run(planned.record, () => player(planned.record));
   return { ok: true, planned, play, replan: preparedReplan(replanGenerate(input, admission.options), admission.admitted.replanned) };
 }

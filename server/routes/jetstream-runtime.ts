@@ -26,7 +26,7 @@ export function createJetstreamRuntime(ctx: ServerContext): JetstreamRuntime {
   const slots = new DecodeSlots(ctx.options.jetstreamSlots, ctx.options.jetstreamQueueLimit, metrics, ctx.scheduler);
   const detach = ctx.engine.subscribe({
     // The batching engine produces the first token live; the isolated one's time is planned (admission).
-    firstToken: (request) => slots.firstToken(request.id),
+    firstToken: (request) => slots.firstToken(request),
     finished: (outcome) => {
       if (outcome.record.dialect === 'jetstream') slots.release(outcome.record, outcome.queuedMs);
     },

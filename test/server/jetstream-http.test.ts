@@ -422,3 +422,24 @@ describe('FastAPI’s answers to bodies and methods it refuses', () => {
     expect(response.statusCode).toBe(405);
   });
 });
+
+describe('JetStream requests that share an x-request-id (review 23)', () => {
+  it('each takes its own decode slot once past prefill, under the batching engine', async () => {
+    const batching = buildServer({ seed: 4, ttftMs: 20, itlMs: 5, scheduler: 'batching', maxNumSeqs: 64, jetstreamSlots: 64, jetstreamQueueLimit: 3 });
+    await batching.app.ready();
+    try {
+      const send = (id: string) => batching.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-request-id': id }, payload: JSON.stringify({ max_tokens: 400, text_content: { text: 'same id' } }) });
+      const running = [send('dup'), send('dup'), send('dup'), send('dup')];
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const text = (await batching.app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(text).toMatch(/^jetstream_slots_used_percentage\{id="[^"]+",idx="0"\} 0\.0625$/m);
+      expect(text).toMatch(/^jetstream_prefill_backlog_size\{id="[^"]+"\} 0$/m);
+      // The backlog is empty (it read 2 of 3 when three of the four stayed "in prefill"): two more are taken in, not refused.
+      const more = await Promise.all([send('more-1'), send('more-2')]);
+      expect(more.map((r) => r.statusCode)).toEqual([200, 200]);
+      expect((await Promise.all(running)).map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
+    } finally {
+      await batching.close();
+    }
+  });
+});

@@ -12,6 +12,7 @@
  * are the backlog: a lone request's backlog is 0.
  */
 import type { TruthRecord } from '../../../contracts/truth.ts';
+import type { EngineRequest } from '../../engine/engine-events.ts';
 import type { EmissionScheduler } from '../../transport/emission-scheduler.ts';
 import type { JetstreamMetrics } from './jetstream-metrics.ts';
 
@@ -32,7 +33,8 @@ export class DecodeSlots {
   readonly #metrics: JetstreamMetrics;
   readonly #scheduler: EmissionScheduler;
   readonly #admitted = new Map<TruthRecord, Admitted>();
-  readonly #byId = new Map<string, TruthRecord>();
+  /** The engine's request of each admitted record (ids may repeat: a client's x-request-id). */
+  readonly #byRequest = new WeakMap<EngineRequest, TruthRecord>();
   #decoding = 0;
 
   constructor(slots: number, limit: number, metrics: JetstreamMetrics, scheduler: EmissionScheduler) {
@@ -64,12 +66,12 @@ export class DecodeSlots {
   /**
    * False when the queue is full: the caller refuses the request. `firstTokenAtMono`: when its
    * first token is planned (the isolated engine knows it now); the batching engine says so
-   * later, through `firstToken`.
+   * later, through `firstToken` with the `request` it was admitted as.
    */
-  admit(record: TruthRecord, startTime = false, firstTokenAtMono = Infinity): boolean {
+  admit(record: TruthRecord, request: EngineRequest, startTime = false, firstTokenAtMono = Infinity): boolean {
     if (this.full) return false;
     this.#admitted.set(record, { startTime, decoding: false });
-    this.#byId.set(record.id, record);
+    this.#byRequest.set(request, record);
     if (firstTokenAtMono < Infinity) {
       this.#scheduler.schedule({ run: () => (this.#prefillDone(record), null) }, firstTokenAtMono);
     }
@@ -77,9 +79,9 @@ export class DecodeSlots {
     return true;
   }
 
-  /** The engine produced request `id`'s first token: its prefill is over. */
-  firstToken(id: string): void {
-    const record = this.#byId.get(id);
+  /** The engine produced `request`'s first token: its prefill is over. */
+  firstToken(request: EngineRequest): void {
+    const record = this.#byRequest.get(request);
     if (record !== undefined) this.#prefillDone(record);
   }
 
@@ -91,7 +93,6 @@ export class DecodeSlots {
     const admitted = this.#admitted.get(record);
     if (admitted === undefined) return;
     this.#admitted.delete(record);
-    if (this.#byId.get(record.id) === record) this.#byId.delete(record.id);
     if (admitted.decoding) this.#decoding--;
     this.#metrics.observe(record, queuedMs, admitted.startTime);
     this.#report();
