@@ -202,7 +202,7 @@ function applyItem(policy: WirePolicy, item: string, faultsSeen: { reset: boolea
       break;
     }
     case 'gap':
-      if (value === undefined) fail(item, 'needs a duration, e.g. gap=2ms');
+      if (value === undefined || value === '') fail(item, 'needs a duration, e.g. gap=2ms');
       writes.gapMs = duration(item, value, 0);
       break;
     case 'role':

@@ -62,6 +62,8 @@ describe('parseWireSpec: mistakes name the item and say what was expected', () =
     ['cut=middle', /places among data, done/],
     ['gap=soon', /duration like 250ms/],
     ['gap', /needs a duration/],
+    // Review 23: an empty value meant no gap, merging the cuts it was asked to keep apart.
+    ['cut=usage,blank;gap=', /"gap=": needs a duration/],
     ['tokens=0', /from 1/],
     ['role=late', /expected early or with-first/],
     ['fault=boom', /unknown fault "boom"/],
