@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { lastMessageText, parseChatRequest } from '../dialects/vllm/chat-request.ts';
 import { bodyRequestId } from '../dialects/vllm/request-fields.ts';
+import { requestEventBytes } from '../wire/plan-cost.ts';
 import { alreadyRunning, contextLengthError, preprocessingError, VllmError } from '../dialects/vllm/errors.ts';
 import { planChat, type ChatPlanInput } from '../dialects/vllm/plan-chat.ts';
 import type { PlannedCompletion } from '../dialects/vllm/planned-response.ts';
@@ -80,7 +81,8 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // vLLM runs a chat's beam search whole (EngineClient.beam_search yields one finished output):
     // streamed, each choice is its role chunk and one chunk of its whole text, once it is done.
     const wire = req.stream && req.useBeamSearch === true ? { ...asked, tokens: { perEvent: Math.max(1, output.maxTokens), burstMax: 0, first: null } } : asked;
-    const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop.length });
+    const eventBytes = requestEventBytes({ logprobs: req.logprobs ?? null, chat: true, continuousUsage: req.streamOptions?.continuousUsageStats === true });
+    const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire, stopStrings: req.stop.length, eventBytes });
     if (huge !== null) return refuse(huge);
     const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens, choicesPerPrompt: req.n }, { policy: wire, stream: req.stream });
     if (admission instanceof VllmError) return refuse(admission);

@@ -5,6 +5,7 @@ import { alreadyRunning, badRequest, contextLengthError, renderedPromptTooLong, 
 import { planCompletion, type CompletionPlanInput, type PlannedCompletion } from '../dialects/vllm/plan-completion.ts';
 import { checkSampling, engineRefusal, planTooLarge, promptTokensKept } from '../dialects/vllm/sampling-request.ts';
 import { bodyRequestId } from '../dialects/vllm/request-fields.ts';
+import { requestEventBytes } from '../wire/plan-cost.ts';
 import type { GeneratedToken } from '../engine/text.ts';
 import type { ServerContext } from '../server-context.ts';
 import { admit, answeredModel, createdAt, echoTokens, outOfVocabulary, play, resolveModel, returnedError, startGeneration, unlimitedOutput, wirePolicyFor, type Planning } from './vllm-generation.ts';
@@ -119,7 +120,8 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     let longest = 0;
     for (const count of counts) if (count > longest) longest = count;
     const output = limited ? { maxTokens: req.maxTokens, naturalStop: false } : unlimitedOutput(ctx, longest, req.ignoreEos, req.sampling?.minTokens);
-    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: tokenByToken, wire, stopStrings: req.stop?.length ?? 0 });
+    const eventBytes = requestEventBytes({ logprobs: req.logprobs ?? null, chat: false, continuousUsage: req.streamOptions?.continuousUsageStats === true });
+    const huge = planTooLarge({ choices: prompts.length * (req.n ?? 1), maxTokens: output.maxTokens, stream: tokenByToken, wire, stopStrings: req.stop?.length ?? 0, eventBytes });
     if (huge !== null) return refuse(huge);
     let echoes: GeneratedToken[][] | undefined;
     if (options.mode === 'echo') {

@@ -12,16 +12,34 @@ export const EVENT_BYTES_ESTIMATE = 256;
 /** About the bytes one token adds to a whole (non-streamed) body: its text, escaped. */
 const BODY_BYTES_PER_TOKEN = 8;
 
+/** About the bytes a multi-line event spends per line (JSON split after each comma, each line its own `data:` and line end). */
+const BYTES_PER_JSON_LINE = 24;
+
+/**
+ * About the bytes one token's event carries beyond a plain chunk, by what the request asked
+ * for: logprobs (completions' four lists with each alternative, chat's content entry with each
+ * alternative and its bytes) and a running usage. Measured on vLLM's shapes; a guard's estimate.
+ */
+export function requestEventBytes(asked: { logprobs: number | null; chat: boolean; continuousUsage: boolean }): number {
+  const logprobs = asked.logprobs === null ? 0 : asked.chat ? 96 + 66 * asked.logprobs : 96 + 18 * asked.logprobs;
+  return logprobs + (asked.continuousUsage ? 96 : 0);
+}
+
 /**
  * Planned writes per output token under `policy`, never below 1 (a token costs its planning
  * even when several share an event). Random bursts are counted as one token per event.
+ * `requestBytes`: what the request's own options add to each event (requestEventBytes).
  */
-export function writesPerToken(policy: Readonly<WirePolicy>, stream: boolean): number {
+export function writesPerToken(policy: Readonly<WirePolicy>, stream: boolean, requestBytes = 0): number {
   const { writes, tokens, framing } = policy;
   if (!stream) return writes.bytes ? BODY_BYTES_PER_TOKEN : 1;
   const tokensPerEvent = tokens.burstMax > 0 ? 1 : Math.max(1, tokens.perEvent);
-  // A named place can cut an event more than once (a CRLF per line): counted twice.
-  const piecesPerEvent = writes.bytes ? EVENT_BYTES_ESTIMATE : 1 + writes.randomCuts + 2 * writes.places.length;
+  const payloadBytes = EVENT_BYTES_ESTIMATE + requestBytes;
+  // Multi-line JSON gives each line its own prefix and line end, and a per-line place (CR LF) its own cut.
+  const lines = framing.multiline ? Math.ceil(payloadBytes / BYTES_PER_JSON_LINE) : 1;
+  const eventBytes = payloadBytes + (lines - 1) * 8 + (framing.eventName === null ? 0 : framing.eventName.length + 9) + (framing.ids ? 12 : 0);
+  // A named place can cut an event more than once (a CRLF per line): counted twice, or per line.
+  const piecesPerEvent = writes.bytes ? eventBytes : 1 + writes.randomCuts + Math.max(2, lines + 1) * writes.places.length;
   const keepAlives = framing.keepAliveEvery > 0 ? 1 / framing.keepAliveEvery : 0;
   return Math.max(1, Math.ceil(((1 + keepAlives) * piecesPerEvent) / tokensPerEvent));
 }

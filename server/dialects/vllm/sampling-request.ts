@@ -116,12 +116,14 @@ export interface PlanSize {
   stream: boolean;
   wire: Readonly<WirePolicy>;
   stopStrings: number;
+  /** What the request's options add to each streamed event (requestEventBytes: logprobs, running usage). */
+  eventBytes?: number;
 }
 
 /** benchtruth's own guard (not vLLM's): a request whose planning would stall the server. */
 export function planTooLarge(size: PlanSize): VllmError | null {
   const { choices, maxTokens } = size;
-  const perToken = writesPerToken(size.wire, size.stream);
+  const perToken = writesPerToken(size.wire, size.stream, size.eventBytes ?? 0);
   const writes = choices * maxTokens * perToken;
   if (writes > MAX_PLANNED_WRITES) {
     const how = perToken === 1 ? '' : ` × ${perToken} writes per token under its wire policy`;

@@ -213,6 +213,26 @@ describe('the plan-size guard counts planned writes (finding 8)', () => {
   });
 });
 
+describe('the plan-size guard counts what a request adds to each event (review 23: logprobs planned 6 × the cap)', () => {
+  it('logprobs, a running usage and framing lines make events, and so one-byte writes, larger', async () => {
+    server = await injectServer();
+    const ask = (url: string, body: Record<string, unknown>, wire = 'writes=bytes;gap=0ms') => postTo(server as BenchtruthServer, url, { max_tokens: 500, stream: true, ...body }, { 'x-benchtruth-wire': wire });
+    const chat = { messages: [{ role: 'user', content: 'hi' }] };
+    expect((await ask('/v1/completions', { prompt: 'hi' })).statusCode).toBe(200);
+    for (const [url, body, wire] of [
+      ['/v1/chat/completions', { ...chat, logprobs: true, top_logprobs: 20 }, undefined],
+      ['/v1/completions', { prompt: 'hi', logprobs: 5 }, undefined],
+      ['/v1/completions', { prompt: 'hi', stream_options: { include_usage: true, continuous_usage_stats: true } }, undefined],
+      ['/v1/completions', { prompt: 'hi' }, `writes=bytes;gap=0ms;event=${'x'.repeat(200)}`],
+      ['/v1/completions', { prompt: 'hi', max_tokens: 12_000 }, 'multiline;eol=crlf;cut=crlf;gap=0ms'],
+    ] as const) {
+      const refused = await ask(url, body, wire);
+      expect(refused.statusCode, JSON.stringify([body, wire])).toBe(400);
+      expect(refused.json().error.message).toContain('plans at most');
+    }
+  });
+});
+
 describe('/tokenize with messages counts as chat does (finding 12)', () => {
   it('gives the prompt_tokens chat reports', async () => {
     server = await injectServer();
