@@ -46,7 +46,9 @@ export function consoleSummary(report: LifecycleReport, stages: ReadonlyMap<numb
     lines.push(`goodput: ${g.good_requests}/${s.count} met every SLO (${num(g.good_fraction === null ? null : g.good_fraction * 100, 1)}%), ${num(g.requests_per_sec)} req/s, ${num(g.output_tokens_per_sec, 1)} output tok/s`);
   }
   for (const [kind, entry] of Object.entries(report.failures.by_kind)) {
-    lines.push(`failures ${kind}: ${entry.count} (e.g. ${printable(entry.sample_messages[0] ?? '')})`);
+    // A server may answer with an empty body: its sample says so rather than print nothing.
+    const sample = entry.sample_messages.find((message) => message !== '');
+    lines.push(`failures ${kind}: ${entry.count} (${sample === undefined ? 'an empty message' : `e.g. ${printable(sample)}`})`);
   }
   return lines.join('\n');
 }

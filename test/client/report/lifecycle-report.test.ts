@@ -128,6 +128,12 @@ describe('empty samples', () => {
     expect(consoleSummary(empty)).toMatch(/schedule delay p99 — ms/);
   });
 
+  it('a failure whose server sent an empty body says so, and prefers a sample that is not empty (review 23: "(e.g. )")', () => {
+    const empty = (i: number, message: string): RequestRecord => record(i, 0, [], { failure: { kind: 'http_503', message }, endMs: 40 });
+    expect(consoleSummary(lifecycleReport([empty(0, '')], { intendedRate: null }))).toContain('failures http_503: 1 (an empty message)');
+    expect(consoleSummary(lifecycleReport([empty(0, ''), empty(1, 'busy')], { intendedRate: null }))).toContain('failures http_503: 2 (e.g. busy)');
+  });
+
   it('a server\'s failure message is printed with its control characters escaped: no escape sequence or line break reaches the terminal (audit 17-H3)', () => {
     const hostile = { kind: 'http_500' as const, message: '\u001b[2J\u001b[31mFAKE: all requests succeeded\r\n\u009b\u007f' };
     const text = consoleSummary(lifecycleReport([record(0, 0, [], { failure: hostile, endMs: 40 })], { intendedRate: null, concurrency: 1, loadType: 'concurrency' }));
