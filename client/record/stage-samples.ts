@@ -8,6 +8,7 @@
 import { requestLatencyMs, type FailureKind, type RequestRecord } from './request-record.ts';
 import { GrowableColumn } from './growable-array.ts';
 import { PooledGaps, type PooledGapsJson } from './pooled-gaps.ts';
+import { conciseLabel } from './failure-label.ts';
 
 const SAMPLE_MESSAGES = 3;
 
@@ -34,6 +35,8 @@ export interface StageSamplesJson {
   tokenCountSources?: Record<string, number>;
   tokenCountMismatches: number;
   failuresByKind: Record<string, FailureKindSummary>;
+  /** The same failures under inference-perf's concise labels, each labelled on its own (absent in older files: derived from failuresByKind). */
+  failuresByLabel?: Record<string, FailureKindSummary>;
   /** `disconnected` failures whose response headers had arrived (absent in older files: 0). */
   disconnectedAfterHeaders?: number;
   /** The same requests again, by LoRA adapter (runs that split traffic over adapters only). */
@@ -141,6 +144,25 @@ function windowFromJson(json: MeasuredWindow | LegacyWindowJson): MeasuredWindow
 
 export type FailureColumn = (typeof FAILURE_COLUMNS)[number];
 
+/** One failure (or `count` of them) under `key`, its message among the samples kept. */
+function tallyFailure(into: Record<string, FailureKindSummary>, key: string, message: string, count: number): void {
+  const entry = (into[key] ??= { count: 0, sample_messages: [] });
+  entry.count += count;
+  if (entry.sample_messages.includes(message)) return;
+  entry.sample_messages.push(message);
+  entry.sample_messages.sort();
+  if (entry.sample_messages.length > SAMPLE_MESSAGES) entry.sample_messages.length = SAMPLE_MESSAGES;
+}
+
+/** Adds `other`'s counts and samples (the samples kept are the same whatever the order). */
+function absorbFailures(into: Record<string, FailureKindSummary>, other: Readonly<Record<string, FailureKindSummary>>): void {
+  for (const [key, entry] of Object.entries(other)) {
+    const [first, ...rest] = entry.sample_messages;
+    tallyFailure(into, key, first ?? '', entry.count);
+    for (const message of rest) tallyFailure(into, key, message, 0);
+  }
+}
+
 /** Missing per-request values (TTFT without tokens, TPOT for N = 1) are NaN in columns, null in reports. */
 const orNaN = (x: number | null): number => (x === null ? Number.NaN : x);
 
@@ -168,6 +190,8 @@ export class StageSamples {
   readonly outputTokensSources: Record<string, number> = {};
   tokenCountMismatches = 0;
   readonly failuresByKind: Record<string, FailureKindSummary> = {};
+  /** Null when read from a file written before labels were kept (failuresByLabelOrDerived). */
+  #failuresByLabel: Record<string, FailureKindSummary> | null = {};
   /**
    * `disconnected` failures cut after their response headers: aiohttp raises ClientPayloadError
    * for those, not ServerDisconnectedError, and the latency profile generator counts them apart.
@@ -296,13 +320,20 @@ export class StageSamples {
     return bytes;
   }
 
-  #addFailure(kind: FailureKind | string, message: string, count = 1): void {
-    const entry = (this.failuresByKind[kind] ??= { count: 0, sample_messages: [] });
-    entry.count += count;
-    if (entry.sample_messages.includes(message)) return;
-    entry.sample_messages.push(message);
-    entry.sample_messages.sort();
-    if (entry.sample_messages.length > SAMPLE_MESSAGES) entry.sample_messages.length = SAMPLE_MESSAGES;
+  #addFailure(kind: FailureKind | string, message: string): void {
+    tallyFailure(this.failuresByKind, kind, message, 1);
+    if (this.#failuresByLabel !== null) tallyFailure(this.#failuresByLabel, conciseLabel(kind, message), message, 1);
+  }
+
+  /**
+   * The failures by inference-perf's concise label, each labelled on its own; for samples read
+   * from a file written before labels were kept, each kind under the label of its first sample.
+   */
+  failuresByLabelOrDerived(): Record<string, FailureKindSummary> {
+    if (this.#failuresByLabel !== null) return this.#failuresByLabel;
+    const derived: Record<string, FailureKindSummary> = {};
+    for (const [kind, entry] of Object.entries(this.failuresByKind)) absorbFailures(derived, { [conciseLabel(kind, entry.sample_messages[0] ?? '')]: entry });
+    return derived;
   }
 
   /** Appends every sample of `other` (order does not matter to any report). */
@@ -318,11 +349,11 @@ export class StageSamples {
     for (const [source, count] of Object.entries(other.outputTokensSources)) tally(this.outputTokensSources, source, count);
     this.tokenCountMismatches += other.tokenCountMismatches;
     this.disconnectedAfterHeaders += other.disconnectedAfterHeaders;
-    for (const [kind, entry] of Object.entries(other.failuresByKind)) {
-      const [first, ...rest] = entry.sample_messages;
-      this.#addFailure(kind, first ?? '', entry.count);
-      for (const message of rest) this.#addFailure(kind, message, 0);
-    }
+    absorbFailures(this.failuresByKind, other.failuresByKind);
+    // Labels are kept only while every part kept them (an older file's are derived at the end).
+    const otherLabels = other.#failuresByLabel;
+    if (this.#failuresByLabel !== null && otherLabels !== null) absorbFailures(this.#failuresByLabel, otherLabels);
+    else this.#failuresByLabel = null;
     for (const [name, samples] of other.byAdapter) this.#adapter(name).absorb(samples);
     return this;
   }
@@ -352,6 +383,7 @@ export class StageSamples {
       outputTokensSources: { ...this.outputTokensSources },
       tokenCountMismatches: this.tokenCountMismatches,
       failuresByKind: structuredClone(this.failuresByKind),
+      ...(this.#failuresByLabel === null ? {} : { failuresByLabel: structuredClone(this.#failuresByLabel) }),
       ...(this.disconnectedAfterHeaders === 0 ? {} : { disconnectedAfterHeaders: this.disconnectedAfterHeaders }),
       ...(this.byAdapter.size === 0 ? {} : { adapters: Object.fromEntries([...this.byAdapter].map(([name, samples]) => [name, samples.toJSON()])) }),
     };
@@ -376,6 +408,7 @@ export class StageSamples {
     Object.assign(samples.outputTokensSources, json.outputTokensSources);
     samples.tokenCountMismatches = json.tokenCountMismatches;
     Object.assign(samples.failuresByKind, structuredClone(json.failuresByKind));
+    samples.#failuresByLabel = json.failuresByLabel === undefined ? null : structuredClone(json.failuresByLabel);
     samples.disconnectedAfterHeaders = json.disconnectedAfterHeaders ?? 0;
     for (const [name, adapter] of Object.entries(json.adapters ?? {})) samples.byAdapter.set(name, StageSamples.fromJSON(adapter));
     return samples;

@@ -100,53 +100,15 @@ export interface LifecycleReport {
   };
 }
 
-/** inference-perf's labels of HTTP statuses whose meaning the status alone gives (reportgen/base.py). */
-const HTTP_CODE_LABELS: Readonly<Record<string, string>> = { 429: 'Rate Limit', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
-/** Its labels of other statuses, read from the message. */
-const HTTP_MESSAGE_LABELS: ReadonlyArray<[RegExp, string]> = [
-  [/context.window|context length|maximum context|max.?tokens|token.?limit/i, 'Context Window'],
-  [/invalid.?json|json.?parse|malformed.?json|unexpected.?token|expecting value|unterminated string|expecting ',' delimiter/i, 'Invalid JSON'],
-  [/timeout|timed.?out/i, 'Timeout'],
-  [/model.?not.?found|no such model/i, 'Model Not Found'],
-];
-
 /**
- * inference-perf's concise label (make_concise_label) of a failure kind: `<code> - <label>` for an
- * HTTP status (from the status, else from a sample message, else "other"); "Timeout" and
- * "Connection Error" for ours of those kinds; any other kind is its own label, as inference-perf
- * falls back to the error's type.
- */
-function conciseLabel(kind: string, messages: readonly string[]): string {
-  const http = /^http_(\d+)$/.exec(kind);
-  if (http !== null) {
-    const code = http[1] as string;
-    const byCode = HTTP_CODE_LABELS[code];
-    if (byCode !== undefined) return `${code} - ${byCode}`;
-    const byMessage = HTTP_MESSAGE_LABELS.find(([pattern]) => messages.some((message) => pattern.test(message)));
-    return `${code} - ${byMessage?.[1] ?? 'other'}`;
-  }
-  if (kind === 'timeout') return 'Timeout';
-  if (kind === 'connect_error') return 'Connection Error';
-  return kind;
-}
-
-/**
- * inference-perf's failures.by_label, from by_kind under its labels (kinds of one label pooled):
+ * inference-perf's failures.by_label: each failure under its own concise label (failure-label.ts),
  * most frequent first (as its build_error_counts orders them), then by name, so merged reports
- * write the same JSON. The messages are by_kind's samples, not its up to 100 per label.
+ * write the same JSON. The messages are samples, as by_kind's, not its up to 100 per label.
  */
-function byLabel(byKind: Readonly<Record<string, FailureKindSummary>>): LifecycleReport['failures']['by_label'] {
-  const pooled = new Map<string, { count: number; messages: string[] }>();
-  for (const [kind, { count, sample_messages }] of Object.entries(byKind)) {
-    const label = conciseLabel(kind, sample_messages);
-    const entry = pooled.get(label) ?? { count: 0, messages: [] };
-    entry.count += count;
-    for (const message of sample_messages) if (!entry.messages.includes(message)) entry.messages.push(message);
-    pooled.set(label, entry);
-  }
+function byLabel(samples: StageSamples): LifecycleReport['failures']['by_label'] {
   const out: LifecycleReport['failures']['by_label'] = {};
-  const labels = [...pooled].sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : a > b ? 1 : 0));
-  for (const [label, { count, messages }] of labels) out[label] = { count, messages: messages.sort().map((message) => ({ message })) };
+  const labels = Object.entries(samples.failuresByLabelOrDerived()).sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : a > b ? 1 : 0));
+  for (const [label, { count, sample_messages }] of labels) out[label] = { count, messages: sample_messages.map((message) => ({ message })) };
   return out;
 }
 
@@ -283,7 +245,7 @@ export function lifecycleReportFromSamples(samples: StageSamples, context: Repor
       request_latency: summarize(distribution(samples.failure.latencyMs.view(), ps), MS_PER_SECOND),
       prompt_len: failedPromptLen,
       prompt_tokens: { total: sum(samples.failure.promptTokens.view()), cached: null, uncached: null, ...failedPromptLen },
-      by_label: byLabel(samples.failuresByKind),
+      by_label: byLabel(samples),
     },
   };
   if (context.slo) {

@@ -134,6 +134,7 @@ const samplesSchema: z.ZodType<unknown> = z.looseObject({
   tokenCountSources: counts.optional(),
   tokenCountMismatches: whole,
   failuresByKind: z.record(z.string(), z.looseObject({ count: whole, sample_messages: z.array(z.string()) })),
+  failuresByLabel: z.record(z.string(), z.looseObject({ count: whole, sample_messages: z.array(z.string()) })).optional(),
   disconnectedAfterHeaders: whole.optional(),
   get adapters() {
     return z.record(z.string(), samplesSchema).optional();

@@ -112,6 +112,27 @@ describe('empty samples', () => {
     });
   });
 
+  it('each failure is labelled by its own message, not its kind’s samples; merged and older raw samples agree (diff review 23)', () => {
+    const failed = (i: number, message: string): RequestRecord => record(i, 0, [1], { failure: { kind: 'http_400', message } });
+    const records = [
+      ...Array.from({ length: 97 }, (_, i) => failed(i, `This model's maximum context length is 2048 tokens. However, you requested ${3000 + i} tokens.`)),
+      ...Array.from({ length: 3 }, (_, i) => failed(97 + i, `Requested sample logprobs of ${21 + i}, which is greater than max allowed: 20`)),
+    ];
+    const counts = (report: ReturnType<typeof lifecycleReport>) => Object.fromEntries(Object.entries(report.failures.by_label).map(([label, { count }]) => [label, count]));
+    expect(counts(lifecycleReport(records, { intendedRate: 5 }))).toEqual({ '400 - Context Window': 97, '400 - other': 3 });
+    // Raw samples round-trip and merge with their labels.
+    const half = (from: number, to: number) => {
+      const samples = new StageSamples();
+      for (const r of records.slice(from, to)) samples.add(r, EPOCH_TIMELINE);
+      return StageSamples.fromJSON(JSON.parse(JSON.stringify(samples.toJSON())));
+    };
+    const merged = StageSamples.merge([half(0, 50), half(50, 100)]);
+    expect(counts(lifecycleReportFromSamples(merged, { intendedRate: 5 }))).toEqual({ '400 - Context Window': 97, '400 - other': 3 });
+    // A file written before labels were kept: each kind under its first sample's label.
+    const { failuresByLabel: _labels, ...older } = half(0, 100).toJSON();
+    expect(counts(lifecycleReportFromSamples(StageSamples.fromJSON(older), { intendedRate: 5 }))).toEqual({ '400 - other': 100 });
+  });
+
   it('one-token answers: TPOT and ITL are null, TTFT is not', () => {
     const report = lifecycleReport([record(0, 0, [5]), record(1, 2, [8])], { intendedRate: null });
     expect(report.successes.latency.time_per_output_token).toBeNull();
