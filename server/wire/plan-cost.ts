@@ -38,8 +38,10 @@ export function writesPerToken(policy: Readonly<WirePolicy>, stream: boolean, re
   // Multi-line JSON gives each line its own prefix and line end, and a per-line place (CR LF) its own cut.
   const lines = framing.multiline ? Math.ceil(payloadBytes / BYTES_PER_JSON_LINE) : 1;
   const eventBytes = payloadBytes + (lines - 1) * 8 + (framing.eventName === null ? 0 : framing.eventName.length + 9) + (framing.ids ? 12 : 0);
-  // A named place can cut an event more than once (a CRLF per line): counted twice, or per line.
-  const piecesPerEvent = writes.bytes ? eventBytes : 1 + writes.randomCuts + Math.max(2, lines + 1) * writes.places.length;
+  // A named place cuts an event once, but `crlf` once per line (and the blank line): counted
+  // twice, or per line of multi-line JSON.
+  const perPlace = writes.places.map((place) => (place === 'crlf' ? Math.max(2, lines + 1) : 2));
+  const piecesPerEvent = writes.bytes ? eventBytes : 1 + writes.randomCuts + perPlace.reduce((a, b) => a + b, 0);
   const keepAlives = framing.keepAliveEvery > 0 ? 1 / framing.keepAliveEvery : 0;
   return Math.max(1, Math.ceil(((1 + keepAlives) * piecesPerEvent) / tokensPerEvent));
 }

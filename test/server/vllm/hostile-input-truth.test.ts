@@ -225,11 +225,18 @@ describe('the plan-size guard counts what a request adds to each event (review 2
       ['/v1/completions', { prompt: 'hi', stream_options: { include_usage: true, continuous_usage_stats: true } }, undefined],
       ['/v1/completions', { prompt: 'hi' }, `writes=bytes;gap=0ms;event=${'x'.repeat(200)}`],
       ['/v1/completions', { prompt: 'hi', max_tokens: 12_000 }, 'multiline;eol=crlf;cut=crlf;gap=0ms'],
+      // A beam search's one event holds its whole text: sized under the wire asked for (diff review 23).
+      ['/v1/chat/completions', { ...chat, use_beam_search: true, n: 4, max_tokens: 30_000, ignore_eos: true }, undefined],
     ] as const) {
       const refused = await ask(url, body, wire);
       expect(refused.statusCode, JSON.stringify([body, wire])).toBe(400);
       expect(refused.json().error.message).toContain('plans at most');
     }
+  });
+
+  it('only a crlf cut is counted per line of multi-line JSON: other places cut an event once (diff review 23)', () => {
+    for (const spec of ['multiline;cut=usage', 'multiline;cut=text', 'multiline;cut=data']) expect(planTooLarge({ choices: 1, maxTokens: 12_000, stream: true, wire: policy(spec), stopStrings: 0 }), spec).toBeNull();
+    expect(planTooLarge({ choices: 1, maxTokens: 12_000, stream: true, wire: policy('multiline;eol=crlf;cut=crlf'), stopStrings: 0 })).not.toBeNull();
   });
 });
 
