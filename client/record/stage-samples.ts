@@ -190,8 +190,11 @@ export class StageSamples {
   readonly outputTokensSources: Record<string, number> = {};
   tokenCountMismatches = 0;
   readonly failuresByKind: Record<string, FailureKindSummary> = {};
-  /** Null when read from a file written before labels were kept (failuresByLabelOrDerived). */
-  #failuresByLabel: Record<string, FailureKindSummary> | null = {};
+  /**
+   * The same failures under inference-perf's concise labels, each labelled by its own message;
+   * read from a file written before labels were kept, each kind under its first sample's label.
+   */
+  readonly failuresByLabel: Record<string, FailureKindSummary> = {};
   /**
    * `disconnected` failures cut after their response headers: aiohttp raises ClientPayloadError
    * for those, not ServerDisconnectedError, and the latency profile generator counts them apart.
@@ -322,18 +325,7 @@ export class StageSamples {
 
   #addFailure(kind: FailureKind | string, message: string): void {
     tallyFailure(this.failuresByKind, kind, message, 1);
-    if (this.#failuresByLabel !== null) tallyFailure(this.#failuresByLabel, conciseLabel(kind, message), message, 1);
-  }
-
-  /**
-   * The failures by inference-perf's concise label, each labelled on its own; for samples read
-   * from a file written before labels were kept, each kind under the label of its first sample.
-   */
-  failuresByLabelOrDerived(): Record<string, FailureKindSummary> {
-    if (this.#failuresByLabel !== null) return this.#failuresByLabel;
-    const derived: Record<string, FailureKindSummary> = {};
-    for (const [kind, entry] of Object.entries(this.failuresByKind)) absorbFailures(derived, { [conciseLabel(kind, entry.sample_messages[0] ?? '')]: entry });
-    return derived;
+    tallyFailure(this.failuresByLabel, conciseLabel(kind, message), message, 1);
   }
 
   /** Appends every sample of `other` (order does not matter to any report). */
@@ -350,10 +342,7 @@ export class StageSamples {
     this.tokenCountMismatches += other.tokenCountMismatches;
     this.disconnectedAfterHeaders += other.disconnectedAfterHeaders;
     absorbFailures(this.failuresByKind, other.failuresByKind);
-    // Labels are kept only while every part kept them (an older file's are derived at the end).
-    const otherLabels = other.#failuresByLabel;
-    if (this.#failuresByLabel !== null && otherLabels !== null) absorbFailures(this.#failuresByLabel, otherLabels);
-    else this.#failuresByLabel = null;
+    absorbFailures(this.failuresByLabel, other.failuresByLabel);
     for (const [name, samples] of other.byAdapter) this.#adapter(name).absorb(samples);
     return this;
   }
@@ -383,7 +372,7 @@ export class StageSamples {
       outputTokensSources: { ...this.outputTokensSources },
       tokenCountMismatches: this.tokenCountMismatches,
       failuresByKind: structuredClone(this.failuresByKind),
-      ...(this.#failuresByLabel === null ? {} : { failuresByLabel: structuredClone(this.#failuresByLabel) }),
+      failuresByLabel: structuredClone(this.failuresByLabel),
       ...(this.disconnectedAfterHeaders === 0 ? {} : { disconnectedAfterHeaders: this.disconnectedAfterHeaders }),
       ...(this.byAdapter.size === 0 ? {} : { adapters: Object.fromEntries([...this.byAdapter].map(([name, samples]) => [name, samples.toJSON()])) }),
     };
@@ -408,7 +397,9 @@ export class StageSamples {
     Object.assign(samples.outputTokensSources, json.outputTokensSources);
     samples.tokenCountMismatches = json.tokenCountMismatches;
     Object.assign(samples.failuresByKind, structuredClone(json.failuresByKind));
-    samples.#failuresByLabel = json.failuresByLabel === undefined ? null : structuredClone(json.failuresByLabel);
+    if (json.failuresByLabel !== undefined) Object.assign(samples.failuresByLabel, structuredClone(json.failuresByLabel));
+    // An older file: each kind under the label of its first sample, the closest it allows.
+    else for (const [kind, entry] of Object.entries(json.failuresByKind)) absorbFailures(samples.failuresByLabel, { [conciseLabel(kind, entry.sample_messages[0] ?? '')]: entry });
     samples.disconnectedAfterHeaders = json.disconnectedAfterHeaders ?? 0;
     for (const [name, adapter] of Object.entries(json.adapters ?? {})) samples.byAdapter.set(name, StageSamples.fromJSON(adapter));
     return samples;

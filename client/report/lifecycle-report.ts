@@ -107,7 +107,7 @@ export interface LifecycleReport {
  */
 function byLabel(samples: StageSamples): LifecycleReport['failures']['by_label'] {
   const out: LifecycleReport['failures']['by_label'] = {};
-  const labels = Object.entries(samples.failuresByLabelOrDerived()).sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : a > b ? 1 : 0));
+  const labels = Object.entries(samples.failuresByLabel).sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : a > b ? 1 : 0));
   for (const [label, { count, sample_messages }] of labels) out[label] = { count, messages: sample_messages.map((message) => ({ message })) };
   return out;
 }

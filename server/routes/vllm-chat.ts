@@ -82,8 +82,8 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // streamed, each choice is its role chunk and one chunk of its whole text, once it is done.
     const wire = req.stream && req.useBeamSearch === true ? { ...asked, tokens: { perEvent: Math.max(1, output.maxTokens), burstMax: 0, first: null } } : asked;
     const eventBytes = requestEventBytes({ logprobs: req.logprobs ?? null, chat: true, continuousUsage: req.streamOptions?.continuousUsageStats === true });
-    // Sized under the wire asked for: a beam search's one event holds its whole text.
-    const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream, wire: asked, stopStrings: req.stop.length, eventBytes });
+    // A beam search's one event per choice holds its whole text: sized as a body, as completions' is.
+    const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream && req.useBeamSearch !== true, wire, stopStrings: req.stop.length, eventBytes });
     if (huge !== null) return refuse(huge);
     const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens, choicesPerPrompt: req.n }, { policy: wire, stream: req.stream });
     if (admission instanceof VllmError) return refuse(admission);

@@ -131,6 +131,11 @@ describe('empty samples', () => {
     // A file written before labels were kept: each kind under its first sample's label.
     const { failuresByLabel: _labels, ...older } = half(0, 100).toJSON();
     expect(counts(lifecycleReportFromSamples(StageSamples.fromJSON(older), { intendedRate: 5 }))).toEqual({ '400 - other': 100 });
+    // Merged with such a file, the newer parts keep their own labels; only the older part's are derived (diff review 23).
+    const { failuresByLabel: _none, ...olderEmpty } = new StageSamples().toJSON();
+    expect(counts(lifecycleReportFromSamples(StageSamples.merge([half(0, 100), StageSamples.fromJSON(olderEmpty)]), { intendedRate: 5 }))).toEqual({ '400 - Context Window': 97, '400 - other': 3 });
+    const { failuresByLabel: _some, ...olderThree } = half(97, 100).toJSON();
+    expect(counts(lifecycleReportFromSamples(StageSamples.merge([half(0, 97), StageSamples.fromJSON(olderThree)]), { intendedRate: 5 }))).toEqual({ '400 - Context Window': 97, '400 - other': 3 });
   });
 
   it('one-token answers: TPOT and ITL are null, TTFT is not', () => {

@@ -234,6 +234,13 @@ describe('the plan-size guard counts what a request adds to each event (review 2
     }
   });
 
+  it('a streamed chat beam search is sized as the body its one event per choice holds, as completions’ is (diff review 23)', async () => {
+    server = await injectServer();
+    const beam = { messages: [{ role: 'user', content: 'hi' }], use_beam_search: true, max_tokens: 600, stream: true };
+    const answer = await postTo(server, '/v1/chat/completions', beam, { 'x-benchtruth-wire': 'writes=bytes;gap=0ms' });
+    expect(answer.statusCode).toBe(200);
+  });
+
   it('only a crlf cut is counted per line of multi-line JSON: other places cut an event once (diff review 23)', () => {
     for (const spec of ['multiline;cut=usage', 'multiline;cut=text', 'multiline;cut=data']) expect(planTooLarge({ choices: 1, maxTokens: 12_000, stream: true, wire: policy(spec), stopStrings: 0 }), spec).toBeNull();
     expect(planTooLarge({ choices: 1, maxTokens: 12_000, stream: true, wire: policy('multiline;eol=crlf;cut=crlf'), stopStrings: 0 })).not.toBeNull();
