@@ -115,10 +115,15 @@ function decodeEncodedSlashes(req: { url?: string }): string {
  */
 function uvicornClientError(error: NodeJS.ErrnoException, socket: Duplex, sent: () => void): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // The client's own end of the connection came mid-request (the parser meets it, a half-close
+  // included): uvicorn's eof_received closes the connection and sends nothing, a response in
+  // progress on it included; the request's truth says client_aborted.
+  if (error.code === 'HPE_INVALID_EOF_STATE') {
+    socket.destroy();
+    return;
+  }
   if (socket.writable) {
-    // A request cut short by the client's own close (the parser meets the end mid-request) was
-    // abandoned: the 400 is written to a peer that left, and its truth says client_aborted.
-    if (error.code !== 'HPE_INVALID_EOF_STATE') sent();
+    sent();
     socket.write(
       `HTTP/1.1 400 Bad Request\r\ndate: ${new Date().toUTCString()}\r\nserver: uvicorn\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${INVALID_REQUEST.length}\r\nconnection: close\r\n\r\n${INVALID_REQUEST}`,
     );

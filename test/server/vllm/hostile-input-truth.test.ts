@@ -271,6 +271,32 @@ describe('requests whose client leaves or pipelines (findings 7 and 13)', () => 
     expect(record.writes[0]?.actualMs).toBeNull();
   });
 
+  it('a client that half-closes mid-body gets nothing, as uvicorn sends nothing at its eof; its truth says so (review 23: an unrecorded 400)', async () => {
+    server = await injectServer();
+    const port = await server.listen(0);
+    const head = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nx-request-id: halfclose\r\nContent-Length: 100\r\n\r\n{"prompt":';
+    const received = await rawExchange(port, head, () => false, (socket) => socket.end());
+    expect(received).toBe('');
+    const record = await endedTruth(server, 'halfclose');
+    expect(record.end?.how).toBe('client_aborted');
+    expect(record.writes.every((w) => w.actualMs === null)).toBe(true);
+  });
+
+  it('a half-close with a request cut short behind a stream ends the stream there: no 400 inside its chunked body (review 23)', async () => {
+    server = await injectServer({ ttftMs: 5, itlMs: 5 });
+    const port = await server.listen(0);
+    const json = JSON.stringify({ prompt: 'hi', max_tokens: 300, stream: true, ignore_eos: true });
+    const stream = `POST /v1/completions HTTP/1.1\r\nHost: x\r\nx-request-id: hc-stream\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`;
+    const cut = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"pro';
+    const received = await rawExchange(port, stream + cut, () => false, (socket) => socket.end());
+    expect(received).not.toContain('Invalid HTTP request received');
+    const record = await endedTruth(server, 'hc-stream');
+    expect(record.end?.how).toBe('client_aborted');
+    // What arrived is exactly the stamped writes (a prefix of the body), nothing more.
+    const body = received.slice(received.indexOf('\r\n\r\n') + 4);
+    expect(body).not.toContain('HTTP/1.1');
+  });
+
   it('a body the HTTP parser refuses mid-way records the plain-text 400 that left, not a client abort (review 22)', async () => {
     server = await injectServer();
     const port = await server.listen(0);
