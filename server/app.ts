@@ -215,6 +215,8 @@ export function buildServer(partial: Partial<ServerOptions> = {}, clock: Clock =
   app.decorateRequest('arrivalMono', 0);
   app.addHook('onRequest', async (request, reply) => {
     request.arrivalMono = clock.now();
+    // uvicorn keeps no HTTP/1.0 connection alive (keep_alive = http_version != "1.0"), whatever its Connection header asks.
+    if (request.raw.httpVersion === '1.0') reply.raw.shouldKeepAlive = false;
     // Stopping: uvicorn answers nothing more on a kept-alive connection; a request that still
     // arrives on one gets a 503 in the dialect's shape, its id and its truth, then the close.
     // Only new generations: a supervisor still reads /metrics, /health and /_truth meanwhile.

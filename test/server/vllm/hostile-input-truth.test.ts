@@ -271,6 +271,15 @@ describe('requests whose client leaves or pipelines (findings 7 and 13)', () => 
     expect(record.writes[0]?.actualMs).toBeNull();
   });
 
+  it('an HTTP/1.0 connection is closed after its response even when it asks for keep-alive, as uvicorn does (review 23)', async () => {
+    server = await injectServer();
+    const port = await server.listen(0);
+    const ask = 'GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n';
+    const received = await rawExchange(port, ask + ask, () => false);
+    expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(1);
+    expect(received.toLowerCase()).toContain('connection: close');
+  });
+
   it('a client that half-closes mid-body gets nothing, as uvicorn sends nothing at its eof; its truth says so (review 23: an unrecorded 400)', async () => {
     server = await injectServer();
     const port = await server.listen(0);
