@@ -73,10 +73,10 @@ export function removePrefixedReports(dir: string, prefix: string): void {
   for (const name of readdirSync(dir)) if (name.startsWith(prefix) && PREFIXED_REPORT.test(name.slice(prefix.length))) rmSync(join(dir, name), { force: true });
 }
 
-/** After a run: renames each report in `dir` to `prefix` + its name. */
 /** The per-request lifecycle report's name (after any report_file_prefix). */
 export const PER_REQUEST_REPORT = 'per_request_lifecycle_metrics.json';
 
+/** After a run: renames each report in `dir` to `prefix` + its name. */
 export function prefixReportFiles(dir: string, prefix: string): void {
   for (const name of readdirSync(dir)) if (PREFIXED_REPORT.test(name)) renameSync(join(dir, name), join(dir, `${prefix}${name}`));
 }

@@ -36,3 +36,13 @@ export function pythonJsonString(text: string): string {
 export function pythonJsonDumps(value: unknown, indent: number): string {
   return ensureAscii(JSON.stringify(value, null, indent));
 }
+
+/**
+ * `json.dumps(fields)` with Python's default separators (", " and ": ", which JSON.stringify
+ * cannot write) for a flat object of strings, numbers and nulls.
+ */
+export function pythonJsonDumpsFlat(fields: Readonly<Record<string, string | number | null>>): string {
+  return ensureAscii(`{${Object.entries(fields)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`);
+}

@@ -3,7 +3,7 @@
  * (compact, status = code). After the 200: `data: {"error": {...}}` as Python's json.dumps
  * writes it (", " and ": " separators), then `[DONE]`.
  */
-import { ensureAscii } from '../dialects/python-json-dumps.ts';
+import { pythonJsonDumpsFlat } from '../dialects/python-json-dumps.ts';
 import type { DialectShapes } from './plan-wire-response.ts';
 
 const ERRORS: Record<number, { type: string; message: string }> = {
@@ -18,19 +18,9 @@ function errorOf(status: number): { type: string; message: string } {
   return ERRORS[status] ?? { type: status < 500 ? 'BadRequestError' : 'InternalServerError', message: `HTTP ${status} (benchtruth wire fault).` };
 }
 
-/**
- * json.dumps of a flat object of strings, numbers and nulls, with Python's defaults: ", " and
- * ": " separators, and ensure_ascii (a request id or model name beyond ASCII is escaped).
- */
-function pythonJson(fields: Record<string, string | number | null>): string {
-  return ensureAscii(`{${Object.entries(fields)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
-    .join(', ')}}`);
-}
-
 /** The data of vLLM's in-stream error event: `{"error": {...}}` in Python's json.dumps spacing. */
 export function vllmStreamErrorData(message: string, type: string, code: number): string {
-  return `{"error": ${pythonJson({ message, type, param: null, code })}}`;
+  return `{"error": ${pythonJsonDumpsFlat({ message, type, param: null, code })}}`;
 }
 
 export const VLLM_FAULT_SHAPES: DialectShapes = Object.freeze({

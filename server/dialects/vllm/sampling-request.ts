@@ -188,8 +188,8 @@ function firstFailing(checks: ReadonlyArray<(body: Record<string, unknown>) => s
   return null;
 }
 
-/** Completions' before-validators, as they run. */
-export function completionBeforeValidators(body: Record<string, unknown>, version: VllmVersion = DEFAULT_VLLM_VERSION, promptMissing: (body: Record<string, unknown>) => string | null = () => null): Parsed<never> | null {
+/** Completions' before-validators, as they run (`promptMissing`: validate_prompt_and_prompt_embeds, per version). */
+export function completionBeforeValidators(body: Record<string, unknown>, version: VllmVersion, promptMissing: (body: Record<string, unknown>) => string | null): Parsed<never> | null {
   return firstFailing([cacheSaltError, promptMissing, streamOptionsError, (b) => logprobsError(b, version, false), structuredOutputError], body);
 }
 
@@ -304,8 +304,8 @@ export function autoToolChoiceRefused(body: Record<string, unknown>): VllmError 
  */
 export function untrustedChatTemplate(body: Record<string, unknown>): VllmError | null {
   const kwargs = body.chat_template_kwargs;
-  const inKwargs = typeof kwargs === 'object' && kwargs !== null && !Array.isArray(kwargs) && (kwargs as Record<string, unknown>).chat_template != null;
-  if (body.chat_template == null && !inKwargs) return null;
+  const inKwargs = isPlainObject(kwargs) && isSet(kwargs.chat_template);
+  if (!isSet(body.chat_template) && !inKwargs) return null;
   return badRequest('Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.');
 }
 
