@@ -430,9 +430,16 @@ describe('JetStream requests that share an x-request-id (review 23)', () => {
     try {
       const send = (id: string) => batching.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-request-id': id }, payload: JSON.stringify({ max_tokens: 400, text_content: { text: 'same id' } }) });
       const running = [send('dup'), send('dup'), send('dup'), send('dup')];
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const text = (await batching.app.inject({ method: 'GET', url: '/metrics' })).body;
-      expect(text).toMatch(/^jetstream_slots_used_percentage\{id="[^"]+",idx="0"\} 0\.0625$/m);
+      // Each 2 s stream is past its 20 ms prefill soon: read the gauges until all four are (at most 1.5 s).
+      const slotsLine = /^jetstream_slots_used_percentage\{id="[^"]+",idx="0"\} (\S+)$/m;
+      let text = '';
+      for (let i = 0; i < 150; i++) {
+        text = (await batching.app.inject({ method: 'GET', url: '/metrics' })).body;
+        if (slotsLine.exec(text)?.[1] === '0.0625') break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(text).toMatch(slotsLine);
+      expect(slotsLine.exec(text)?.[1]).toBe('0.0625');
       expect(text).toMatch(/^jetstream_prefill_backlog_size\{id="[^"]+"\} 0$/m);
       // The backlog is empty (it read 2 of 3 when three of the four stayed "in prefill"): two more are taken in, not refused.
       const more = await Promise.all([send('more-1'), send('more-2')]);
