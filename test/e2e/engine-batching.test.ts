@@ -37,7 +37,9 @@ function post(url: string, id: string, body: Record<string, unknown>, signal?: A
 
 describe('batching scheduler over 127.0.0.1', () => {
   it('a full waiting queue answers 429 in vLLM’s error shape; admitted requests never exceed --max-num-seqs at once', async () => {
-    const url = await start({ ttftMs: 10, itlMs: 4, maxNumSeqs: 2, maxWaitingQueueLength: 2 });
+    // Streams of about half a second: the eight requests all arrive while the first are still
+    // running, however busy the machine is (at 50 ms each, a loaded CI machine spread them out).
+    const url = await start({ ttftMs: 60, itlMs: 50, maxNumSeqs: 2, maxWaitingQueueLength: 2 });
     const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => post(url, `q${i}`, { max_tokens: 10 })));
     const bodies = await Promise.all(responses.map((r) => r.text()));
     const refused = responses.map((r, i) => ({ status: r.status, body: bodies[i] as string })).filter((r) => r.status === 429);
