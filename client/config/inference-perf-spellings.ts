@@ -195,7 +195,11 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
     written.set(ours, theirs);
   }
   const data = mappingAt(raw, 'data');
-  for (const key of ['input', 'output']) if (data !== undefined && key in data && `${key}_distribution` in data) oneSetting(`data.${key}_distribution`, written.get(`data.${key}`) ?? `data.${key}`);
+  // With shared-prefix data the top-level output_distribution is another key, one that data
+  // type does not read (refused as such when the config is resolved), not a second spelling of
+  // its shared_prefix.output_len.
+  const prefixOutput = data?.type === 'shared_prefix' && written.get('data.output') === 'data.shared_prefix.output_len';
+  for (const key of ['input', 'output']) if (data !== undefined && key in data && `${key}_distribution` in data && !(key === 'output' && prefixOutput)) oneSetting(`data.${key}_distribution`, written.get(`data.${key}`) ?? `data.${key}`);
   concurrentLoad(raw, written, oneSetting);
 
   const load = mappingAt(raw, 'load');

@@ -431,9 +431,12 @@ function loadOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
  * conversations); vLLM's pruning (`data.min_tokens`, `data.max_prompt_tokens`,
  * `data.max_total_tokens`, `--dataset-*-tokens`) by sharegpt only.
  */
-const DATA_KEY_READERS: ReadonlyArray<readonly [key: 'input' | 'input_distribution' | 'min_tokens' | 'max_prompt_tokens' | 'max_total_tokens', readers: ReadonlySet<string>, what: string]> = [
+const DATA_KEY_READERS: ReadonlyArray<readonly [key: 'input' | 'input_distribution' | 'output_distribution' | 'min_tokens' | 'max_prompt_tokens' | 'max_total_tokens', readers: ReadonlySet<string>, what: string]> = [
   ['input', new Set(['synthetic', 'random']), 'synthetic or random data'],
   ['input_distribution', new Set(['synthetic', 'random', 'sharegpt']), 'synthetic, random or sharegpt data'],
+  // inference-perf's shared-prefix data never reads it (shared_prefix_datagen.py takes
+  // shared_prefix.output_len or shared_prefix.output_distribution).
+  ['output_distribution', new Set(['synthetic', 'random', 'sharegpt', 'jsonl']), 'synthetic, random, sharegpt or jsonl data'],
   ['min_tokens', new Set(['sharegpt']), 'sharegpt data (its pruning)'],
   ['max_prompt_tokens', new Set(['sharegpt']), 'sharegpt data (its pruning)'],
   ['max_total_tokens', new Set(['sharegpt']), 'sharegpt data (its pruning)'],
@@ -455,6 +458,9 @@ function refuseInapplicableDataKeys(data: BenchConfig['data'], where: Where, fla
   for (const [key, readers, what] of DATA_KEY_READERS) {
     if (data[key] === undefined || readers.has(data.type)) continue;
     if (typeByFlag && flagOf?.(`data.${key}`, 'flag') === undefined) continue;
+    if (key === 'output_distribution') {
+      throw new CliError(`${where(`data.${key}`)}: only ${what} reads it, not data.type ${data.type}: its answer length is data.shared_prefix.output_len, as in inference-perf (fix: move it to data.shared_prefix.output_len, or remove it)`);
+    }
     const fix = key === 'input' || key === 'input_distribution' ? `remove it, or --dataset synthetic` : 'remove it, or --dataset sharegpt';
     throw new CliError(`${where(`data.${key}`)}: only ${what} reads it, not data.type ${data.type}: ${PROMPTS_OF[data.type] ?? 'it does not apply'} (fix: ${fix})`);
   }

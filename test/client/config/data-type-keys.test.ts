@@ -40,6 +40,16 @@ describe('data keys of another data type', () => {
     expect(flagErrorOf({ config: file('sp-ipd.yaml', `data: {type: shared_prefix, input_distribution: {mean: 40}}\n${url}`) })).toMatch(/^config .*sp-ipd\.yaml: data\.input_distribution: only synthetic, random or sharegpt data reads it, not data\.type shared_prefix/);
     expect(flagErrorOf({ config: file('jl-prune.yaml', `data: {type: jsonl, path: ${jsonl}, max_prompt_tokens: 100}\n${url}`) })).toMatch(/^config .*jl-prune\.yaml: data\.max_prompt_tokens: only sharegpt data \(its pruning\) reads it, not data\.type jsonl/);
     expect(flagErrorOf({ config: file('syn-prune.yaml', `data: {min_tokens: 3}\n${url}`) })).toMatch(/^config .*syn-prune\.yaml: data\.min_tokens: only sharegpt data/);
+    // inference-perf's shared-prefix data takes its answer length from shared_prefix.output_len
+    // only (shared_prefix_datagen.py): the top-level output_distribution is not read there, with
+    // or without an output_len beside it (which is no second spelling of it).
+    const prefix = 'shared_prefix: {num_unique_system_prompts: 2, num_users_per_system_prompt: 2, system_prompt_len: 10, question_len: 5';
+    const notRead = /^config .*sp-opd\d\.yaml: data\.output_distribution: only synthetic, random, sharegpt or jsonl data reads it, not data\.type shared_prefix: its answer length is data\.shared_prefix\.output_len/;
+    expect(flagErrorOf({ config: file('sp-opd1.yaml', `data: {type: shared_prefix, output_distribution: {type: fixed, mean: 7}, ${prefix}}}\n${url}`) })).toMatch(notRead);
+    expect(flagErrorOf({ config: file('sp-opd2.yaml', `data: {type: shared_prefix, output_distribution: {type: fixed, mean: 7}, ${prefix}, output_len: 50}}\n${url}`) })).toMatch(notRead);
+    expect(benchOptionsFromFlags({ config: file('sp-ol.yaml', `data: {type: shared_prefix, ${prefix}, output_len: 50}}\n${url}`) }).data).toMatchObject({ type: 'shared_prefix', output: { kind: 'fixed', value: 50 } });
+    // jsonl reads it (the answer length of every line).
+    expect(benchOptionsFromFlags({ config: file('jl-opd.yaml', `data: {type: jsonl, path: ${jsonl}, output_distribution: {type: fixed, mean: 9}}\n${url}`) }).data).toMatchObject({ type: 'jsonl', output: { kind: 'fixed', value: 9 } });
     // inference-perf's ShareGPT filter is read (its min and max keep conversations).
     expect(benchOptionsFromFlags({ config: file('sg-ipd.yaml', `data: {type: shareGPT, path: ${sharegpt}, input_distribution: {min: 1, max: 100}}\n${url}`) }).data).toMatchObject({ type: 'sharegpt', limits: { promptRange: [1, 100] } });
   });
