@@ -29,9 +29,33 @@ export interface SharedPrefixSpec {
   questionTokens: number;
 }
 
+/**
+ * Characters of system prompts kept for reuse. A group's prefix is a function of (seed, group),
+ * made when a request first needs it: made up front, 4,000,000 groups of 1,000 tokens (which the
+ * schema allows) ran out of heap before the first request of a two-request run.
+ */
+const PREFIX_CACHE_CHARS = 64 * 1024 * 1024;
+
 export function sharedPrefixDataset(spec: SharedPrefixSpec, output: LengthDistribution, seed: number): Dataset {
   const root = new Rng(seed).derive('shared-prefix');
-  const prefixes = Array.from({ length: spec.groups }, (_, g) => syntheticPrompt(root.derive(`group-${g}`), spec.systemPromptTokens));
+  const prefixes = new Map<number, string>();
+  let cachedChars = 0;
+  const prefixOf = (group: number): string => {
+    const known = prefixes.get(group);
+    if (known !== undefined) return known;
+    const made = syntheticPrompt(root.derive(`group-${group}`), spec.systemPromptTokens);
+    // The oldest made go first: requests cycle through the groups in order.
+    for (const [oldest, text] of prefixes) {
+      if (cachedChars + made.length <= PREFIX_CACHE_CHARS) break;
+      prefixes.delete(oldest);
+      cachedChars -= text.length;
+    }
+    if (made.length <= PREFIX_CACHE_CHARS) {
+      prefixes.set(group, made);
+      cachedChars += made.length;
+    }
+    return made;
+  };
   const total = spec.groups * spec.promptsPerGroup;
   return {
     name: 'shared_prefix',
@@ -41,7 +65,7 @@ export function sharedPrefixDataset(spec: SharedPrefixSpec, output: LengthDistri
       const question = Math.floor(slot / spec.groups);
       const questionText = syntheticPrompt(root.derive(`question-${group}-${question}`), spec.questionTokens);
       return {
-        prompt: `${prefixes[group] as string}${questionText}`,
+        prompt: `${prefixOf(group)}${questionText}`,
         promptTokens: spec.systemPromptTokens + spec.questionTokens,
         maxTokens: sampleLength(output, root.derive(`output-${index}`)),
       };

@@ -83,6 +83,16 @@ describe('synthetic and shared-prefix datasets', () => {
     for (const item of items) expect(countTokens(item.prompt)).toBe(14);
     expect(data.item(6)).toEqual(items[0]);
   });
+
+  it('a prefix is made when a request first needs it: 4,000,000 groups of 1,000 tokens (the schema allows them) give their first items at once, the same in any order', () => {
+    const spec = { groups: 4_000_000, promptsPerGroup: 1, systemPromptTokens: 1000, questionTokens: 5 };
+    const forward = sharedPrefixDataset(spec, { kind: 'fixed', value: 5 }, 3);
+    const items = [0, 1, 3_999_999, 4_000_000].map((i) => forward.item(i));
+    for (const item of items) expect(countTokens(item.prompt)).toBe(1005);
+    expect(items[3]).toEqual(items[0]);
+    const backward = sharedPrefixDataset(spec, { kind: 'fixed', value: 5 }, 3);
+    expect([4_000_000, 3_999_999, 1, 0].map((i) => backward.item(i)).reverse()).toEqual(items);
+  });
 });
 
 describe('file datasets', () => {
