@@ -45,7 +45,7 @@ export class IsolatedEngine implements Engine {
   readonly #inFlight = new Map<TruthRecord, { request: EngineRequest; blocks: number }>();
   readonly #loras = new Map<string, number>();
   readonly #timings: ModelTimings;
-  /** Admitted, not yet run: counted by the load factor of the requests admitted after them. */
+  /** Sequences admitted, not yet run: counted by the load factor of the requests admitted after them. */
   #admittedNotRun = 0;
   /** KV blocks the in-flight requests would hold (prompt + output), for the usage gauge. */
   #blocks = 0;
@@ -62,13 +62,16 @@ export class IsolatedEngine implements Engine {
   admit(request: EngineRequest): Admitted {
     // Requests admitted but not yet run (their planning waits for the scheduler's next gap) are
     // running for the load factor too: a burst read in one turn sees 1, 2, 3 … as llm-d counts.
-    const running = this.#inFlight.size + this.#admittedNotRun + 1;
-    this.#admittedNotRun++;
+    // Sequences, not requests: llm-d splits a request of n choices into n requests, each one
+    // running (simulator.go req.split), and times a request by those before it and itself.
+    const sequences = request.sequences ?? 1;
+    const running = this.#sequences + this.#admittedNotRun + 1;
+    this.#admittedNotRun += sequences;
     let pending = true;
     const leave = (): void => {
       if (!pending) return;
       pending = false;
-      this.#admittedNotRun--;
+      this.#admittedNotRun -= sequences;
     };
     return {
       ok: true,

@@ -44,6 +44,21 @@ describe('isolated scheduler: the running count of a burst', () => {
     expect(admitted.map(runningOf)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('counts sequences: a request of n = 4 choices is four running (llm-d splits it into four requests)', () => {
+    const { engine, truth } = setup();
+    const wide = engine.admit({ ...request('a'), sequences: 4 });
+    expect(runningOf(wide)).toBe(1);
+    expect(runningOf(engine.admit(request('b')))).toBe(5);
+    const played = record('a');
+    wide.run(played, () => ({ run: () => null }));
+    // a runs (four sequences), b is admitted and not run: they and the newcomer.
+    expect(runningOf(engine.admit(request('c')))).toBe(6);
+    truth.begin(played);
+    played.end = { atMs: 5, how: 'completed' };
+    truth.finish(played);
+    expect(runningOf(engine.admit(request('d')))).toBe(3);
+  });
+
   it('a request counts once: from admission through its run to its end', () => {
     const { engine, truth } = setup();
     const first = engine.admit(request('a'));
