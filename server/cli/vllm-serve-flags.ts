@@ -97,7 +97,7 @@ export function registerVllmFlags<C extends { option(flags: string, description:
     .option('--max-body-size <size>', 'largest request body, e.g. 1048576, 512kb, 16MiB (default 16MiB; larger gets 413)')
     .option('--max-request-body-size-mb <n>', 'llm-d-inference-sim spelling of --max-body-size in MiB, 1 to 512 (give one of the two)')
     .option('--lora-modules <name=path...>', 'LoRA adapters to serve: name=path or vLLM JSON {"name","path","base_model_name"}')
-    .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); a request is answered under the name it used; metrics report the first (default: --model)')
+    .option('--served-model-name <names...>', 'names the base model answers to (vLLM / llm-d); answers carry the first as vLLM 0.10.2 on does (--vllm-version 0.10.1: the name a request used); metrics report the first (default: --model)')
     .option('--eos-after <n>', 'tokens before EOS when a request sets no output limit and no ignore_eos (default 256)')
     .option('--enable-server-load-tracking', "vLLM's: GET /load reports the generation requests in flight (else 0)")
     .option('--trust-request-chat-template', "vLLM's: serve chat requests that carry chat_template (0.11 refuses them without it)");
