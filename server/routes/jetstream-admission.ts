@@ -8,7 +8,7 @@ import type { TruthRecord } from '../../contracts/truth.ts';
 import { planGenerate, type GeneratePlanInput, type PlannedGenerate } from '../dialects/jetstream/plan-generate.ts';
 import { answeredBeforeEngine } from '../engine/isolated-engine.ts';
 import type { EngineRequest } from '../engine/engine-events.ts';
-import { drawsHttpFault } from '../wire/stream-faults.ts';
+import { drawsHttpFault, type FindsTarget } from '../wire/stream-faults.ts';
 import { admitRequest, preparedReplan, type PlanOptions } from '../engine/serve-through-engine.ts';
 import type { ServerContext } from '../server-context.ts';
 import type { PlayedResponse } from '../transport/response-executor.ts';
@@ -43,6 +43,9 @@ function replanGenerate(input: Omit<GeneratePlanInput, 'options'>, options: Plan
   return () => planGenerate({ ...input, options }).record;
 }
 
+/** What a JetStream stream has for a fault to act on: its EOS step's message, never usage. */
+const jetstreamStreamHas: FindsTarget = (kind) => kind !== 'nousage';
+
 /**
  * `startTime`: the request reaches the orchestrator with `metadata.start_time` set (JetStream's
  * HTTP server always sets it; a gRPC call when it sends one; the proxy never), which is when
@@ -52,7 +55,7 @@ export function admitJetstream(ctx: ServerContext, runtime: JetstreamRuntime, in
   const tooLong = exceedsContext(ctx.options.maxModelLen, input.promptTokens, input.maxTokens);
   if (tooLong !== null) return { ok: false, reason: 'too_long', message: tooLong };
   // An answer its wire fault gives before any stream takes neither a slot nor a queue place.
-  const answered = input.wire !== undefined && drawsHttpFault(input.wire.faults, ctx.options.seed, input.requestKey, input.surface !== 'proxy' || input.stream);
+  const answered = input.wire !== undefined && drawsHttpFault(input.wire.faults, ctx.options.seed, input.requestKey, input.surface !== 'proxy' || input.stream, jetstreamStreamHas);
   if (runtime.slots.full && !answered) return { ok: false, reason: 'full', message: `The prefill queue is full (${runtime.slots.limit} requests waiting for prefill)` };
   const request: EngineRequest = {
     id: input.requestId,

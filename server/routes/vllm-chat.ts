@@ -85,7 +85,7 @@ export function vllmChatRoutes(app: FastifyInstance, ctx: ServerContext, state: 
     // A beam search's one event per choice holds its whole text: sized as a body, as completions' is.
     const huge = planTooLarge({ choices: req.n, maxTokens: output.maxTokens, stream: req.stream && req.useBeamSearch !== true, wire, stopStrings: req.stop.length, eventBytes });
     if (huge !== null) return refuse(huge);
-    const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens, choicesPerPrompt: req.n }, { policy: wire, stream: req.stream });
+    const admission = admit(ctx, start, model, promptTokens, output.maxTokens, { count: req.n, promptTokens, choicesPerPrompt: req.n }, { policy: wire, stream: req.stream, usageChunk: req.streamOptions?.includeUsage === true });
     if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);

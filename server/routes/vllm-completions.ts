@@ -136,7 +136,7 @@ export function vllmCompletionsRoutes(app: FastifyInstance, ctx: ServerContext, 
     }
     // n sequences per prompt, each holding KV for (at most) the longest prompt.
     const sequences = { count: prompts.length * (req.n ?? 1), promptTokens: longest, choicesPerPrompt: req.n ?? 1 };
-    const admission = admit(ctx, start, model, counts.reduce((a, b) => a + b, 0), output.maxTokens, sequences, { policy: wire, stream: req.stream });
+    const admission = admit(ctx, start, model, counts.reduce((a, b) => a + b, 0), output.maxTokens, sequences, { policy: wire, stream: req.stream, usageChunk: tokenByToken && req.streamOptions?.includeUsage === true });
     if (admission instanceof VllmError) return refuse(admission);
     const created = createdAt(ctx);
     const arrivalEpochMs = ctx.clock.epochMs(arrivalMono);

@@ -18,7 +18,7 @@ import { playResponse } from '../transport/response-executor.ts';
 import { firstHeaderValue, sentRequestId } from '../transport/id-header.ts';
 import { requestWirePolicy, sentWireHeader, WIRE_HEADER } from '../wire/request-wire.ts';
 import type { WirePolicy } from '../wire/wire-policy.ts';
-import { drawsHttpFault } from '../wire/stream-faults.ts';
+import { drawsHttpFault, type FindsTarget } from '../wire/stream-faults.ts';
 import { sendVllmError } from './vllm-errors.ts';
 import { failInStream, failPlanning } from './vllm-refusal-truth.ts';
 import type { VllmState } from './vllm-state.ts';
@@ -109,6 +109,14 @@ export function createdAt(ctx: ServerContext): number {
 }
 
 /**
+ * What a vLLM stream has for a fault to act on, known before it is planned: `[DONE]` always, a
+ * usage chunk when `usageChunk` (include_usage, on a stream sent chunk by chunk).
+ */
+function vllmStreamHas(usageChunk: boolean): FindsTarget {
+  return (kind) => kind !== 'nousage' || usageChunk;
+}
+
+/**
  * Asks the engine for a slot (server/engine/serve-through-engine.ts). A refusal is vLLM's
  * error shape (429 queue full); an admission's `options` carry the engine's token timing and
  * must be the options the request is planned with. A request its wire policy answers with an
@@ -121,7 +129,7 @@ export function admit(
   promptTokens: number,
   maxTokens: number,
   sequences: { count: number; promptTokens: number; choicesPerPrompt: number },
-  wire: { policy: Readonly<WirePolicy>; stream: boolean },
+  wire: { policy: Readonly<WirePolicy>; stream: boolean; usageChunk: boolean },
 ): Extract<EngineAdmission, { ok: true }> | VllmError {
   const admission = admitRequest(ctx, {
     id: start.identity.id,
@@ -134,7 +142,7 @@ export function admit(
     sequencePromptTokens: sequences.promptTokens,
     prefilledPromptTokens: promptTokens * sequences.choicesPerPrompt,
     arrivalMono: start.arrivalMono,
-    ...(drawsHttpFault(wire.policy.faults, ctx.options.seed, start.identity.key, wire.stream) ? { answeredBeforeEngine: true } : {}),
+    ...(drawsHttpFault(wire.policy.faults, ctx.options.seed, start.identity.key, wire.stream, vllmStreamHas(wire.usageChunk)) ? { answeredBeforeEngine: true } : {}),
   });
   if (admission.ok) return admission;
   const { status, message } = admission.refused;

@@ -62,11 +62,19 @@ function wholeBodyPolicy(policy: Readonly<WirePolicy>): WirePolicy {
 
 export function planWireResponse(input: WireResponseInput): WireResponse {
   const { policy, rng, stream, shapes } = input;
-  const chosen = chooseFault(policy.faults, rng.derive('wire:fault'), stream);
+  // Rendered when a fault that needs a target fires first (to see whether it has one), else after the choice.
+  let groups: readonly number[] | null = null;
+  let rendered: PayloadEvent[] | null = null;
+  const renderOnce = (): PayloadEvent[] => {
+    groups ??= stream ? planTokenGroups(policy.tokens, rng.derive('wire:tokens'), input.tokenCount) : [];
+    rendered ??= input.render(groups);
+    return rendered;
+  };
+  const chosen = chooseFault(policy.faults, rng.derive('wire:fault'), stream, (kind) => faultFindsTarget(kind, renderOnce()));
   // An HTTP-error answer is one body whether a stream was asked for or not: its truth's wire
   // keeps only what a body can feel, as a non-streamed answer's does.
   const wire = formatWireSpec(stream && chosen?.kind !== 'http' ? policy : wholeBodyPolicy(policy));
-  let fault = chosen === null ? null : faultTruth(chosen);
+  const fault = chosen === null ? null : faultTruth(chosen);
 
   if (chosen?.kind === 'http') {
     const body = shapes.httpErrorBody(chosen.status);
@@ -77,16 +85,11 @@ export function planWireResponse(input: WireResponseInput): WireResponse {
   }
 
   const headersDueMs = chosen?.kind === 'slowheaders' ? chosen.delayMs : 0;
-  const groups = stream ? planTokenGroups(policy.tokens, rng.derive('wire:tokens'), input.tokenCount) : [];
-  const rendered = input.render(groups);
+  const events = renderOnce();
   let applied;
   if (stream) {
-    // A fault with nothing to act on (no terminator to drop on a surface that sends none, as
-    // the LPG proxy's stream) did not happen: the truth names no fault, and the stream completes.
-    const acting = chosen !== null && faultFindsTarget(chosen.kind, rendered) ? chosen : null;
-    if (acting === null) fault = null;
     // Faults rewrite events as text; a response without one keeps its split payloads.
-    const faulted = applyStreamFault(acting === null ? rendered : rendered.map(plainPayload), acting, shapes);
+    const faulted = applyStreamFault(chosen === null ? events : events.map(plainPayload), chosen, shapes);
     applied = applyWirePolicy(faulted.events, { framing: input.framing, policy, rng, headersDueMs });
     if (fault !== null && faulted.disconnectAtMs !== null) {
       const lastDue = applied.writes[applied.writes.length - 1]?.dueMs ?? headersDueMs;
@@ -94,13 +97,13 @@ export function planWireResponse(input: WireResponseInput): WireResponse {
     }
   } else {
     // A whole body can only be late, held back, or never come.
-    let events = rendered;
-    if (chosen?.kind === 'stall') events = rendered.map((e) => ({ ...e, dueMs: e.dueMs + chosen.stallMs }));
+    let body = events;
+    if (chosen?.kind === 'stall') body = events.map((e) => ({ ...e, dueMs: e.dueMs + chosen.stallMs }));
     if (chosen?.kind === 'disconnect') {
-      if (fault !== null) fault.params.atMs = Math.max(headersDueMs, rendered[rendered.length - 1]?.dueMs ?? 0);
-      events = [];
+      if (fault !== null) fault.params.atMs = Math.max(headersDueMs, events[events.length - 1]?.dueMs ?? 0);
+      body = [];
     }
-    applied = applyWirePolicy(events, { framing: 'objects', policy, rng, headersDueMs });
+    applied = applyWirePolicy(body, { framing: 'objects', policy, rng, headersDueMs });
   }
   return { status: 200, ...applied, fault, headersDueMs, errorHeaders: null, wire };
 }

@@ -36,11 +36,18 @@ export function endsAsFailure(fault: TruthFault | null): boolean {
   return fault !== null && FAILING_FAULTS.has(fault.kind);
 }
 
-/** The first fault of the list that fires for this request; one draw per listed fault, in order. */
-export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: boolean): FaultSpec | null {
+/** Whether the response has what a fault of this kind acts on (see faultFindsTarget). */
+export type FindsTarget = (kind: FaultKind) => boolean;
+
+/**
+ * The first fault of the list that fires for this request; one draw per listed fault, in order.
+ * A fault with nothing to act on (`nousage` on a stream with no usage chunk, or any stream fault
+ * on a whole body) does not fire, and the next is tried.
+ */
+export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: boolean, findsTarget: FindsTarget = () => true): FaultSpec | null {
   for (const fault of faults) {
     const fires = fault.p >= 1 || rng.chance(fault.p);
-    if (fires && (stream || WHOLE_BODY_FAULTS.has(fault.kind))) return fault;
+    if (fires && (stream || WHOLE_BODY_FAULTS.has(fault.kind)) && (!hasTarget(fault.kind) || findsTarget(fault.kind))) return fault;
   }
   return null;
 }
@@ -51,13 +58,18 @@ export function chooseFault(faults: readonly FaultSpec[], rng: Rng, stream: bool
  * before planning so that an answer which never reaches the engine is not refused by the
  * engine's full queue first.
  */
-export function drawsHttpFault(faults: readonly FaultSpec[], seed: number, requestKey: string, stream: boolean): boolean {
+export function drawsHttpFault(faults: readonly FaultSpec[], seed: number, requestKey: string, stream: boolean, findsTarget: FindsTarget): boolean {
   if (!faults.some((fault) => fault.kind === 'http')) return false;
-  return chooseFault(faults, requestRng(seed, requestKey).derive('wire:fault'), stream)?.kind === 'http';
+  return chooseFault(faults, requestRng(seed, requestKey).derive('wire:fault'), stream, findsTarget)?.kind === 'http';
 }
 
 /** The event kind a fault removes or repeats; faults not listed act on any stream. */
 const FAULT_TARGETS: Partial<Record<FaultKind, PayloadEvent['kind']>> = { nodone: 'done', dupdone: 'done', nousage: 'usage' };
+
+/** Whether a fault of this kind acts only on a stream that has a certain event. */
+export function hasTarget(kind: FaultKind): boolean {
+  return FAULT_TARGETS[kind] !== undefined;
+}
 
 /** Whether the stream has what the fault acts on (a `[DONE]` to drop, a usage chunk to lose). */
 export function faultFindsTarget(kind: FaultKind, events: readonly PayloadEvent[]): boolean {

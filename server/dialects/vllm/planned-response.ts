@@ -106,8 +106,9 @@ export function planVllmResponse(input: VllmResponseInput): PlannedCompletion {
     },
     shapes: VLLM_FAULT_SHAPES,
   });
-  // An HTTP-error fault renders nothing; its truth still lists the planned tokens.
-  const { steps, tokens } = merged ?? mergeSteps(choices);
+  // An HTTP-error fault sends none of the tokens (a fault listed before it may have rendered
+  // them, to see whether it had anything to act on); its truth still lists them, unmerged.
+  const { steps, tokens } = (framed.fault?.kind === 'http' ? null : merged) ?? mergeSteps(choices);
   const planned = plannedResponse(framed, { ...input.facts, stream, tokens });
   if (choices.length > 1) noteChoiceLayout(planned.record, choiceLayoutOf(steps, tokens.length, choices, input));
   noteSamplingParams(planned.record, input.sampling);

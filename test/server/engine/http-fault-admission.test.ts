@@ -19,7 +19,9 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 describe('drawsHttpFault', () => {
   it('agrees with the fault planning draws, for every key, streamed or not, over a mixed fault list', async () => {
-    const spec = 'fault=http:500@0.3,error:1@0.3,http:429:2@0.2,nodone@0.2';
+    // A nousage first: on a stream without a usage chunk it has nothing to act on and the next
+    // fault is tried (review 24), so the draw must know which streams have one.
+    const spec = 'fault=nousage@0.5,http:500@0.3,error:1@0.3,http:429:2@0.2,nodone@0.2';
     const faults = parseWireSpec(spec).faults;
     const server = buildServer({ seed: 23, ttftMs: 0, itlMs: 0 });
     await server.app.ready();
@@ -28,10 +30,12 @@ describe('drawsHttpFault', () => {
         const stream = i % 2 === 0;
         const id = `draw-${i}`;
         const chat = i % 3 === 0;
-        const body = chat ? { messages: [{ role: 'user', content: 'x' }], max_tokens: 2, stream } : { prompt: 'x', max_tokens: 2, stream };
+        const usage = stream && i % 4 === 0;
+        const options = usage ? { stream_options: { include_usage: true } } : {};
+        const body = chat ? { messages: [{ role: 'user', content: 'x' }], max_tokens: 2, stream, ...options } : { prompt: 'x', max_tokens: 2, stream, ...options };
         await server.app.inject({ method: 'POST', url: chat ? '/v1/chat/completions' : '/v1/completions', headers: { ...JSON_HEADERS, 'x-request-id': id, 'x-benchtruth-wire': spec }, payload: JSON.stringify(body) });
         const truth = server.context.truth.get(id);
-        expect(drawsHttpFault(faults, 23, id, stream), `${id} (seed 23)`).toBe(truth?.fault?.kind === 'http');
+        expect(drawsHttpFault(faults, 23, id, stream, (kind) => kind !== 'nousage' || usage), `${id} (seed 23)`).toBe(truth?.fault?.kind === 'http');
       }
     } finally {
       await server.close();
@@ -60,6 +64,30 @@ describe('a full queue does not refuse an answer its HTTP fault gives', () => {
       }
       expect(server.context.engine.state().waiting).toBe(0);
       // The busy request is cut off by the close (recorded server_shutdown), not waited for.
+      void busy.catch(() => undefined);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('vLLM: a nousage with nothing to act on passes to the http fault after it, which the full queue leaves alone', async () => {
+    const server: BenchtruthServer = buildServer({ seed: 5, scheduler: 'batching', maxNumSeqs: 1, maxWaitingQueueLength: 0, ttftMs: BUSY_MS, itlMs: 10 });
+    await server.app.ready();
+    try {
+      const busy = server.app.inject({ method: 'POST', url: '/v1/completions', headers: JSON_HEADERS, payload: JSON.stringify({ prompt: 'x', max_tokens: 2 }) });
+      await until(() => server.context.engine.state().running === 1, 'the slot taken');
+      const post = (id: string, usage: boolean) =>
+        server.app.inject({
+          method: 'POST',
+          url: '/v1/completions',
+          headers: { ...JSON_HEADERS, 'x-request-id': id, 'x-benchtruth-wire': 'fault=nousage,http:503' },
+          payload: JSON.stringify({ prompt: 'x', max_tokens: 2, stream: true, ...(usage ? { stream_options: { include_usage: true } } : {}) }),
+        });
+      const passed = await post('nu-none', false);
+      expect(passed.statusCode).toBe(503);
+      expect(server.context.truth.get('nu-none')?.fault?.kind).toBe('http');
+      // With a usage chunk the nousage acts: the request is a stream, and the full queue refuses it.
+      expect((await post('nu-usage', true)).statusCode).toBe(429);
       void busy.catch(() => undefined);
     } finally {
       await server.close();

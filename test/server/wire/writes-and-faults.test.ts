@@ -273,6 +273,11 @@ describe('a fault with nothing to act on (audit 18-C2)', () => {
         ['fault=nousage', { stream: true }, null],
         ['fault=nousage', { stream: true, stream_options: { include_usage: true } }, 'nousage'],
         ['fault=nodone', { stream: true }, 'nodone'],
+        // It does not fire, so the fault after it is tried (review 24: it stopped the list).
+        ['fault=nousage,nodone', { stream: true }, 'nodone'],
+        ['fault=nousage,disconnect:1', { stream: true }, 'disconnect'],
+        ['fault=nousage,error:1', { stream: true }, 'error'],
+        ['fault=nousage,nodone', { stream: true, stream_options: { include_usage: true } }, 'nousage'],
       ];
       for (const [i, [wire, extra, expected]] of cases.entries()) {
         const id = `no-target-${i}`;
@@ -281,13 +286,36 @@ describe('a fault with nothing to act on (audit 18-C2)', () => {
           url: '/v1/completions',
           headers: { 'content-type': 'application/json', 'x-benchtruth-wire': wire, 'x-request-id': id },
           payload: JSON.stringify({ prompt: 'hi', max_tokens: 2, ...extra }),
+        }).catch((error: unknown) => {
+          // A disconnect destroys the response: the injected request fails, as a client's would.
+          if (expected !== 'disconnect') throw error;
+          return { statusCode: 200 };
         });
         expect(response.statusCode).toBe(200);
         for (let k = 0; k < 100 && server.context.truth.get(id)?.end == null; k++) await new Promise((resolve) => setTimeout(resolve, 10));
         const record = server.context.truth.get(id);
         expect(record?.fault?.kind ?? null, wire).toBe(expected);
-        expect(record?.end?.how, wire).toBe(expected === 'nodone' ? 'fault' : 'completed');
+        expect(record?.end?.how, wire).toBe(expected === null || expected === 'nousage' ? 'completed' : 'fault');
       }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('JetStream, which sends no usage: the fault after a nousage is tried', async () => {
+    const { buildServer } = await import('../../../server/app.ts');
+    const server = buildServer({ seed: 2, ttftMs: 0, itlMs: 0 });
+    try {
+      await server.app.ready();
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: { 'content-type': 'application/json', 'x-benchtruth-wire': 'fault=nousage,nodone', 'x-request-id': 'js-nousage' },
+        payload: JSON.stringify({ max_tokens: 3, text_content: { text: 'hi' } }),
+      });
+      expect(response.statusCode).toBe(200);
+      for (let k = 0; k < 100 && server.context.truth.get('js-nousage')?.end == null; k++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(server.context.truth.get('js-nousage')?.fault?.kind).toBe('nodone');
     } finally {
       await server.close();
     }
