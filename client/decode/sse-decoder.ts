@@ -112,6 +112,15 @@ export class SseDecoder {
     this.handlers = handlers;
   }
 
+  /**
+   * What the decoder holds of an event not yet complete: its unfinished line's bytes and its data
+   * so far (UTF-16 units). A reader bounds it: a stream that never ends a line or an event would
+   * otherwise grow it until the heap runs out.
+   */
+  get bufferedLength(): number {
+    return this.carryLen + this.data.length;
+  }
+
   /** Reconnection time from the last valid `retry` field (we never reconnect; kept for diagnostics). */
   get retryMs(): number | null {
     return this.retry;

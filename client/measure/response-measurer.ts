@@ -40,7 +40,22 @@ export interface ResponseHeaderFacts {
   contentEncoding?: string | null;
 }
 
-const ERROR_BODY_LIMIT = 4096;
+/** How much of a streamed body is kept until its first payload is read (quoted if none ever is). */
+const BODY_START_LIMIT = 4096;
+/**
+ * How much of a non-2xx body is kept for its failure's message (a validation error may quote a
+ * long prompt back); the rest is read and dropped: an error page that never ends costs no more.
+ */
+const ERROR_BODY_LIMIT = 1024 * 1024;
+/**
+ * The largest event (SSE) or object (JSON objects) the client reads, and the largest non-streamed
+ * body: past them the request fails as malformed and is cut off, where a server that never ends
+ * a line or a body would otherwise grow one request's memory until the process dies. Far above
+ * any real answer: a vLLM event is a few KB with logprobs, a whole 131,072-token body with
+ * top-20 logprobs about 100 MB.
+ */
+export const MAX_EVENT_BYTES = 64 * 1024 * 1024;
+export const MAX_BODY_BYTES = 256 * 1024 * 1024;
 /** How much of an unreadable body a failure message quotes. */
 const BODY_QUOTE_CHARS = 80;
 const SOURCE_RANK: Record<TokensPerEventSource, number> = { continuous_usage: 0, usage: 0, dialect: 1, tokenizer: 2, one_per_event: 3 };
@@ -168,6 +183,8 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   #pendingTexts: Map<number, string> | null = null;
   #bodyChunks: Buffer[] = [];
   #bodyBytes = 0;
+  /** The response passed a size bound: nothing more is read, and its reader should be cut off. */
+  #gaveUp = false;
 
   constructor(identity: RequestIdentity, options: MeasureOptions) {
     this.#identity = identity;
@@ -222,17 +239,44 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
   data(chunk: Uint8Array, atMs: number): void {
     if (this.#firstByteMs === null) this.#firstByteMs = atMs;
     this.#lastDataMs = atMs;
-    if (this.#unreadable) return;
+    if (this.#unreadable || this.#gaveUp) return;
     const status = this.#status ?? 0;
-    if (status < 200 || status >= 300 || !this.#stream) {
-      if (this.#bodyBytes < (this.#stream ? ERROR_BODY_LIMIT : Infinity)) this.#keep(chunk);
+    if (status < 200 || status >= 300) {
+      if (this.#bodyBytes < ERROR_BODY_LIMIT) this.#keep(chunk);
+      return;
+    }
+    if (!this.#stream) {
+      if (this.#bodyBytes + chunk.byteLength > MAX_BODY_BYTES) return this.#giveUp(`the response body passed ${MAX_BODY_BYTES / 1024 / 1024} MiB, the most the client reads`);
+      this.#keep(chunk);
       return;
     }
     // Until the first payload is read, keep the body's start: if none ever is, the failure
     // quotes it (an HTML error page, a JSON error, a non-streamed answer).
-    if (this.#payloads === 0 && this.#bodyBytes < ERROR_BODY_LIMIT) this.#keep(chunk);
+    if (this.#payloads === 0 && this.#bodyBytes < BODY_START_LIMIT) this.#keep(chunk);
     this.#decoder.feed(chunk, atMs);
     if (this.#payloads > 0 && this.#bodyChunks.length > 0) this.#bodyChunks = [];
+    if (this.#decoder.bufferedLength > MAX_EVENT_BYTES) {
+      const what = this.#options.api.framing === 'json-objects' ? 'a JSON object' : 'an event';
+      this.#giveUp(`${what} passed ${MAX_EVENT_BYTES / 1024 / 1024} MiB without its end, the most the client reads`);
+    }
+  }
+
+  /** True once the response passed a size bound (see MAX_EVENT_BYTES): its reader should stop and cut the request off. */
+  get gaveUp(): boolean {
+    return this.#gaveUp;
+  }
+
+  #giveUp(message: string): void {
+    this.#gaveUp = true;
+    this.#fail('malformed', message);
+    // A non-streamed body's bytes go (a stream keeps only its first few KB).
+    if (!this.#stream) this.#bodyChunks = [];
+  }
+
+  /** The request is cut off after a size bound (gaveUp) or a failure to measure it: its record as it stands. */
+  abandon(atMs: number, failure: Failure): RequestRecord {
+    this.#fail(failure.kind, failure.message);
+    return this.#finish(atMs, this.#failure);
   }
 
   #keep(chunk: Uint8Array): void {
@@ -242,6 +286,7 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
 
   /** The response ended normally (all bytes read). */
   end(atMs: number): RequestRecord {
+    if (this.#gaveUp) return this.#finish(atMs, this.#failure);
     const status = this.#status ?? 0;
     if (status < 200 || status >= 300) return this.#finish(atMs, this.#httpFailure(status));
     if (this.#unreadable) return this.#finish(atMs, this.#failure);

@@ -8,6 +8,23 @@ import type { RequestSender, SenderSetup } from './request-sender.ts';
 const IDLE_CONNECTION_MS = 4_000;
 /** How long the unmeasured first request may take before the run starts anyway. */
 const READY_WITHIN_MS = 10_000;
+/** The largest model list read (a server that never ends its answer would fill the heap). */
+const MODELS_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** A body's text, or null when it passes `limit` bytes (then the rest is not read). */
+async function textWithin(body: AsyncIterable<Uint8Array> & { destroy(): unknown }, limit: number): Promise<string | null> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /**
  * JSON bodies, and no content coding: a request without Accept-Encoding lets a server or gateway
@@ -75,7 +92,7 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
       const modelsUrl = urlOf('/v1/models');
       try {
         response = await request(modelsUrl, { dispatcher, headers, signal: signal === undefined ? within : AbortSignal.any([within, signal]) });
-        text = await response.body.text();
+        text = await textWithin(response.body, MODELS_BODY_LIMIT);
       } catch (error) {
         if (signal?.aborted === true) return null;
         if (within.aborted) {
@@ -85,6 +102,7 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
         }
         throw new BenchError(`cannot reach ${modelsUrl.href}: ${error instanceof Error ? transportMessage(error) : String(error)}; check --url (server.base_url), or pass --model`);
       }
+      if (text === null) throw new BenchError(`${modelsUrl.href} answered more than ${MODELS_BODY_LIMIT / 1024 / 1024} MiB, which is no model list; check --url (server.base_url), or pass --model`);
       // That request was the transport's first use: the run needs no other before it starts,
       // once its connection is back in the pool (see firstUse).
       readiness ??= connectionReturned();

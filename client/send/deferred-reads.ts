@@ -12,9 +12,17 @@
 import { realClock } from '../../contracts/clock.ts';
 import type { MeasuredRequest } from './measured-request.ts';
 
+/** The transport's way to cut a request off (its later reads and end are then never delivered). */
+export interface CutOff {
+  abort(reason: Error): void;
+}
+
 /** The reads (and the end) of one response not yet fed to its measurer, in arrival order. */
 export class DeferredReads {
   readonly #request: MeasuredRequest;
+  readonly #transport: CutOff;
+  /** The request was cut off (its measurement gave up or failed): later reads are dropped. */
+  #cutOff = false;
   // Reused slots (count, not length: truncating an array is a slow native call on this path).
   readonly #chunks: Uint8Array[] = [];
   readonly #stamps: number[] = [];
@@ -23,11 +31,13 @@ export class DeferredReads {
   #lastAtMs = 0;
   #queued = false;
 
-  constructor(request: MeasuredRequest) {
+  constructor(request: MeasuredRequest, transport: CutOff) {
     this.#request = request;
+    this.#transport = transport;
   }
 
   push(chunk: Uint8Array, atMs: number): void {
+    if (this.#cutOff) return;
     this.#chunks[this.#count] = chunk;
     this.#stamps[this.#count] = atMs;
     this.#count++;
@@ -51,8 +61,19 @@ export class DeferredReads {
     for (let i = 0; i < count; i++) {
       const chunk = chunks[i] as Uint8Array;
       chunks[i] = NO_BYTES; // the read's buffer is not kept past its decoding
+      if (this.#cutOff) continue;
       measurer.data(chunk, stamps[i] as number);
+      // Past a size bound: the record is made now, at this read, and the rest is never read.
+      if (measurer.gaveUp) this.#cut(measurer.abandon(stamps[i] as number, { kind: 'malformed', message: 'the response passed a size bound' }));
     }
+  }
+
+  /** Settles the request with `record` and cuts its transport off: nothing more of it is read. */
+  #cut(record: Parameters<MeasuredRequest['settle']>[0]): void {
+    this.#cutOff = true;
+    this.#endAtMs = null;
+    this.#request.settle(record);
+    this.#transport.abort(new Error(record.failure?.message ?? 'cut off'));
   }
 
   #enqueue(): void {
@@ -71,13 +92,17 @@ export class DeferredReads {
    */
   failed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    this.#request.settle(this.#request.measurer.error('malformed', `measuring the response failed: ${message}`, this.#endAtMs ?? this.#lastAtMs));
+    const atMs = this.#endAtMs ?? this.#lastAtMs;
+    // Cut off too: a transport left reading a settled request is one no deadline or signal
+    // ends (the deadline sweep forgets it once settled), and the run would wait for it forever.
+    this.#cut(this.#request.measurer.abandon(atMs, { kind: 'malformed', message: `measuring the response failed: ${message}` }));
   }
 
   /** Called by the shared flush only. */
   flushQueued(): void {
     this.#queued = false;
     this.flush();
+    if (this.#cutOff) return;
     const endAtMs = this.#endAtMs;
     if (endAtMs !== null) {
       this.#endAtMs = null;

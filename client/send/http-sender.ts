@@ -96,7 +96,7 @@ class MeasuredDispatch implements Dispatcher.DispatchHandler, InFlight {
   constructor(clock: Clock, request: MeasuredRequest, timeoutMs: number) {
     this.#clock = clock;
     this.#request = request;
-    this.#reads = new DeferredReads(request);
+    this.#reads = new DeferredReads(request, this);
     this.deadlineMs = request.startMs + timeoutMs;
   }
 

@@ -125,6 +125,23 @@ describe('model discovery is bounded as the first use is (audit 10 Z4-2)', () =>
     await expect(discover(empty.url, 5000)).rejects.toThrow(/\/v1\/models lists no model; pass --model$/);
   });
 
+  it('a list that never ends is read up to 16 MiB and said to be none (review 24: it filled the heap until the wait ran out)', async () => {
+    const piece = Buffer.alloc(1024 * 1024, 0x20);
+    const { url } = await serve((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":[');
+      // Bounded: 64 MiB at most, each piece after the last drained, none once the client is gone.
+      let left = 64;
+      const next = (): void => {
+        if (res.destroyed || left-- === 0) return void res.end();
+        if (res.write(piece)) setImmediate(next);
+        else res.once('drain', next);
+      };
+      next();
+    });
+    await expect(discover(url, 20_000)).rejects.toThrow(/\/v1\/models answered more than 16 MiB, which is no model list; check --url \(server\.base_url\), or pass --model$/);
+  });
+
   it('an interrupt ends the wait: the run ends interrupted, having sent nothing', async () => {
     const { url, seen } = await serve(() => {});
     const controller = new AbortController();

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../contracts/clock.ts';
 import { completionsApi } from '../../../client/apis/completions.ts';
-import { ResponseMeasurer, type MeasureOptions } from '../../../client/measure/response-measurer.ts';
+import { MAX_EVENT_BYTES, ResponseMeasurer, type MeasureOptions } from '../../../client/measure/response-measurer.ts';
 import type { RequestRecord } from '../../../client/record/request-record.ts';
 import { DeferredReads } from '../../../client/send/deferred-reads.ts';
 import { startMeasuredRequest } from '../../../client/send/measured-request.ts';
@@ -34,6 +34,12 @@ function cut(body: Buffer, offsets: number[]): Buffer[] {
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** A transport that remembers why it was cut off. */
+function transport(): { abort(reason: Error): void; reasons: string[] } {
+  const reasons: string[] = [];
+  return { abort: (reason) => reasons.push(reason.message), reasons };
+}
+
 describe('deferred reads: stamped on arrival, decoded after the burst', () => {
   it('makes the same record as feeding the measurer on arrival, for any cuts and stamps', async () => {
     await fc.assert(
@@ -50,7 +56,7 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
         let settled: RequestRecord | null = null;
         const request = startMeasuredRequest(new VirtualClock(5), IDENTITY, OPTIONS, (record) => (settled = record));
         request.measurer.response(200);
-        const deferred = new DeferredReads(request);
+        const deferred = new DeferredReads(request, transport());
         reads.forEach((read, i) => deferred.push(read, stamps[i] as number));
         deferred.end(endMs);
         expect(settled).toBeNull(); // nothing is decoded or recorded on the read path
@@ -65,7 +71,7 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
     let settled: RequestRecord | null = null;
     const request = startMeasuredRequest(new VirtualClock(0), IDENTITY, OPTIONS, (record) => (settled = record));
     request.measurer.response(200);
-    const deferred = new DeferredReads(request);
+    const deferred = new DeferredReads(request, transport());
     const [first] = cut(sseBody(3), [0]);
     deferred.push(first as Buffer, 7);
     deferred.flush();
@@ -87,8 +93,10 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
     };
     const fine = startMeasuredRequest(new VirtualClock(0), { ...IDENTITY, index: 4, requestId: 'r-4' }, OPTIONS, (record) => records.push(record));
     fine.measurer.response(200);
-    const a = new DeferredReads(broken);
-    const b = new DeferredReads(fine);
+    const cutA = transport();
+    const cutB = transport();
+    const a = new DeferredReads(broken, cutA);
+    const b = new DeferredReads(fine, cutB);
     a.push(sseBody(2), 1);
     b.push(sseBody(2), 1);
     a.end(2);
@@ -101,6 +109,49 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
     ]);
   });
 
+  it('a measuring bug mid-stream cuts its request off: it settles once, its later reads are dropped (review 24: the transport read on forever and the run never ended)', async () => {
+    const records: RequestRecord[] = [];
+    const broken = startMeasuredRequest(new VirtualClock(0), IDENTITY, OPTIONS, (record) => records.push(record));
+    broken.measurer.response(200);
+    broken.measurer.data = () => {
+      throw new Error('boom');
+    };
+    const cutOff = transport();
+    const reads = new DeferredReads(broken, cutOff);
+    reads.push(sseBody(2), 1);
+    for (let turn = 0; turn < 1000 && records.length < 1; turn++) await nextTurn();
+    expect(records.map((r) => r.failure)).toEqual([{ kind: 'malformed', message: 'measuring the response failed: boom' }]);
+    expect(cutOff.reasons).toEqual(['measuring the response failed: boom']);
+    reads.push(sseBody(2), 2);
+    reads.end(3);
+    for (let turn = 0; turn < 10; turn++) await nextTurn();
+    expect(records).toHaveLength(1);
+  });
+
+  it('a line that never ends is cut off at MAX_EVENT_BYTES as malformed, at the read that passed it', async () => {
+    const records: RequestRecord[] = [];
+    const request = startMeasuredRequest(new VirtualClock(0), IDENTITY, OPTIONS, (record) => records.push(record));
+    request.measurer.response(200, { contentType: 'text/event-stream' });
+    const cutOff = transport();
+    const reads = new DeferredReads(request, cutOff);
+    const piece = Buffer.alloc(4 * 1024 * 1024, 0x61);
+    reads.push(Buffer.from('data: '), 1);
+    // Enough pieces to pass the bound; each read's stamp is its index.
+    const pieces = MAX_EVENT_BYTES / piece.length + 2;
+    for (let i = 0; i < pieces; i++) {
+      reads.push(piece, 2 + i);
+      if (i % 4 === 3) await nextTurn();
+    }
+    for (let turn = 0; turn < 1000 && records.length < 1; turn++) await nextTurn();
+    expect(records).toHaveLength(1);
+    const record = records[0] as RequestRecord;
+    expect(record.failure?.kind).toBe('malformed');
+    expect(record.failure?.message).toMatch(/^an event passed 64 MiB without its end/);
+    // `data: ` and 16 pieces of 4 MiB pass 64 MiB: the 16th piece's read (stamped 2 + 15).
+    expect(record.endMs).toBe(2 + MAX_EVENT_BYTES / piece.length - 1);
+    expect(cutOff.reasons).toHaveLength(1);
+  });
+
   it('a backlog larger than one flush slice is decoded over later turns, every response once and whole', async () => {
     const records: RequestRecord[] = [];
     const body = sseBody(20);
@@ -108,7 +159,7 @@ describe('deferred reads: stamped on arrival, decoded after the burst', () => {
     for (let i = 0; i < 3000; i++) {
       const request = startMeasuredRequest(new VirtualClock(0), { ...IDENTITY, index: i, requestId: `r-${i}` }, OPTIONS, (record) => records.push(record));
       request.measurer.response(200);
-      const reads = new DeferredReads(request);
+      const reads = new DeferredReads(request, transport());
       reads.push(body.subarray(0, 100), 1);
       all.push(reads);
     }
