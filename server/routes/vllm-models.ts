@@ -78,7 +78,10 @@ export function vllmModelsRoutes(app: FastifyInstance, ctx: ServerContext, state
     const root = options.modelPath ?? options.model;
     const data = [card(ctx, options.model, root, null, options.maxModelLen, created)];
     for (const alias of state.servedAliases) data.push(card(ctx, alias, root, null, options.maxModelLen, created));
-    for (const lora of state.models.loras()) data.push(card(ctx, lora.name, lora.path, lora.baseModelName ?? options.model, null, created));
+    // vLLM keeps an adapter's base_model_name only when it is a served name (is_base_model), else
+    // its parent is the first; llm-d-inference-sim always gives the first.
+    const served = (name: string | null): name is string => name === options.model || (name !== null && state.servedAliases.includes(name));
+    for (const lora of state.models.loras()) data.push(card(ctx, lora.name, lora.path, served(lora.baseModelName) ? lora.baseModelName : options.model, null, created));
     return reply.headers({ 'content-type': 'application/json', server: 'uvicorn' }).send(Buffer.from(JSON.stringify({ object: 'list', data })));
   });
 

@@ -39,6 +39,16 @@ describe('llm-d-inference-sim manifests against the vLLM routes', () => {
     expect(body.data.map((m) => [m.id, m.root, m.parent])).toEqual([['Qwen/Qwen3-32B', 'Qwen/Qwen3-32B', null], ['food-review-1', 'food-review-1', 'Qwen/Qwen3-32B']]);
   });
 
+  it("an adapter's parent is its base_model_name only when that is a served name, else the first served name (vLLM's is_base_model; review 24)", async () => {
+    const served = buildServer({ model: 'first', modelPath: 'org/base', servedModelAliases: ['second'], loraModules: ['{"name":"a1","path":"/a","base_model_name":"not-served"}', '{"name":"a2","path":"/a","base_model_name":"org/base"}', '{"name":"a3","path":"/a","base_model_name":"second"}', '{"name":"a4","path":"/a","base_model_name":""}'].map(parseLoraModule) });
+    try {
+      const body = (await served.app.inject({ method: 'GET', url: '/v1/models' })).json() as { data: Array<{ id: string; parent: string | null }> };
+      expect(body.data.map((m) => [m.id, m.parent])).toEqual([['first', null], ['second', null], ['a1', 'first'], ['a2', 'first'], ['a3', 'second'], ['a4', 'first']]);
+    } finally {
+      await served.close();
+    }
+  });
+
   it.each(['{"name": "a", "path": ""}', '{"name": "a", "path": null}'])('a JSON adapter %s is rooted at its name, as llm-d-inference-sim roots it (getLoraPath)', (raw) => {
     expect(parseLoraModule(raw)).toEqual({ name: 'a', path: 'a', baseModelName: null });
   });
