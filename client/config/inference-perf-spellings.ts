@@ -197,9 +197,9 @@ export function applyInferencePerfSpellings(raw: Json, path: string): Map<string
   const data = mappingAt(raw, 'data');
   // With shared-prefix data the top-level output_distribution is another key, one that data
   // type does not read (refused as such when the config is resolved), not a second spelling of
-  // its shared_prefix.output_len.
-  const prefixOutput = data?.type === 'shared_prefix' && written.get('data.output') === 'data.shared_prefix.output_len';
-  for (const key of ['input', 'output']) if (data !== undefined && key in data && `${key}_distribution` in data && !(key === 'output' && prefixOutput)) oneSetting(`data.${key}_distribution`, written.get(`data.${key}`) ?? `data.${key}`);
+  // data.output or of its shared_prefix.output_len.
+  const prefixData = data?.type === 'shared_prefix';
+  for (const key of ['input', 'output']) if (data !== undefined && key in data && `${key}_distribution` in data && !(key === 'output' && prefixData)) oneSetting(`data.${key}_distribution`, written.get(`data.${key}`) ?? `data.${key}`);
   concurrentLoad(raw, written, oneSetting);
 
   const load = mappingAt(raw, 'load');

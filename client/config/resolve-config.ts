@@ -525,12 +525,14 @@ function dataOf(config: BenchConfig, baseDir: string, where: Where, flagOf?: Fla
     case 'shared_prefix': {
       // Every key has inference-perf's default: no section is all of them.
       const sp = data.shared_prefix ?? SHARED_PREFIX.parse({});
-      // Its own output distribution, unless a flag (--max-tokens) set the length.
+      // Its own output distribution, unless a flag (--max-tokens) set the length. Never the
+      // top-level data.output_distribution, which inference-perf's shared-prefix data does not
+      // read (refused with it, ignored when a flag made the data shared-prefix).
       const prefixOutput = flagOf?.('data.output', 'flag') === undefined ? sp.output_distribution : undefined;
       return {
         type: 'shared_prefix',
         sharedPrefix: { groups: sp.num_groups, promptsPerGroup: sp.prompts_per_group, systemPromptTokens: sp.system_prompt_len, questionTokens: sp.question_len },
-        output: prefixOutput !== undefined ? inferencePerfLength(prefixOutput, 'sample') : (output ?? { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens }),
+        output: prefixOutput !== undefined ? inferencePerfLength(prefixOutput, 'sample') : data.output !== undefined ? lengthOf(data.output) : { kind: 'fixed', value: DEFAULT_BENCH_OPTIONS.maxTokens },
       };
     }
     default:

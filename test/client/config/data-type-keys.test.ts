@@ -48,6 +48,14 @@ describe('data keys of another data type', () => {
     expect(flagErrorOf({ config: file('sp-opd1.yaml', `data: {type: shared_prefix, output_distribution: {type: fixed, mean: 7}, ${prefix}}}\n${url}`) })).toMatch(notRead);
     expect(flagErrorOf({ config: file('sp-opd2.yaml', `data: {type: shared_prefix, output_distribution: {type: fixed, mean: 7}, ${prefix}, output_len: 50}}\n${url}`) })).toMatch(notRead);
     expect(benchOptionsFromFlags({ config: file('sp-ol.yaml', `data: {type: shared_prefix, ${prefix}, output_len: 50}}\n${url}`) }).data).toMatchObject({ type: 'shared_prefix', output: { kind: 'fixed', value: 50 } });
+    // Beside our data.output it is still the key shared-prefix data does not read, not a second spelling.
+    expect(flagErrorOf({ config: file('sp-opd3.yaml', `data: {type: shared_prefix, output: 30, output_distribution: {type: fixed, mean: 7}}\n${url}`) })).toMatch(notRead);
+    // A flag that makes the data shared-prefix ignores it, as it ignores the replaced type's keys: never the answer length.
+    const opd = file('sp-opd4.yaml', `data: {type: shared_prefix, output_distribution: {type: fixed, mean: 7}, ${prefix}}}\n${url}`);
+    expect(benchOptionsFromFlags({ config: opd, dataset: 'shared_prefix' }).data).toMatchObject({ type: 'shared_prefix', output: { kind: 'fixed', value: 64 } });
+    const synthetic = file('syn-opd.yaml', `data: {type: synthetic, output_distribution: {type: fixed, mean: 7}}\n${url}`);
+    expect(benchOptionsFromFlags({ config: synthetic, dataset: 'shared_prefix' }).data).toMatchObject({ type: 'shared_prefix', output: { kind: 'fixed', value: 64 } });
+    expect(benchOptionsFromFlags({ config: synthetic, dataset: 'shared_prefix', maxTokens: '9' }).data).toMatchObject({ type: 'shared_prefix', output: { kind: 'fixed', value: 9 } });
     // jsonl reads it (the answer length of every line).
     expect(benchOptionsFromFlags({ config: file('jl-opd.yaml', `data: {type: jsonl, path: ${jsonl}, output_distribution: {type: fixed, mean: 9}}\n${url}`) }).data).toMatchObject({ type: 'jsonl', output: { kind: 'fixed', value: 9 } });
     // inference-perf's ShareGPT filter is read (its min and max keep conversations).
