@@ -11,7 +11,7 @@ import { connectivityState, credentials, Metadata, status as GrpcStatus, type Cl
 import type { Clock } from '../../contracts/clock.ts';
 import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
 import { startMeasuredRequest } from './measured-request.ts';
-import type { FailureKind, RequestRecord } from '../record/request-record.ts';
+import type { Failure, FailureKind, RequestRecord } from '../record/request-record.ts';
 import { RequestTimeout, type InFlight } from './http-sender.ts';
 import { httpStatusOfGrpc } from '../../server/grpc/grpc-http-status.ts';
 import { jetstreamPackage } from '../../server/grpc/jetstream-proto.ts';
@@ -186,13 +186,29 @@ export function sendAndMeasureGrpc(
       sawMetadata = true;
       measurer.response(200);
     });
+    // Measuring that throws (a bug, not the server's fault) or gives up ends the request as a
+    // record and cancels the call: left running, a settled call is one no deadline sweep or
+    // signal ends (the sweep forgets it once settled), and a throw here would end the process.
+    let cutOff = false;
+    const cut = (atMs: number, failure: Failure): void => {
+      cutOff = true;
+      settle(measurer.abandon(atMs, failure));
+      call.cancel();
+    };
     call.on('data', (message: object) => {
+      if (cutOff) return;
       const atMs = clock.now();
       if (!sawMetadata) {
         sawMetadata = true;
         measurer.response(200);
       }
-      measurer.data(encoder.encode(JSON.stringify(message)), atMs);
+      try {
+        measurer.data(encoder.encode(JSON.stringify(message)), atMs);
+      } catch (error) {
+        cut(atMs, { kind: 'malformed', message: `measuring the response failed: ${error instanceof Error ? error.message : String(error)}` });
+        return;
+      }
+      if (measurer.gaveUp) cut(atMs, { kind: 'malformed', message: 'the response passed a size bound' });
     });
     call.on('error', (error: ServiceError) => {
       const atMs = clock.now();
@@ -208,7 +224,12 @@ export function sendAndMeasureGrpc(
     });
     call.on('end', () => {
       // 'end' also follows an error status; the error handler has settled by then.
-      settle(measurer.end(clock.now()));
+      const atMs = clock.now();
+      try {
+        settle(measurer.end(atMs));
+      } catch (error) {
+        settle(measurer.abandon(atMs, { kind: 'malformed', message: `measuring the response failed: ${error instanceof Error ? error.message : String(error)}` }));
+      }
     });
   });
 }

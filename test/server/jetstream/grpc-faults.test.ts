@@ -270,3 +270,27 @@ it('a fault drawn with a probability replays: the same id draws the same fault, 
   // Seeded: over these ids both faults and no fault at all are drawn.
   expect([...seen].sort()).toEqual(['disconnect', 'error', 'none']);
 });
+
+describe("the client's gRPC sender when its measuring throws (review 24)", () => {
+  it('records the call as malformed, once, and cancels it: no throw out of the call, no call left running', async () => {
+    const { ResponseMeasurer } = await import('../../../client/measure/response-measurer.ts');
+    const original = ResponseMeasurer.prototype.data;
+    let reads = 0;
+    ResponseMeasurer.prototype.data = function (this: InstanceType<typeof ResponseMeasurer>, chunk: Uint8Array, atMs: number): void {
+      if (++reads === 2) throw new Error('measuring bug');
+      original.call(this, chunk, atMs);
+    };
+    const client = orchestratorClient(address);
+    try {
+      const identity = { index: 0, requestId: 'grpc-throw', stage: 0, warmup: false, scheduledMs: 0, promptTokens: 1 };
+      const record = await sendAndMeasureGrpc(client, realClock, { maxTokens: 40, textContent: { text: 'hi' } }, identity, { api: API_ADAPTERS['jetstream-grpc'], stream: true, tokenizerFallback: true, timeoutMs: 30_000 });
+      expect(record.failure).toEqual({ kind: 'malformed', message: 'measuring the response failed: measuring bug' });
+      // Cancelled: the server saw its client go well before its 40 tokens (5 ms apart) were due.
+      for (let i = 0; i < 100 && server.context.truth.get('grpc-throw')?.end == null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(server.context.truth.get('grpc-throw')?.end?.how).toBe('client_aborted');
+    } finally {
+      ResponseMeasurer.prototype.data = original;
+      client.close();
+    }
+  });
+});
