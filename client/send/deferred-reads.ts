@@ -10,7 +10,7 @@
  * only SSE decoding, JSON parsing and record keeping move later.
  */
 import { realClock } from '../../contracts/clock.ts';
-import type { MeasuredRequest } from './measured-request.ts';
+import { measuringFailed, type MeasuredRequest } from './measured-request.ts';
 
 /** The transport's way to cut a request off (its later reads and end are then never delivered). */
 export interface CutOff {
@@ -91,11 +91,10 @@ export class DeferredReads {
    * did when undici caught the throw on the read path; the other queued responses go on.
    */
   failed(error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
     const atMs = this.#endAtMs ?? this.#lastAtMs;
     // Cut off too: a transport left reading a settled request is one no deadline or signal
     // ends (the deadline sweep forgets it once settled), and the run would wait for it forever.
-    this.#cut(this.#request.measurer.abandon(atMs, { kind: 'malformed', message: `measuring the response failed: ${message}` }));
+    this.#cut(this.#request.measurer.abandon(atMs, measuringFailed(error)));
   }
 
   /** Called by the shared flush only. */

@@ -10,7 +10,7 @@
 import { connectivityState, credentials, Metadata, status as GrpcStatus, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import type { Clock } from '../../contracts/clock.ts';
 import type { MeasureOptions, RequestIdentity } from '../measure/response-measurer.ts';
-import { startMeasuredRequest } from './measured-request.ts';
+import { measuringFailed, startMeasuredRequest } from './measured-request.ts';
 import type { Failure, FailureKind, RequestRecord } from '../record/request-record.ts';
 import { RequestTimeout, type InFlight } from './http-sender.ts';
 import { httpStatusOfGrpc } from '../../server/grpc/grpc-http-status.ts';
@@ -205,7 +205,7 @@ export function sendAndMeasureGrpc(
       try {
         measurer.data(encoder.encode(JSON.stringify(message)), atMs);
       } catch (error) {
-        cut(atMs, { kind: 'malformed', message: `measuring the response failed: ${error instanceof Error ? error.message : String(error)}` });
+        cut(atMs, measuringFailed(error));
         return;
       }
       if (measurer.gaveUp) cut(atMs, { kind: 'malformed', message: 'the response passed a size bound' });
@@ -228,7 +228,7 @@ export function sendAndMeasureGrpc(
       try {
         settle(measurer.end(atMs));
       } catch (error) {
-        settle(measurer.abandon(atMs, { kind: 'malformed', message: `measuring the response failed: ${error instanceof Error ? error.message : String(error)}` }));
+        settle(measurer.abandon(atMs, measuringFailed(error)));
       }
     });
   });

@@ -4,7 +4,12 @@
  */
 import type { Clock } from '../../contracts/clock.ts';
 import { ResponseMeasurer, type MeasureOptions, type RequestIdentity } from '../measure/response-measurer.ts';
-import type { RequestRecord } from '../record/request-record.ts';
+import type { Failure, RequestRecord } from '../record/request-record.ts';
+
+/** The failure of a request whose measuring threw (a bug of ours, not the server's fault). */
+export function measuringFailed(error: unknown): Failure {
+  return { kind: 'malformed', message: `measuring the response failed: ${error instanceof Error ? error.message : String(error)}` };
+}
 
 export interface MeasuredRequest {
   startMs: number;
