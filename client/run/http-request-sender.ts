@@ -52,7 +52,15 @@ export function basePath(base: URL, apiPath: string): string {
  * the URL gives one (`http://gw/prefix` → `/prefix/metrics`), never under an OpenAI-style `/v1`.
  */
 export function defaultMetricsUrl(base: URL): string {
-  return new URL(`${basePath(base, '/v1/')}/metrics`, base.origin).href;
+  return onOrigin(base, `${basePath(base, '/v1/')}/metrics`).href;
+}
+
+/**
+ * `path` on the base URL's own origin. Never `new URL(path, origin)`: a path that starts with
+ * `//` (a base URL `http://host//v1`) is read there as another host (`http://v1/…`).
+ */
+function onOrigin(base: URL, path: string): URL {
+  return new URL(`${base.origin}${path}`);
 }
 
 export function httpRequestSender({ base, api, clock, options }: SenderSetup): RequestSender {
@@ -64,7 +72,7 @@ export function httpRequestSender({ base, api, clock, options }: SenderSetup): R
   const prefix = basePath(base, api.path);
   const path = `${prefix}${api.path}`;
   const headers = withDefaultHeaders(options.headers ?? {});
-  const urlOf = (apiPath: string): URL => new URL(`${prefix}${apiPath}`, base.origin);
+  const urlOf = (apiPath: string): URL => onOrigin(base, `${prefix}${apiPath}`);
   let readiness: Promise<void> | null = null;
   return {
     send(job, onInFlight) {

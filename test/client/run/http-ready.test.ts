@@ -125,6 +125,12 @@ describe('model discovery is bounded as the first use is (audit 10 Z4-2)', () =>
     await expect(discover(empty.url, 5000)).rejects.toThrow(/\/v1\/models lists no model; pass --model$/);
   });
 
+  it('a base URL whose path starts with // asks its own host for /v1/models (review 24: the lookup went to host "v1")', async () => {
+    const { url, seen } = await serve((res) => res.writeHead(404).end());
+    await expect(discover(`${url}//v1`, 5000)).rejects.toThrow(new RegExp(`^${url.replace(/[.]/g, '\\.')}//v1/models answered 404; pass --model$`));
+    expect(seen).toEqual(['GET //v1/models']);
+  });
+
   it('a list that never ends is read up to 16 MiB and said to be none (review 24: it filled the heap until the wait ran out)', async () => {
     const piece = Buffer.alloc(1024 * 1024, 0x20);
     const { url } = await serve((res) => {

@@ -141,5 +141,8 @@ describe('the default /metrics URL (review 21-scrape)', () => {
     expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/prefix/'))).toBe('http://127.0.0.1:8000/prefix/metrics');
     expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/v1'))).toBe('http://127.0.0.1:8000/metrics');
     expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000/gw/v1'))).toBe('http://127.0.0.1:8000/gw/metrics');
+    // A path that starts with `//` stays a path on the same host (review 24: it became host "metrics").
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000//'))).toBe('http://127.0.0.1:8000//metrics');
+    expect(defaultMetricsUrl(new URL('http://127.0.0.1:8000//v1'))).toBe('http://127.0.0.1:8000//metrics');
   });
 });
