@@ -18,22 +18,45 @@ const LOG_GAMMA = Math.log(GAMMA);
 export interface PooledGapsJson {
   exact: number[] | null;
   /** Sketch buckets as [index, count] (value ≈ 2γ^i / (γ + 1)); zeros counted apart. */
-  sketch: { zeros: number; buckets: Array<[number, number]>; sum: number; sumSquares: number; min: number | null; max: number | null; count: number } | null;
+  sketch: {
+    zeros: number;
+    buckets: Array<[number, number]>;
+    /** The gaps' mean and their sum of squared deviations from it (files before session 24 have only sum and sumSquares). */
+    mean?: number;
+    m2?: number;
+    sum: number;
+    sumSquares: number;
+    min: number | null;
+    max: number | null;
+    count: number;
+  } | null;
+}
+
+/**
+ * Count, mean and sum of squared deviations of two parts as one (Chan et al.'s pairwise update):
+ * no difference of large sums, so a nearly constant gap keeps its sd where Σx²/n − mean² loses
+ * every digit (20 ms ± 10 ns gave 0).
+ */
+function combineMoments(a: { count: number; mean: number; m2: number }, count: number, mean: number, m2: number): void {
+  const total = a.count + count;
+  if (total === 0) return;
+  const delta = mean - a.mean;
+  a.mean += (delta * count) / total;
+  a.m2 += m2 + (delta * delta * a.count * count) / total;
+  a.count = total;
 }
 
 class GapSketch {
   zeros = 0;
   readonly buckets = new Map<number, number>();
-  sum = 0;
-  sumSquares = 0;
+  mean = 0;
+  m2 = 0;
   min = Infinity;
   max = -Infinity;
   count = 0;
 
   add(value: number, times = 1): void {
-    this.count += times;
-    this.sum += value * times;
-    this.sumSquares += value * value * times;
+    combineMoments(this, times, value, 0);
     if (value < this.min) this.min = value;
     if (value > this.max) this.max = value;
     if (value <= 0) {
@@ -47,11 +70,9 @@ class GapSketch {
   absorb(other: GapSketch): void {
     this.zeros += other.zeros;
     for (const [index, count] of other.buckets) this.buckets.set(index, (this.buckets.get(index) ?? 0) + count);
-    this.sum += other.sum;
-    this.sumSquares += other.sumSquares;
+    combineMoments(this, other.count, other.mean, other.m2);
     this.min = Math.min(this.min, other.min);
     this.max = Math.max(this.max, other.max);
-    this.count += other.count;
   }
 
   /** The value of 0-based rank `rank` in ascending order, after `leadingZeros` extra zeros. */
@@ -144,16 +165,17 @@ export class PooledGaps {
     };
     const min = extraZeros > 0 ? Math.min(0, sketch.min) : sketch.min;
     const max = extraZeros > 0 ? Math.max(0, sketch.max) : sketch.max;
-    // Moments from running sums: the mean kept within [min, max], and the sd within half the range
-    // (Σx²/n − mean² leaves its rounding: 2e-6 for 5,000 gaps of 7.3, which have none).
-    const mean = Math.min(max, Math.max(min, sketch.sum / n));
+    // The running moments with the extra zeros as one more part; the mean kept within [min, max]
+    // and the sd within half the range (no sample's population sd exceeds it), against rounding.
+    const moments = { count: sketch.count, mean: sketch.mean, m2: sketch.m2 };
+    combineMoments(moments, extraZeros, 0, 0);
+    const mean = Math.min(max, Math.max(min, moments.mean));
     return {
       ...(extraPercentiles.length === 0 ? {} : { extra: extraPercentiles.map((p): [number, number] => [p, at(p)]) }),
       mean,
       min,
       max,
-      // No sample's population sd exceeds half its range: a bound the running sums' rounding can pass.
-      sd: Math.min((max - min) / 2, Math.sqrt(Math.max(0, sketch.sumSquares / n - mean * mean))),
+      sd: Math.min((max - min) / 2, Math.sqrt(Math.max(0, moments.m2 / n))),
       p10: at(10),
       p50: at(50),
       p90: at(90),
@@ -164,7 +186,9 @@ export class PooledGaps {
   toJSON(): PooledGapsJson {
     if (this.#exact !== null) return { exact: Array.from(this.#exact.view()), sketch: null };
     const s = this.#sketch as GapSketch;
-    return { exact: null, sketch: { zeros: s.zeros, buckets: [...s.buckets.entries()].sort((a, b) => a[0] - b[0]), sum: s.sum, sumSquares: s.sumSquares, min: s.min, max: s.max, count: s.count } };
+    // sum and sumSquares too, for readers of the older form.
+    const sum = s.mean * s.count;
+    return { exact: null, sketch: { zeros: s.zeros, buckets: [...s.buckets.entries()].sort((a, b) => a[0] - b[0]), mean: s.mean, m2: s.m2, sum, sumSquares: s.m2 + s.mean * sum, min: s.min, max: s.max, count: s.count } };
   }
 
   static fromJSON(json: PooledGapsJson): PooledGaps {
@@ -178,7 +202,11 @@ export class PooledGaps {
     sketch.zeros = json.sketch.zeros;
     for (const [index, count] of json.sketch.buckets) sketch.buckets.set(index, count);
     // JSON writes an empty sketch's ±Infinity extremes as null.
-    Object.assign(sketch, { sum: json.sketch.sum, sumSquares: json.sketch.sumSquares, min: json.sketch.min ?? Infinity, max: json.sketch.max ?? -Infinity, count: json.sketch.count });
+    const { count, sum, sumSquares } = json.sketch;
+    // The older form kept only the running sums: its moments as well as they can be read back.
+    const mean = json.sketch.mean ?? (count > 0 ? sum / count : 0);
+    const m2 = json.sketch.m2 ?? Math.max(0, sumSquares - mean * sum);
+    Object.assign(sketch, { mean, m2, min: json.sketch.min ?? Infinity, max: json.sketch.max ?? -Infinity, count });
     gaps.#exact = null;
     gaps.#sketch = sketch;
     return gaps;

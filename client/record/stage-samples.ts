@@ -3,7 +3,7 @@
  * per request in typed columns (72 bytes), pooled inter-chunk gaps (pooled-gaps.ts), and
  * counts or extremes for what is exactly summarised that way (zero gaps inside multi-token
  * events, tokens per event, failure kinds, the measured window). Reports are computed from
- * these; workers and shards merge them by concatenation, so a merged report equals the report of one process that saw every record.
+ * these; workers and shards merge them by concatenation, so a merged report equals the report of one process that saw every record (past the pooled gaps' sketch threshold, their mean and sd to within floating-point rounding).
  */
 import { requestLatencyMs, type FailureKind, type RequestRecord } from './request-record.ts';
 import { GrowableColumn } from './growable-array.ts';

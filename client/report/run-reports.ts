@@ -124,7 +124,7 @@ const samplesSchema: z.ZodType<unknown> = z.looseObject({
   interChunkMs: z.looseObject({
     exact: z.array(z.number()).nullable(),
     sketch: z
-      .looseObject({ zeros: whole, buckets: z.array(pair), sum: z.number(), sumSquares: z.number(), min: z.number().nullable(), max: z.number().nullable(), count: whole })
+      .looseObject({ zeros: whole, buckets: z.array(pair), mean: z.number().optional(), m2: z.number().nonnegative().optional(), sum: z.number(), sumSquares: z.number(), min: z.number().nullable(), max: z.number().nullable(), count: whole })
       .nullable(),
   }),
   intraEventZeros: whole,
