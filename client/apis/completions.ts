@@ -1,4 +1,4 @@
-/** vLLM's OpenAI-compatible `/v1/completions`, with the body vLLM's own benchmark sends. */
+/** vLLM's OpenAI-compatible `/v1/completions`, with the body fields DESIGN §6 lists (vLLM's own benchmark also sends temperature and repetition_penalty). */
 import type { ApiAdapter, RequestInput } from './api-adapter.ts';
 import { interpretVllmPayload } from './vllm-payload.ts';
 
