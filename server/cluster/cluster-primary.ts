@@ -28,6 +28,12 @@ export const WORKER_PORTS_ENV = 'BENCHTRUTH_WORKER_PORTS';
 
 /** Replacements of one worker killed in a row before they listened that are replaced again. */
 const MAX_EARLY_RESTARTS = 5;
+/**
+ * Times the workers start again on fresh ports when a port the primary chose for a `--…port 0`
+ * was taken before they could listen on it (another process's connection can be given it as
+ * its local port in between: the choice and the workers' listen are a second or so apart).
+ */
+const MAX_PORT_RETRIES = 3;
 
 /** A free port on `host` now, for a `--…port 0` every worker is then given. */
 async function freePort(host: string): Promise<number> {
@@ -62,9 +68,20 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   /** The latest stop told to the workers (null: none yet), for one that starts listening after it. */
   let lastStop: StopMessage | null = null;
   const listened: boolean[] = new Array(options.workers).fill(false);
+  /** Workers stopped to start again on other ports: nothing they say or do afterwards counts. */
+  const retired = new Set<Worker>();
+  let portRetries = 0;
+  /** Whether `line` names a port the primary chose itself (the command line said 0). */
+  const namesChosenPort = (line: string): boolean =>
+    ([['port', options.port], ['grpcPort', options.grpcPort], ['metricsPort', options.metricsPort]] as const).some(([key, asked]) => asked === 0 && ports[key] !== null && line.includes(`:${ports[key]}`));
   /** A worker could not start: the others would fail alike, so the server stops with its line. */
   const failStart = (line: string): void => {
     if (stopping) return;
+    if (listening === 0 && lastStop === null && portRetries < MAX_PORT_RETRIES && line.includes('EADDRINUSE') && namesChosenPort(line)) {
+      portRetries++;
+      void startOnFreshPorts();
+      return;
+    }
     stopping = true;
     // Nothing served yet to finish; and workers leave stop signals to the primary.
     for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL');
@@ -96,7 +113,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
       process.stderr.write(`benchtruth: worker ${index}: ${error.message}\n`);
     });
     worker.on('message', (message: unknown) => {
-      if (!isClusterMessage(message)) return;
+      if (!isClusterMessage(message) || retired.has(worker)) return;
       if (message.benchtruth === 'peer') {
         peerPorts[message.index] = message.peerPort;
         broadcast();
@@ -127,7 +144,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
     };
     worker.on('exit', (code, signal) => {
       const how = code ?? signal ?? 'signal';
-      if (stopping) return;
+      if (stopping || retired.has(worker)) return;
       if (!listened[index]) {
         // A replacement killed while it started (the server already listens, so the port is
         // not the reason) is replaced again, a few times in a row at most; a first worker that
@@ -148,6 +165,23 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
       restart(how);
     });
     return worker;
+  };
+  // Every worker of this start is stopped, and a new one of each starts on ports free now.
+  const startOnFreshPorts = async (): Promise<void> => {
+    for (const w of workers) {
+      retired.add(w);
+      if (!w.isDead()) w.process.kill('SIGKILL');
+    }
+    listened.fill(false);
+    peerPorts.fill(0);
+    try {
+      ports = await concretePorts(options);
+    } catch (error) {
+      failStart(`benchtruth: cannot listen: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    if (stopping) return;
+    for (let i = 0; i < options.workers; i++) workers[i] = fork(i);
   };
   for (let i = 0; i < options.workers; i++) workers.push(fork(i));
   // The primary alone counts stops (an echo of a signal is no second stop) and tells the workers

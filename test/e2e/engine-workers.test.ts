@@ -225,6 +225,26 @@ describe('serve --workers 2', () => {
     }
   }, 60_000);
 
+  it('--port 0: a port taken between the primary choosing it and the workers listening is chosen again, not fatal (review 24: CI saw exit 2, EADDRINUSE)', async () => {
+    const preload = fileURLToPath(new URL('../fixtures/preload/take-first-free-port.mjs', import.meta.url));
+    const group = spawn(process.execPath, ['--import', preload, BIN, 'serve', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    let err = '';
+    group.stdout.on('data', (piece: Buffer) => void (out += piece.toString()));
+    group.stderr.on('data', (piece: Buffer) => void (err += piece.toString()));
+    try {
+      const banner = await matchWithin('banner', () => out + err, /on http:\/\/127\.0\.0\.1:(\d+) .*with 2 workers/);
+      const taken = /preload: took (\d+)/.exec(err)?.[1];
+      expect(taken).toBeDefined();
+      expect(banner[1]).not.toBe(taken);
+      expect(err).not.toMatch(/cannot listen/);
+      const health = await new Promise<number>((resolve, reject) => httpGet(`http://127.0.0.1:${banner[1]}/health`, (res) => resolve(res.statusCode ?? 0)).on('error', reject));
+      expect(health).toBe(200);
+    } finally {
+      if (group.exitCode === null) process.kill(-(group.pid as number), 'SIGKILL');
+    }
+  }, 60_000);
+
   it('a connection handed to a worker that dies before taking it is answered by another worker (audit 11-F-3)', async () => {
     const group = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
     let out = '';
