@@ -73,7 +73,7 @@ export async function runClusterPrimary(options: ServerOptions, banner: (ports: 
   let portRetries = 0;
   /** Whether `line` names a port the primary chose itself (the command line said 0). */
   const namesChosenPort = (line: string): boolean =>
-    ([['port', options.port], ['grpcPort', options.grpcPort], ['metricsPort', options.metricsPort]] as const).some(([key, asked]) => asked === 0 && ports[key] !== null && line.includes(`:${ports[key]}`));
+    ([['port', options.port], ['grpcPort', options.grpcPort], ['metricsPort', options.metricsPort]] as const).some(([key, asked]) => asked === 0 && ports[key] !== null && new RegExp(`:${ports[key]}(?!\\d)`).test(line));
   /** A worker could not start: the others would fail alike, so the server stops with its line. */
   const failStart = (line: string): void => {
     if (stopping) return;
