@@ -73,11 +73,11 @@ export class JsonObjectDecoder {
   constructor(handlers: JsonObjectHandlers) {
     this.#handlers = handlers;
   }
+
   /** Bytes held of an object not yet complete (a reader bounds it, as SseDecoder.bufferedLength). */
   get bufferedLength(): number {
     return this.#carryLength;
   }
-
 
   feed(chunk: Uint8Array, atMs: number): void {
     let objectStart = this.#depth > 0 ? 0 : -1;

@@ -273,9 +273,12 @@ export class ResponseMeasurer implements SseHandlers, JsonObjectHandlers {
     if (!this.#stream) this.#bodyChunks = [];
   }
 
-  /** The request is cut off after a size bound (gaveUp) or a failure to measure it: its record as it stands. */
-  abandon(atMs: number, failure: Failure): RequestRecord {
-    this.#fail(failure.kind, failure.message);
+  /**
+   * The request is cut off: after a size bound (gaveUp, whose failure stands) or with `failure`
+   * (its measuring threw). Its record as it stands.
+   */
+  abandon(atMs: number, failure?: Failure): RequestRecord {
+    if (failure !== undefined) this.#fail(failure.kind, failure.message);
     return this.#finish(atMs, this.#failure);
   }
 

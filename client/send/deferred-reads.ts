@@ -10,6 +10,7 @@
  * only SSE decoding, JSON parsing and record keeping move later.
  */
 import { realClock } from '../../contracts/clock.ts';
+import type { RequestRecord } from '../record/request-record.ts';
 import { measuringFailed, type MeasuredRequest } from './measured-request.ts';
 
 /** The transport's way to cut a request off (its later reads and end are then never delivered). */
@@ -64,12 +65,12 @@ export class DeferredReads {
       if (this.#cutOff) continue;
       measurer.data(chunk, stamps[i] as number);
       // Past a size bound: the record is made now, at this read, and the rest is never read.
-      if (measurer.gaveUp) this.#cut(measurer.abandon(stamps[i] as number, { kind: 'malformed', message: 'the response passed a size bound' }));
+      if (measurer.gaveUp) this.#cut(measurer.abandon(stamps[i] as number));
     }
   }
 
   /** Settles the request with `record` and cuts its transport off: nothing more of it is read. */
-  #cut(record: Parameters<MeasuredRequest['settle']>[0]): void {
+  #cut(record: RequestRecord): void {
     this.#cutOff = true;
     this.#endAtMs = null;
     this.#request.settle(record);
