@@ -66,13 +66,12 @@ export function parseLoraModule(raw: string): LoraModule {
     const { name, path, base_model_name: baseModelName } = (parsed ?? {}) as Record<string, unknown>;
     // llm-d-inference-sim's LoraModule needs only a name (the gateway's sample manifests give no
     // path) and roots a path-less adapter, or one whose path is "" or null (Go's zero string), at
-    // its name (getLoraPath); a path that is given must be a string. An empty base_model_name
-    // is none, as vLLM reads it (serving_models.py: `if lora.base_model_name`): the adapter's
-    // parent is then the first served name.
+    // its name (getLoraPath); a path that is given must be a string. The base_model_name is kept
+    // as given: /v1/models reads it as vLLM does (a served name, else the first).
     if (typeof name !== 'string' || name === '' || (path !== undefined && path !== null && typeof path !== 'string')) {
       throw new Error(`a JSON LoRA module needs a string "name" (and "path", if given, a string), got ${JSON.stringify(raw)}`);
     }
-    return { name, path: typeof path === 'string' && path !== '' ? path : name, baseModelName: typeof baseModelName === 'string' && baseModelName !== '' ? baseModelName : null };
+    return { name, path: typeof path === 'string' && path !== '' ? path : name, baseModelName: typeof baseModelName === 'string' ? baseModelName : null };
   }
   const eq = text.indexOf('=');
   if (eq <= 0 || eq === text.length - 1) throw new Error(`expected name=path, got ${JSON.stringify(raw)}`);

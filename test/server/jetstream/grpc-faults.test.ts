@@ -283,9 +283,9 @@ describe("the client's gRPC sender when its measuring throws (review 24)", () =>
     const client = orchestratorClient(address);
     try {
       const identity = { index: 0, requestId: 'grpc-throw', stage: 0, warmup: false, scheduledMs: 0, promptTokens: 1 };
-      const record = await sendAndMeasureGrpc(client, realClock, { maxTokens: 40, textContent: { text: 'hi' } }, identity, { api: API_ADAPTERS['jetstream-grpc'], stream: true, tokenizerFallback: true, timeoutMs: 30_000 });
+      const record = await sendAndMeasureGrpc(client, realClock, { maxTokens: 400, textContent: { text: 'hi' } }, identity, { api: API_ADAPTERS['jetstream-grpc'], stream: true, tokenizerFallback: true, timeoutMs: 30_000 });
       expect(record.failure).toEqual({ kind: 'malformed', message: 'measuring the response failed: measuring bug' });
-      // Cancelled: the server saw its client go well before its 40 tokens (5 ms apart) were due.
+      // Cancelled: the server saw its client go long before its 400 tokens (5 ms apart, 2 s) were due.
       for (let i = 0; i < 100 && server.context.truth.get('grpc-throw')?.end == null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(server.context.truth.get('grpc-throw')?.end?.how).toBe('client_aborted');
     } finally {

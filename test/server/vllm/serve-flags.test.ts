@@ -27,9 +27,6 @@ describe('vLLM serve flags', () => {
       eosAfterTokens: 12,
     });
     expect(vllmOptionsFromFlags({})).toEqual({});
-    // An empty base_model_name is none, as vLLM's `if lora.base_model_name` reads it: the
-    // adapter's parent in /v1/models is then the first served name, not "" (review 24).
-    expect(vllmOptionsFromFlags({ loraModules: ['{"name":"l1","path":"/p","base_model_name":""}'] }).loraModules).toEqual([{ name: 'l1', path: '/p', baseModelName: null }]);
     // vLLM's `args.api_key or envs.VLLM_API_KEY` (audit 17-V10).
     expect(vllmOptionsFromFlags({}, { VLLM_API_KEY: 'sekret' })).toEqual({ apiKey: 'sekret' });
     expect(vllmOptionsFromFlags({}, { VLLM_API_KEY: '' })).toEqual({});
